@@ -1,0 +1,32 @@
+# Install rules: the library, its headers and a CMake package config, so that a C or C++
+# tool's find_package(zehal) gives zehal::zehal. Inside a wheel everything lands under
+# site-packages/zehal (see pyproject.toml), where zehal.get_include() and
+# zehal.get_cmake_dir() point.
+include(CMakePackageConfigHelpers)
+
+if(SKBUILD)
+  set(ZEHAL_LIBDIR lib)
+  set(ZEHAL_INCLUDEDIR include)
+else()
+  set(ZEHAL_LIBDIR ${CMAKE_INSTALL_LIBDIR})
+  set(ZEHAL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR})
+endif()
+set(ZEHAL_CMAKEDIR ${ZEHAL_LIBDIR}/cmake/zehal)
+
+install(TARGETS zehal EXPORT zehalTargets
+  LIBRARY DESTINATION ${ZEHAL_LIBDIR}
+  INCLUDES DESTINATION ${ZEHAL_INCLUDEDIR})
+
+# C API headers at the include root (aml.h, aml/...), C++ headers under zehal/.
+install(DIRECTORY cpp/aml/include/ DESTINATION ${ZEHAL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+install(DIRECTORY cpp/ DESTINATION ${ZEHAL_INCLUDEDIR}/zehal
+  FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h"
+  PATTERN "python" EXCLUDE PATTERN "include" EXCLUDE)
+
+install(EXPORT zehalTargets NAMESPACE zehal:: DESTINATION ${ZEHAL_CMAKEDIR})
+configure_package_config_file(cmake/zehalConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/zehalConfig.cmake INSTALL_DESTINATION ${ZEHAL_CMAKEDIR})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/zehalConfigVersion.cmake
+  COMPATIBILITY SameMajorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/zehalConfig.cmake
+  ${CMAKE_CURRENT_BINARY_DIR}/zehalConfigVersion.cmake DESTINATION ${ZEHAL_CMAKEDIR})

@@ -1,0 +1,72 @@
+// A device: memory, queues, events, clocks and the hardware side of metrics.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "common/ze_result.h"
+#include "hal/event.hpp"
+#include "hal/metric_info.hpp"
+#include "hal/queue.hpp"
+#include "hal/trace_source.hpp"
+#include "hal/types.hpp"
+
+namespace zehal::hal {
+
+// Every method is thread-safe. After the device is lost, every call returns DEVICE_LOST
+// (properties and names still answer).
+class Device : public std::enable_shared_from_this<Device> {
+public:
+    virtual ~Device() = default;
+
+    // Static description.
+    virtual const DeviceProperties& properties() const = 0;
+    // Name of the backend this device belongs to ("sim", "cuda", "level_zero").
+    virtual std::string_view backend_name() const = 0;
+
+    // Allocates `size` bytes of `kind` memory aligned to `alignment` (0: the backend's
+    // default; else a power of two, or UNSUPPORTED_ALIGNMENT). `flags` are the
+    // backend's allocation flags (cached bias and the like; 0 always valid); `ordinal` a
+    // memory ordinal (< memory_ordinals, else INVALID_ARGUMENT). Size 0 → INVALID_SIZE;
+    // larger than max_allocation_bytes → UNSUPPORTED_SIZE; beyond what is left →
+    // OUT_OF_DEVICE_MEMORY (device, shared) or OUT_OF_HOST_MEMORY (host).
+    // Host memory is usable by every device of the same backend.
+    virtual ze_result_t allocate(MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
+                                 uint32_t ordinal, void** out) = 0;
+    // Frees what allocate or import_dma_buf returned; INVALID_NULL_POINTER for null,
+    // INVALID_ARGUMENT for any other pointer (foreign, interior, already freed).
+    virtual ze_result_t free(void* ptr) = 0;
+    // Describes the allocation holding `ptr` (interior pointers too); INVALID_ARGUMENT
+    // when no allocation of this device or of its backend's host memory holds it.
+    virtual ze_result_t pointer_info(const void* ptr, PointerInfo* out) const = 0;
+
+    // A queue on engine `index` of engine group `ordinal`; INVALID_ARGUMENT outside them.
+    virtual ze_result_t create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<Queue>* out) = 0;
+    // A pool of `count` events (0 → INVALID_SIZE) with EventPoolFlag bits (unknown bits →
+    // INVALID_ENUMERATION; a timestamp flag on a device without kernel timestamps →
+    // UNSUPPORTED_FEATURE).
+    virtual ze_result_t create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<EventPool>* out) = 0;
+    // Host ns (CLOCK_MONOTONIC_RAW) and device ticks sampled together.
+    virtual ze_result_t global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) = 0;
+
+    // Metric groups of the device (empty when it has none).
+    virtual const std::vector<MetricGroupInfo>& metric_groups() const = 0;
+    // The hardware trace stream; null when the device has no tracer.
+    virtual TraceSource* trace_source() = 0;
+    // dma-buf of export-capable group `group` (index in metric_groups()): the fd is the
+    // group's, valid while the device lives. INVALID_ARGUMENT for other groups.
+    virtual ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) = 0;
+    // A device allocation over the pages of `fd` (not taken over: the caller keeps it);
+    // freed with free(). UNSUPPORTED_FEATURE where the backend cannot import.
+    virtual ze_result_t import_dma_buf(int fd, size_t size, void** out) = 0;
+
+    // Sim only: the device is lost from now on (UNSUPPORTED_FEATURE elsewhere).
+    virtual ze_result_t lose() = 0;
+};
+
+using DeviceRef = std::shared_ptr<Device>;
+
+}  // namespace zehal::hal

@@ -1,0 +1,69 @@
+// Metric groups and metrics a device offers, as plain data (SEMANTICS §4).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zehal::hal {
+
+// Sampling type flags of a metric group.
+enum SamplingType : uint32_t {
+    kSamplingEventBased = 1u << 0,
+    kSamplingTimeBased = 1u << 1,
+    kSamplingTracerBased = 1u << 2,
+};
+
+// Metric group type flags (zet_metric_group_type_exp_flags_t).
+enum GroupType : uint32_t {
+    kGroupExportDmaBuf = 1u << 0,
+    kGroupUserCreated = 1u << 1,
+    kGroupOther = 1u << 2,
+    kGroupMarker = 1u << 3,
+};
+
+// Result types of a metric's values (zet_value_type_t).
+enum ResultType : uint32_t { kUint32 = 0, kUint64 = 1, kFp32 = 2, kFp64 = 3, kBool8 = 4 };
+
+// Metric types (zet_metric_type_t), experimental ones with the values of headers >= 1.11.5.
+enum MetricType : uint32_t {
+    kMetricDuration = 0,
+    kMetricEvent = 1,
+    kMetricEventWithRange = 2,
+    kMetricThroughput = 3,
+    kMetricTimestamp = 4,
+    kMetricFlag = 5,
+    kMetricRatio = 6,
+    kMetricRaw = 7,
+    kMetricEventExpTimestamp = 0x7ffffff9,
+    kMetricEventExpStart = 0x7ffffffa,
+    kMetricEventExpEnd = 0x7ffffffb,
+    kMetricEventExpMonotonicWrapsValue = 0x7ffffffc,
+    kMetricExpExportDmaBuf = 0x7ffffffd,
+    kMetricIpExp = 0x7ffffffe,
+};
+
+// One metric of a group.
+struct MetricInfo {
+    std::string name;
+    std::string description;
+    std::string component;
+    uint32_t tier = 1;
+    uint32_t metric_type = kMetricEvent;
+    uint32_t result_type = kUint64;
+    std::string units;
+};
+
+// One metric group. `first_metric_id` numbers its metrics device-wide: a hardware trace
+// record carries `first_metric_id + i` for metric i of this group.
+struct MetricGroupInfo {
+    std::string name;
+    std::string description;
+    uint32_t sampling_types = 0;  // SamplingType bits
+    uint32_t type_flags = 0;      // GroupType bits
+    uint32_t domain = 0;
+    uint32_t first_metric_id = 0;
+    std::vector<MetricInfo> metrics;
+};
+
+}  // namespace zehal::hal

@@ -1,0 +1,42 @@
+// The backend registry: which backends exist here, in order level_zero, cuda, sim.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/ze_result.h"
+#include "hal/device.hpp"
+
+namespace zehal::hal {
+
+// A backend (a driver) and its devices.
+class Backend {
+public:
+    virtual ~Backend() = default;
+    // "level_zero", "cuda" or "sim".
+    virtual std::string_view name() const = 0;
+    // Its devices, in the driver's order.
+    virtual const std::vector<DeviceRef>& devices() const = 0;
+};
+
+// What probing one backend found.
+struct BackendStatus {
+    std::string name;
+    bool available = false;
+    std::string reason;                // why not available; empty when available
+    std::shared_ptr<Backend> backend;  // null when not available
+};
+
+// Every known backend in registry order, probed once (thread-safe).
+const std::vector<BackendStatus>& backends();
+// The backend named `name`: INVALID_ARGUMENT for an unknown name,
+// DEPENDENCY_UNAVAILABLE for a known one that is not available here.
+ze_result_t find_backend(std::string_view name, std::shared_ptr<Backend>* out);
+// The backend ZEHAL_BACKEND names, else the first available one with a device.
+ze_result_t default_backend(std::shared_ptr<Backend>* out);
+// First device of the default backend.
+ze_result_t default_device(DeviceRef* out);
+
+}  // namespace zehal::hal

@@ -1,0 +1,36 @@
+// Settings of a software device, from code or ZEHAL_SIM_* environment variables.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "common/ze_result.h"
+
+namespace zehal::sim {
+
+struct SimConfig {
+    uint32_t compute_engines = 1;            // engines of ordinal 0 (>= 1)
+    uint32_t copy_engines = 2;               // engines of ordinal 1
+    uint64_t memory_bytes = 1ull << 30;      // device memory capacity
+    uint64_t timer_hz = 19'200'000;          // device clock frequency
+    uint32_t kernel_timestamp_valid_bits = 32;
+    uint32_t timestamp_valid_bits = 64;
+    uint64_t start_ticks = 0;                // device clock at creation (to force wraps)
+    uint32_t subdevices = 0;                 // root-device commands split across these
+    size_t trace_buffer_bytes = 1u << 20;    // hardware trace buffer
+    uint64_t bandwidth_bytes_per_s = 0;      // copy throttle per engine; 0 = unthrottled
+    std::optional<uint64_t> fail_allocation_after;  // allocations after the first N fail
+    uint64_t async_records_per_s = 100'000;  // rate of the asynchronous trace source
+
+    // Defaults overridden by ZEHAL_SIM_COPY_ENGINES, _COMPUTE_ENGINES, _MEMORY_BYTES,
+    // _TIMER_HZ, _KERNEL_TIMESTAMP_VALID_BITS, _TIMESTAMP_VALID_BITS, _START_TICKS,
+    // _SUBDEVICES, _TRACE_BUFFER_BYTES, _BANDWIDTH_BYTES_PER_S, _FAIL_ALLOCATION_AFTER,
+    // _ASYNC_RECORDS_PER_S. A malformed value is ignored.
+    static SimConfig from_env();
+    // INVALID_ARGUMENT when a field is out of range (no engine, zero memory or clock,
+    // valid bits outside 1..64, trace buffer under one record).
+    ze_result_t validate() const;
+};
+
+}  // namespace zehal::sim

@@ -1,0 +1,69 @@
+// Plain data of the device model: memory kinds, flags, properties, timestamp results.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace zehal::hal {
+
+// Where an allocation lives (Level Zero's host, device and shared USM).
+enum class MemoryKind : uint32_t { host = 0, device = 1, shared = 2 };
+
+// Device timestamp capabilities (event query kernel timestamps extension).
+enum TimestampCapability : uint32_t {
+    kTimestampKernel = 1u << 0,        // kernel timestamps in device ticks
+    kTimestampSynchronized = 1u << 1,  // timestamps mapped to host ns
+};
+
+// Event pool flags (Level Zero's ze_event_pool_flags_t values).
+enum EventPoolFlag : uint32_t {
+    kPoolHostVisible = 1u << 0,
+    kPoolIpc = 1u << 1,
+    kPoolKernelTimestamp = 1u << 2,
+    kPoolKernelMappedTimestamp = 1u << 3,
+};
+inline constexpr uint32_t kPoolValidFlags = 0xF;
+
+// Engine group ordinals of create_queue: 0 compute, 1 copy.
+inline constexpr uint32_t kComputeOrdinal = 0;
+inline constexpr uint32_t kCopyOrdinal = 1;
+
+// What a device is and can do.
+struct DeviceProperties {
+    std::string name;
+    std::array<uint8_t, 16> uuid{};
+    uint64_t memory_bytes = 0;                 // device memory capacity
+    uint64_t max_allocation_bytes = 0;         // largest single allocation
+    uint64_t timer_hz = 0;                     // device clock frequency
+    uint32_t kernel_timestamp_valid_bits = 0;  // bits of kernel timestamps
+    uint32_t timestamp_valid_bits = 0;         // bits of global timestamps and trace ticks
+    uint32_t compute_engines = 1;              // engines of ordinal 0
+    uint32_t copy_engines = 0;                 // engines of ordinal 1
+    uint32_t subdevices = 0;                   // 0: no sub-devices
+    uint32_t memory_ordinals = 1;              // memory ordinals accepted by allocate
+    uint32_t timestamp_flags = 0;              // TimestampCapability bits
+    bool dma_buf_export = false;               // metric export memory supported
+    bool tracer = false;                       // a TraceSource exists
+};
+
+// One packet of a kernel timestamp query; the layout of ze_kernel_timestamp_result_t
+// (global start/end, then context start/end), also the NumPy dtype's fields.
+struct KernelTimestampResult {
+    uint64_t global_start;
+    uint64_t global_end;
+    uint64_t context_start;
+    uint64_t context_end;
+};
+
+// What the pointer registry knows of a pointer.
+struct PointerInfo {
+    MemoryKind kind = MemoryKind::host;
+    void* base = nullptr;   // start of the allocation holding the pointer
+    size_t size = 0;        // bytes of that allocation
+    size_t alignment = 0;   // alignment it was made with
+    bool imported = false;  // made by import_dma_buf
+};
+
+}  // namespace zehal::hal
