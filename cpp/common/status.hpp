@@ -3,7 +3,7 @@
 
 #include <string_view>
 
-#include "common/ze_result.h"
+#include "zehal/ze_result.h"
 
 namespace zehal {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/ze_result.h"
+#include "zehal/ze_result.h"
 #include "hal/event.hpp"
 #include "hal/metric_info.hpp"
 #include "hal/queue.hpp"

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "common/ze_result.h"
+#include "zehal/ze_result.h"
 #include "hal/types.hpp"
 
 namespace zehal::hal {

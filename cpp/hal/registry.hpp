@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/ze_result.h"
+#include "zehal/ze_result.h"
 #include "hal/device.hpp"
 
 namespace zehal::hal {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <span>
 
-#include "common/ze_result.h"
+#include "zehal/ze_result.h"
 
 namespace zehal::hal {
 

@@ -1,0 +1,43 @@
+// The parts of the _zehal module, one per file, called in this order by module.cpp.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <string_view>
+
+#include "zehal/ze_result.h"
+#include "hal/device.hpp"
+
+namespace zehal::py {
+
+namespace pyb = pybind11;
+
+// errors.cpp: zehal.Error and its subclasses.
+void bind_errors(pyb::module_& m);
+// Raises the zehal.Error subclass for `r` (carrying code, result name and AML errno)
+// with `what` in the message; returns when r is SUCCESS.
+void check(ze_result_t r, std::string_view what);
+// Raises the zehal.Error subclass for a negative AML code (-AML_E*), as check() does.
+void check_aml(int aml_code, std::string_view what);
+
+// bind_device.cpp: backends(), devices(), default_device(), sim_device(), Device.
+void bind_device(pyb::module_& m);
+// The device a Python `device=None` argument means: the default device.
+hal::DeviceRef device_or_default(const hal::DeviceRef& device);
+
+// bind_events.cpp: EventPool, Event (kernel and synchronized timestamps).
+void bind_events(pyb::module_& m);
+
+// bind_aml.cpp: Area, Buffer, Layout, Dma, Request.
+void bind_aml(pyb::module_& m);
+
+// bind_metrics.cpp: MetricGroup, Metric, activate_metric_groups, MetricTracer,
+// MetricDecoder, timeline helpers.
+void bind_metrics(pyb::module_& m);
+// Device.metric_groups(): list of MetricGroup objects of `device`.
+pyb::list device_metric_groups(const hal::DeviceRef& device);
+
+// bind_bench.cpp: the native benchmarks of bench/benchmarks.hpp.
+void bind_bench(pyb::module_& m);
+
+}  // namespace zehal::py

@@ -1,0 +1,12 @@
+// The _zehal extension module: every part of bindings.hpp, in dependency order.
+#include "bindings.hpp"
+
+PYBIND11_MODULE(_zehal, m) {
+    m.doc() = "zehal native core: devices, AML areas and DMA, timestamps, metrics";
+    zehal::py::bind_errors(m);
+    zehal::py::bind_device(m);
+    zehal::py::bind_events(m);
+    zehal::py::bind_aml(m);
+    zehal::py::bind_metrics(m);
+    zehal::py::bind_bench(m);
+}
