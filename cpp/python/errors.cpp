@@ -1,0 +1,180 @@
+// zehal.Error and its subclasses, and the translation of ze_result_t / AML codes into them.
+#include <pybind11/eval.h>
+
+#include <cstdio>
+#include <string>
+
+#include "bindings.hpp"
+#include "common/status.hpp"
+#include "aml_errno.hpp"
+
+namespace zehal::py {
+namespace {
+
+// The classes are plain Python classes: multiple inheritance from the built-in exception
+// types (MemoryError, ValueError, NotImplementedError) and keyword-friendly attributes are
+// simplest to express in Python itself.
+constexpr const char* kErrorClasses = R"PY(
+class Error(Exception):
+    """A zehal call failed.
+
+    ``code`` is the ze_result_t value, ``result_name`` its Level Zero name
+    ("ZE_RESULT_ERROR_INVALID_SIZE") and ``aml_errno`` the positive AML error code it
+    translates to (SEMANTICS 2.1).
+    """
+
+    def __init__(self, code, result_name, aml_errno, message=None):
+        self.code = int(code)
+        self.result_name = str(result_name)
+        self.aml_errno = int(aml_errno)
+        if message is None:
+            message = f"{self.result_name} (0x{self.code:08x})"
+        self.message = str(message)
+        super().__init__(self.message)
+
+    def __reduce__(self):
+        return (type(self), (self.code, self.result_name, self.aml_errno, self.message))
+
+
+class OutOfMemoryError(Error, MemoryError):
+    """Out of host or device memory (ZE_RESULT_ERROR_OUT_OF_*_MEMORY)."""
+
+
+class InvalidArgumentError(Error, ValueError):
+    """An argument was rejected (ZE_RESULT_ERROR_INVALID_*, OVERLAPPING_REGIONS), or an
+    object was used after close (ZE_RESULT_ERROR_INVALID_NULL_HANDLE)."""
+
+
+class UnsupportedError(Error, NotImplementedError):
+    """The backend or device cannot do this (ZE_RESULT_ERROR_UNSUPPORTED_*)."""
+
+
+class NotReadyError(Error):
+    """Not ready yet: an event not signalled, a wait that timed out (ZE_RESULT_NOT_READY)."""
+
+
+class ObjectInUseError(Error):
+    """The object is busy (ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE)."""
+
+
+class DeviceLostError(Error):
+    """The device was lost; every later call on it fails (ZE_RESULT_ERROR_DEVICE_LOST)."""
+)PY";
+
+// The classes, created once by bind_errors and kept for the life of the process (the
+// module is never unloaded), so check() can raise without a lookup.
+struct ErrorClasses {
+    PyObject* error = nullptr;
+    PyObject* out_of_memory = nullptr;
+    PyObject* invalid_argument = nullptr;
+    PyObject* unsupported = nullptr;
+    PyObject* not_ready = nullptr;
+    PyObject* object_in_use = nullptr;
+    PyObject* device_lost = nullptr;
+};
+ErrorClasses classes;
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+// The class a result raises, by its Level Zero name.
+PyObject* class_for(ze_result_t r) {
+    const std::string_view name = result_name(r);
+    switch (r) {
+        case ZE_RESULT_NOT_READY:
+            return classes.not_ready;
+        case ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE:
+            return classes.object_in_use;
+        case ZE_RESULT_ERROR_DEVICE_LOST:
+            return classes.device_lost;
+        case ZE_RESULT_ERROR_OVERLAPPING_REGIONS:
+            return classes.invalid_argument;
+        default:
+            break;
+    }
+    if (starts_with(name, "ZE_RESULT_ERROR_INVALID_")) return classes.invalid_argument;
+    if (starts_with(name, "ZE_RESULT_ERROR_UNSUPPORTED_")) return classes.unsupported;
+    if (starts_with(name, "ZE_RESULT_ERROR_OUT_OF_")) return classes.out_of_memory;
+    return classes.error;
+}
+
+[[noreturn]] void raise(ze_result_t r, int aml_errno, std::string_view what) {
+    const std::string name(result_name(r));
+    char code[16];
+    std::snprintf(code, sizeof code, "0x%08x", static_cast<unsigned>(r));
+    std::string message;
+    if (!what.empty()) message.append(what).append(": ");
+    message.append(name).append(" (").append(code).append(")");
+    pyb::handle cls = class_for(r);
+    pyb::object exc = cls(static_cast<uint32_t>(r), name, aml_errno, message);
+    PyErr_SetObject(cls.ptr(), exc.ptr());
+    throw pyb::error_already_set();
+}
+
+// A representative ze_result_t for a positive AML code, so an AML failure raises the same
+// class as the HAL failure it usually comes from.
+ze_result_t result_for_aml(int aml) {
+    switch (aml) {
+        case aml::kEnomem:
+            return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        case aml::kEinval:
+            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        case aml::kEdom:
+            return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
+        case aml::kEnotsup:
+            return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+        case aml::kEbusy:
+            return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
+        case aml::kEperm:
+            return ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS;
+        default:
+            return ZE_RESULT_ERROR_UNKNOWN;
+    }
+}
+
+}  // namespace
+
+void bind_errors(pyb::module_& m) {
+    pyb::dict scope;
+    scope["__builtins__"] = pyb::module_::import("builtins");
+    scope["__name__"] = "zehal";
+    pyb::exec(kErrorClasses, scope);
+    const auto take = [&](const char* name) {
+        pyb::object cls = scope[name];
+        m.attr(name) = cls;
+        return cls.release().ptr();
+    };
+    classes.error = take("Error");
+    classes.out_of_memory = take("OutOfMemoryError");
+    classes.invalid_argument = take("InvalidArgumentError");
+    classes.unsupported = take("UnsupportedError");
+    classes.not_ready = take("NotReadyError");
+    classes.object_in_use = take("ObjectInUseError");
+    classes.device_lost = take("DeviceLostError");
+
+    m.def(
+        "result_name", [](uint32_t code) { return std::string(result_name(static_cast<ze_result_t>(code))); },
+        pyb::arg("code"), "The Level Zero name of a ze_result_t value.");
+    m.def(
+        "aml_errno_from_ze_result",
+        [](uint32_t code) { return aml::errno_from_ze_result(static_cast<ze_result_t>(code)); },
+        pyb::arg("code"), "The positive AML error code a ze_result_t value translates to.");
+    m.def(
+        "_raise_result", [](uint32_t code, std::string_view what) { check(static_cast<ze_result_t>(code), what); },
+        pyb::arg("code"), pyb::arg("what") = "", "Raises what a call failing with `code` raises (tests).");
+    m.def(
+        "_raise_aml", [](int code, std::string_view what) { check_aml(code, what); }, pyb::arg("code"),
+        pyb::arg("what") = "", "Raises what an AML call returning `code` raises (tests).");
+}
+
+void check(ze_result_t r, std::string_view what) {
+    if (r == ZE_RESULT_SUCCESS) return;
+    raise(r, aml::errno_from_ze_result(r), what);
+}
+
+void check_aml(int aml_code, std::string_view what) {
+    if (aml_code >= 0) return;
+    const int aml = -aml_code;
+    raise(result_for_aml(aml), aml, what);
+}
+
+}  // namespace zehal::py
