@@ -1,0 +1,343 @@
+// The software device's trace side: metric groups, the bounded hardware buffer and the
+// asynchronous event source.
+#include "hal/sim/sim_trace.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "common/clock.hpp"
+#include "hal/trace_record.hpp"
+
+namespace zehal::sim {
+namespace {
+
+// Group indices in groups().
+enum GroupIndex : uint32_t { kEngineGroup = 0, kAsyncGroup = 1, kExportGroup = 2, kUtilizationGroup = 3 };
+
+// Device-wide metric ids, in group order.
+enum MetricId : uint32_t {
+    kCommandStart = 0,
+    kCommandEnd,
+    kCommandBytes,
+    kCommandOrdinal,
+    kCommandEngine,
+    kCommandQueue,
+    kCommandType,
+    kCommandQueueDepth,
+    kAsyncCounter,
+    kAsyncPulse,
+    kExportWrite,
+    kExportMemory,
+    kUtilizationBusy,
+};
+
+// Records one command produces: every metric of the engine group.
+constexpr size_t kRecordsPerCommand = kAsyncCounter - kCommandStart;
+
+hal::MetricInfo metric(const char* name, const char* description, const char* component, uint32_t type,
+                       uint32_t result, const char* units) {
+    hal::MetricInfo m;
+    m.name = name;
+    m.description = description;
+    m.component = component;
+    m.tier = 1;
+    m.metric_type = type;
+    m.result_type = result;
+    m.units = units;
+    return m;
+}
+
+std::vector<hal::MetricGroupInfo> make_groups() {
+    std::vector<hal::MetricGroupInfo> g(4);
+
+    g[kEngineGroup].name = "EngineEvents";
+    g[kEngineGroup].description = "Per-command events of the copy and compute engines";
+    g[kEngineGroup].sampling_types = hal::kSamplingTracerBased;
+    g[kEngineGroup].type_flags = hal::kGroupOther;
+    g[kEngineGroup].domain = 0;
+    g[kEngineGroup].first_metric_id = kCommandStart;
+    g[kEngineGroup].metrics = {
+        metric("CommandStart", "A command started on its engine; value: device-unique command id", "engine",
+               hal::kMetricEventExpStart, hal::kUint64, ""),
+        metric("CommandEnd", "A command completed on its engine; value: device-unique command id", "engine",
+               hal::kMetricEventExpEnd, hal::kUint64, ""),
+        metric("BytesMoved", "Bytes the command wrote", "engine", hal::kMetricEvent, hal::kUint64, "bytes"),
+        metric("EngineOrdinal", "Engine group of the command (0 compute, 1 copy)", "engine", hal::kMetricRaw,
+               hal::kUint32, ""),
+        metric("EngineIndex", "Engine of the command inside its group", "engine", hal::kMetricRaw, hal::kUint32, ""),
+        metric("QueueId", "Device-unique number of the command's queue", "engine", hal::kMetricRaw, hal::kUint64, ""),
+        metric("CommandType", "Kind of command (0 copy, 1 fill, 2 barrier)", "engine", hal::kMetricRaw, hal::kUint32,
+               ""),
+        metric("QueueDepth", "Commands still queued behind the command when it completed", "engine",
+               hal::kMetricEvent, hal::kUint32, "commands"),
+    };
+
+    g[kAsyncGroup].name = "AsyncEvents";
+    g[kAsyncGroup].description = "Asynchronous device events that fire independently of commands";
+    g[kAsyncGroup].sampling_types = hal::kSamplingTracerBased;
+    g[kAsyncGroup].type_flags = hal::kGroupOther;
+    g[kAsyncGroup].domain = 1;
+    g[kAsyncGroup].first_metric_id = kAsyncCounter;
+    g[kAsyncGroup].metrics = {
+        metric("AsyncCounter", "Count of asynchronous events, wrapping at 2^32", "async",
+               hal::kMetricEventExpMonotonicWrapsValue, hal::kUint32, "events"),
+        metric("AsyncPulse", "A periodic pulse; only its timestamp has meaning", "async",
+               hal::kMetricEventExpTimestamp, hal::kUint64, ""),
+    };
+
+    g[kExportGroup].name = "ExportMemory";
+    g[kExportGroup].description = "Writes by device commands into the group's exported memory";
+    g[kExportGroup].sampling_types = hal::kSamplingTracerBased;
+    g[kExportGroup].type_flags = hal::kGroupExportDmaBuf;
+    g[kExportGroup].domain = 2;
+    g[kExportGroup].first_metric_id = kExportWrite;
+    g[kExportGroup].metrics = {
+        metric("ExportWrite", "A device command wrote into the exported memory; value: first 32-bit word written",
+               "export", hal::kMetricEvent, hal::kUint32, ""),
+        metric("ExportMemory", "The exported memory itself (dma-buf fd and size)", "export",
+               hal::kMetricExpExportDmaBuf, hal::kUint64, "bytes"),
+    };
+
+    g[kUtilizationGroup].name = "EngineUtilization";
+    g[kUtilizationGroup].description = "Engine busy ratio, sampled by queries and streamers (no tracer)";
+    g[kUtilizationGroup].sampling_types = hal::kSamplingEventBased | hal::kSamplingTimeBased;
+    g[kUtilizationGroup].type_flags = hal::kGroupOther;
+    g[kUtilizationGroup].domain = 3;
+    g[kUtilizationGroup].first_metric_id = kUtilizationBusy;
+    g[kUtilizationGroup].metrics = {
+        metric("EngineBusy", "Share of time the engines were busy", "engine", hal::kMetricRatio, hal::kFp32,
+               "percent"),
+    };
+    return g;
+}
+
+hal::TraceRecord record(uint16_t kind, uint32_t metric, uint64_t ticks, uint64_t value, uint32_t subdevice) {
+    return hal::TraceRecord{kind, static_cast<uint16_t>(sizeof(hal::TraceRecord)), metric, ticks, value, subdevice, 0};
+}
+
+class SimTraceImpl final : public SimTrace {
+public:
+    SimTraceImpl(const SimConfig& config, const SimClock& clock)
+        : clock_(clock),
+          tick_mask_(valid_mask(config.timestamp_valid_bits)),
+          subdevices_(config.subdevices),
+          async_rate_(config.async_records_per_s),
+          slots_(std::max<size_t>(1, config.trace_buffer_bytes / sizeof(hal::TraceRecord))),
+          buffer_(slots_),
+          lost_before_(slots_, 0) {}
+
+    ~SimTraceImpl() override { stop(); }
+
+    ze_result_t start(std::span<const uint32_t> groups) override {
+        if (groups.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
+        uint32_t mask = 0;
+        for (uint32_t g : groups) {
+            if (g >= SimTrace::groups().size()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+            if (!(SimTrace::groups()[g].sampling_types & hal::kSamplingTracerBased))
+                return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+            mask |= 1u << g;
+        }
+        std::lock_guard control(control_mu_);
+        stop_async();
+        {
+            std::lock_guard lock(mu_);
+            head_ = 0;
+            count_ = 0;
+            lost_tail_ = 0;
+            std::fill(lost_before_.begin(), lost_before_.end(), 0);
+            // Relaxed: every writer of produced_ holds mu_; readers only want a current figure.
+            produced_.store(0, std::memory_order_relaxed);
+            started_ = mask;
+        }
+        if ((mask & (1u << kAsyncGroup)) && async_rate_ > 0) {
+            async_quit_ = false;
+            async_ = std::thread([this] { async_loop(); });
+        }
+        return ZE_RESULT_SUCCESS;
+    }
+
+    ze_result_t stop() override {
+        std::lock_guard control(control_mu_);
+        {
+            std::lock_guard lock(mu_);
+            started_ = 0;
+        }
+        stop_async();
+        return ZE_RESULT_SUCCESS;
+    }
+
+    size_t drain(void* dst, size_t capacity, uint64_t* lost) override {
+        const size_t max_records = dst ? capacity / sizeof(hal::TraceRecord) : 0;
+        if (max_records == 0) return 0;
+        auto* out = static_cast<hal::TraceRecord*>(dst);
+        std::lock_guard lock(mu_);
+        if (count_ == 0) {
+            if (lost) *lost += lost_tail_;
+            lost_tail_ = 0;
+            return 0;
+        }
+        // Losses recorded in front of the first record belong before this batch; the batch
+        // stops at the next record with losses in front of it, so each gap is reported at
+        // its place by a later drain.
+        if (lost) *lost += lost_before_[head_];
+        lost_before_[head_] = 0;
+        size_t n = 1;
+        const size_t limit = std::min(max_records, count_);
+        while (n < limit && lost_before_[(head_ + n) % slots_] == 0) ++n;
+        const size_t first = std::min(n, slots_ - head_);
+        std::memcpy(out, &buffer_[head_], first * sizeof(hal::TraceRecord));
+        std::memcpy(out + first, buffer_.data(), (n - first) * sizeof(hal::TraceRecord));
+        head_ = (head_ + n) % slots_;
+        count_ -= n;
+        return n * sizeof(hal::TraceRecord);
+    }
+
+    uint64_t produced() const override {
+        // Relaxed: a statistic; the lock of the writers orders it with the records.
+        return produced_.load(std::memory_order_relaxed);
+    }
+
+    size_t capacity() const override { return slots_ * sizeof(hal::TraceRecord); }
+
+    void on_command(const CommandTrace& c) override {
+        const uint64_t start = c.start_ticks & tick_mask_;
+        const uint64_t end = c.end_ticks & tick_mask_;
+        std::lock_guard lock(mu_);
+        if (!(started_ & (1u << kEngineGroup))) return;
+        const uint64_t id = next_command_++;
+        const hal::TraceRecord recs[kRecordsPerCommand] = {
+            record(hal::kRecordSample, kCommandStart, start, id, c.subdevice),
+            record(hal::kRecordSample, kCommandEnd, end, id, c.subdevice),
+            record(hal::kRecordSample, kCommandBytes, end, c.bytes, c.subdevice),
+            record(hal::kRecordSample, kCommandOrdinal, end, c.ordinal, c.subdevice),
+            record(hal::kRecordSample, kCommandEngine, end, c.engine, c.subdevice),
+            record(hal::kRecordSample, kCommandQueue, end, c.queue_id, c.subdevice),
+            record(hal::kRecordSample, kCommandType, end, c.command, c.subdevice),
+            record(hal::kRecordSample, kCommandQueueDepth, end, c.queue_depth, c.subdevice),
+        };
+        // A command's records go in together or not at all, so readers find them adjacent.
+        push_locked(recs, kRecordsPerCommand, true);
+    }
+
+    void on_export_write(uint32_t group, uint32_t first_word, uint64_t ticks, uint32_t subdevice) override {
+        if (group != kExportGroup) return;
+        const hal::TraceRecord r = record(hal::kRecordExportWrite, kExportWrite, ticks & tick_mask_, first_word, subdevice);
+        std::lock_guard lock(mu_);
+        if (!(started_ & (1u << kExportGroup))) return;
+        push_locked(&r, 1, true);
+    }
+
+private:
+    // Appends `n` records (all or none when `whole`, else as many as fit); counts the rest
+    // as dropped in front of the next record that gets in. Caller holds mu_.
+    void push_locked(const hal::TraceRecord* recs, size_t n, bool whole) {
+        // Relaxed: see produced().
+        produced_.store(produced_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+        size_t fit = std::min(n, slots_ - count_);
+        if (whole && fit < n) fit = 0;
+        for (size_t i = 0; i < fit; ++i) {
+            const size_t slot = (head_ + count_) % slots_;
+            buffer_[slot] = recs[i];
+            lost_before_[slot] = lost_tail_;
+            lost_tail_ = 0;
+            ++count_;
+        }
+        lost_tail_ += n - fit;
+    }
+
+    // The asynchronous source: every period, the records due at the configured rate,
+    // with ticks spread over the period, alternating its two metrics.
+    void async_loop() {
+        using namespace std::chrono;
+        const uint64_t t0 = host_now_ns();
+        uint64_t last = t0;
+        uint64_t emitted = 0;
+        std::vector<hal::TraceRecord> batch;
+        std::unique_lock wait_lock(async_mu_);
+        while (!async_cv_.wait_for(wait_lock, microseconds(500), [this] { return async_quit_; })) {
+            wait_lock.unlock();
+            const uint64_t now = host_now_ns();
+            const uint64_t due =
+                static_cast<uint64_t>(static_cast<unsigned __int128>(now - t0) * async_rate_ / 1'000'000'000u);
+            const uint64_t n = due - emitted;
+            for (uint64_t done = 0; done < n;) {
+                const size_t chunk = static_cast<size_t>(std::min<uint64_t>(n - done, kAsyncChunk));
+                batch.resize(chunk);
+                for (size_t i = 0; i < chunk; ++i) {
+                    const uint64_t k = emitted + done + i;
+                    const uint64_t at = last + (now - last) * (done + i + 1) / n;
+                    const uint32_t sub = subdevices_ ? static_cast<uint32_t>(k % subdevices_) : hal::kRootDevice;
+                    batch[i] = (k % 2 == 0)
+                                   ? record(hal::kRecordSample, kAsyncCounter, clock_.ticks_at(at) & tick_mask_,
+                                            (k / 2) & 0xFFFFFFFFu, sub)
+                                   : record(hal::kRecordSample, kAsyncPulse, clock_.ticks_at(at) & tick_mask_, 0, sub);
+                }
+                {
+                    std::lock_guard lock(mu_);
+                    if (!(started_ & (1u << kAsyncGroup))) break;
+                    push_locked(batch.data(), chunk, false);
+                }
+                done += chunk;
+            }
+            emitted = due;
+            last = now;
+            wait_lock.lock();
+        }
+    }
+
+    // Stops and joins the asynchronous source. Caller holds control_mu_.
+    void stop_async() {
+        if (!async_.joinable()) return;
+        {
+            std::lock_guard lock(async_mu_);
+            async_quit_ = true;
+        }
+        async_cv_.notify_all();
+        async_.join();
+    }
+
+    static constexpr size_t kAsyncChunk = 4096;
+
+    const SimClock clock_;
+    const uint64_t tick_mask_;
+    const uint32_t subdevices_;
+    const uint64_t async_rate_;
+    const size_t slots_;
+
+    std::mutex control_mu_;  // serialises start and stop
+
+    mutable std::mutex mu_;  // the hardware buffer and the started groups
+    std::vector<hal::TraceRecord> buffer_;
+    std::vector<uint64_t> lost_before_;  // records dropped just before each slot's record
+    size_t head_ = 0;
+    size_t count_ = 0;
+    uint64_t lost_tail_ = 0;  // records dropped after the last buffered one
+    uint32_t started_ = 0;    // bit per started group
+    uint64_t next_command_ = 0;
+    std::atomic<uint64_t> produced_{0};
+
+    std::thread async_;
+    std::mutex async_mu_;
+    std::condition_variable async_cv_;
+    bool async_quit_ = false;
+};
+
+}  // namespace
+
+const std::vector<hal::MetricGroupInfo>& SimTrace::groups() {
+    static const std::vector<hal::MetricGroupInfo> all = make_groups();
+    return all;
+}
+
+uint32_t SimTrace::export_group() { return kExportGroup; }
+
+std::unique_ptr<SimTrace> SimTrace::create(const SimConfig& config, const SimClock& clock) {
+    return std::make_unique<SimTraceImpl>(config, clock);
+}
+
+}  // namespace zehal::sim
