@@ -6,7 +6,7 @@
 
 #include "bindings.hpp"
 #include "common/status.hpp"
-#include "aml_errno.hpp"
+#include "python/aml_errno.hpp"
 
 namespace zehal::py {
 namespace {

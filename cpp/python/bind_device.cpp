@@ -1,0 +1,241 @@
+// Devices from Python: backends(), devices(), default_device(), sim_device(), Device.
+#include <pybind11/stl.h>
+
+#include <cstdio>
+#include <limits>
+#include <string>
+
+#include "bindings.hpp"
+#include "hal/registry.hpp"
+#include "hal/sim/sim_backend.hpp"
+#include "python/int_arg.hpp"
+
+namespace zehal::py {
+namespace {
+
+// What zehal.backends() lists for one backend: plain data, also readable as a mapping
+// (`b.name` or `b["name"]`).
+struct BackendInfo {
+    std::string name;
+    bool available = false;
+    std::string reason;
+};
+
+pyb::object backend_item(const BackendInfo& b, const std::string& key) {
+    if (key == "name") return pyb::str(b.name);
+    if (key == "available") return pyb::bool_(b.available);
+    if (key == "reason") return pyb::str(b.reason);
+    throw pyb::key_error(key);
+}
+
+std::string uuid_text(const std::array<uint8_t, 16>& u) {
+    std::string s;
+    char hex[3];
+    for (size_t i = 0; i < u.size(); ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+        std::snprintf(hex, sizeof hex, "%02x", u[i]);
+        s += hex;
+    }
+    return s;
+}
+
+// The devices of the default backend, or of `name`; an available-but-missing backend
+// (known name, not usable here) has no devices.
+std::vector<hal::DeviceRef> devices_of(const std::optional<std::string>& name) {
+    std::shared_ptr<hal::Backend> backend;
+    if (!name) {
+        check(hal::default_backend(&backend), "devices");
+        return backend->devices();
+    }
+    const ze_result_t r = hal::find_backend(*name, &backend);
+    if (r == ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE) return {};
+    check(r, "devices(backend='" + *name + "')");
+    return backend->devices();
+}
+
+pyb::dict properties_dict(const hal::DeviceProperties& p) {
+    pyb::dict d;
+    d["name"] = p.name;
+    d["uuid"] = uuid_text(p.uuid);
+    d["memory_bytes"] = p.memory_bytes;
+    d["max_allocation_bytes"] = p.max_allocation_bytes;
+    d["timer_hz"] = p.timer_hz;
+    d["kernel_timestamp_valid_bits"] = p.kernel_timestamp_valid_bits;
+    d["timestamp_valid_bits"] = p.timestamp_valid_bits;
+    d["compute_engines"] = p.compute_engines;
+    d["copy_engines"] = p.copy_engines;
+    d["subdevices"] = p.subdevices;
+    d["memory_ordinals"] = p.memory_ordinals;
+    d["kernel_timestamps"] = (p.timestamp_flags & hal::kTimestampKernel) != 0;
+    d["synchronized_timestamps"] = (p.timestamp_flags & hal::kTimestampSynchronized) != 0;
+    d["dma_buf_export"] = p.dma_buf_export;
+    d["tracer"] = p.tracer;
+    return d;
+}
+
+void bind_properties(pyb::module_& m) {
+    using P = hal::DeviceProperties;
+    pyb::class_<P>(m, "DeviceProperties", "What a device is and can do (a snapshot, read-only).")
+        .def_readonly("name", &P::name, "Device name.")
+        .def_property_readonly(
+            "uuid", [](const P& p) { return uuid_text(p.uuid); }, "Device UUID as 8-4-4-4-12 hex text.")
+        .def_property_readonly(
+            "uuid_bytes", [](const P& p) { return pyb::bytes(reinterpret_cast<const char*>(p.uuid.data()), 16); },
+            "Device UUID as 16 bytes.")
+        .def_readonly("memory_bytes", &P::memory_bytes, "Device memory capacity in bytes.")
+        .def_readonly("max_allocation_bytes", &P::max_allocation_bytes, "Largest single allocation in bytes.")
+        .def_readonly("timer_hz", &P::timer_hz, "Device clock frequency in Hz.")
+        .def_readonly("kernel_timestamp_valid_bits", &P::kernel_timestamp_valid_bits,
+                      "Valid bits of kernel timestamps (they wrap above).")
+        .def_readonly("timestamp_valid_bits", &P::timestamp_valid_bits,
+                      "Valid bits of global timestamps and trace ticks.")
+        .def_readonly("compute_engines", &P::compute_engines, "Engines of engine group (ordinal) 0.")
+        .def_readonly("copy_engines", &P::copy_engines, "Engines of engine group (ordinal) 1.")
+        .def_readonly("subdevices", &P::subdevices, "Number of sub-devices (0: none).")
+        .def_readonly("memory_ordinals", &P::memory_ordinals, "Memory ordinals an allocation may name.")
+        .def_readonly("timestamp_flags", &P::timestamp_flags, "Timestamp capability bits (KERNEL 1, SYNCHRONIZED 2).")
+        .def_property_readonly(
+            "kernel_timestamps", [](const P& p) { return (p.timestamp_flags & hal::kTimestampKernel) != 0; },
+            "Events of timestamp pools record kernel timestamps.")
+        .def_property_readonly(
+            "synchronized_timestamps",
+            [](const P& p) { return (p.timestamp_flags & hal::kTimestampSynchronized) != 0; },
+            "Mapped timestamp pools give timestamps in host ns.")
+        .def_readonly("dma_buf_export", &P::dma_buf_export, "Metric export memory (dma-buf) is supported.")
+        .def_readonly("tracer", &P::tracer, "The device has a hardware trace source (tracer-based metrics).")
+        .def("to_dict", &properties_dict, "The properties as a plain dict.")
+        .def("__repr__", [](const P& p) { return "DeviceProperties(" + pyb::repr(properties_dict(p)).cast<std::string>() + ")"; });
+}
+
+void bind_backend_info(pyb::module_& m) {
+    pyb::class_<BackendInfo>(m, "BackendInfo", "A backend of the registry and whether it is usable here.")
+        .def_readonly("name", &BackendInfo::name, "\"level_zero\", \"cuda\" or \"sim\".")
+        .def_readonly("available", &BackendInfo::available, "True when the backend loaded and has devices.")
+        .def_readonly("reason", &BackendInfo::reason, "Why it is not available (empty when available).")
+        .def(
+            "devices", [](const BackendInfo& b) { return devices_of(b.name); },
+            "The backend's devices (empty when not available).")
+        .def("__getitem__", &backend_item, pyb::arg("key"))
+        .def("keys", [](const BackendInfo&) { return pyb::make_tuple("name", "available", "reason"); })
+        .def("__eq__", [](const BackendInfo& a, const BackendInfo& b) {
+            return a.name == b.name && a.available == b.available && a.reason == b.reason;
+        })
+        .def("__repr__", [](const BackendInfo& b) {
+            return "BackendInfo(name=" + pyb::repr(pyb::str(b.name)).cast<std::string>() +
+                   ", available=" + (b.available ? "True" : "False") +
+                   ", reason=" + pyb::repr(pyb::str(b.reason)).cast<std::string>() + ")";
+        });
+}
+
+void bind_device_class(pyb::module_& m) {
+    using hal::Device;
+    pyb::class_<Device, hal::DeviceRef>(m, "Device",
+                                        "A device of some backend. Devices are shared: the same device is the "
+                                        "same object, equal and hashed by identity.")
+        .def_property_readonly(
+            "name", [](const Device& d) { return d.properties().name; }, "Device name.")
+        .def_property_readonly(
+            "backend", [](const Device& d) { return std::string(d.backend_name()); },
+            "Name of the backend (\"sim\", \"cuda\", \"level_zero\").")
+        .def_property_readonly(
+            "properties", [](const Device& d) { return d.properties(); }, "DeviceProperties of the device.")
+        .def(
+            "global_timestamps",
+            [](Device& d) {
+                uint64_t host_ns = 0, ticks = 0;
+                ze_result_t r;
+                {
+                    pyb::gil_scoped_release unlocked;
+                    r = d.global_timestamps(&host_ns, &ticks);
+                }
+                check(r, "Device.global_timestamps");
+                return pyb::make_tuple(host_ns, ticks);
+            },
+            "(host ns of CLOCK_MONOTONIC_RAW, device ticks), sampled together.")
+        .def(
+            "metric_groups", [](const hal::DeviceRef& d) { return device_metric_groups(d); },
+            "The device's metric groups (a list of MetricGroup).")
+        .def(
+            "lose", [](Device& d) { check(d.lose(), "Device.lose"); },
+            "Sim only: the device is lost; every later call raises DeviceLostError. "
+            "Other backends raise UnsupportedError.")
+        .def("__eq__", [](const Device& a, pyb::object b) {
+            if (!pyb::isinstance<Device>(b)) return false;
+            return &a == b.cast<const Device*>();
+        })
+        .def("__hash__", [](const Device& d) { return std::hash<const void*>{}(&d); })
+        .def("__repr__", [](const Device& d) {
+            return "<zehal.Device " + std::string(d.backend_name()) + " " +
+                   pyb::repr(pyb::str(d.properties().name)).cast<std::string>() + ">";
+        });
+}
+
+}  // namespace
+
+hal::DeviceRef device_or_default(const hal::DeviceRef& device) {
+    if (device) return device;
+    hal::DeviceRef d;
+    check(hal::default_device(&d), "default device");
+    return d;
+}
+
+void bind_device(pyb::module_& m) {
+    bind_properties(m);
+    bind_backend_info(m);
+    bind_device_class(m);
+
+    m.def(
+        "backends",
+        [] {
+            std::vector<BackendInfo> out;
+            for (const hal::BackendStatus& b : hal::backends()) out.push_back({b.name, b.available, b.reason});
+            return out;
+        },
+        "Every known backend in registry order (level_zero, cuda, sim), with why one is unavailable.");
+    m.def("devices", &devices_of, pyb::arg("backend") = pyb::none(),
+          "Devices of `backend`, or of the default backend (ZEHAL_BACKEND, else the first available one "
+          "with a device) when None. A known backend that is not available here has none; an unknown "
+          "name raises InvalidArgumentError.");
+    m.def(
+        "default_device", [] { return device_or_default(nullptr); },
+        "First device of the default backend.");
+    m.def(
+        "sim_device",
+        [](pyb::handle copy_engines, pyb::handle memory_bytes, pyb::handle timer_hz,
+           pyb::handle kernel_timestamp_valid_bits, pyb::handle timestamp_valid_bits, pyb::handle start_ticks,
+           pyb::handle subdevices, pyb::handle trace_buffer_bytes, pyb::handle bandwidth_bytes_per_s,
+           pyb::handle fail_allocation_after, pyb::handle compute_engines, pyb::handle async_records_per_s) {
+            sim::SimConfig c;
+            c.copy_engines = int_arg<uint32_t>(copy_engines, "copy_engines");
+            c.memory_bytes = int_arg<uint64_t>(memory_bytes, "memory_bytes");
+            c.timer_hz = int_arg<uint64_t>(timer_hz, "timer_hz");
+            c.kernel_timestamp_valid_bits = int_arg<uint32_t>(kernel_timestamp_valid_bits, "kernel_timestamp_valid_bits");
+            c.timestamp_valid_bits = int_arg<uint32_t>(timestamp_valid_bits, "timestamp_valid_bits");
+            c.start_ticks = int_arg<uint64_t>(start_ticks, "start_ticks");
+            c.subdevices = int_arg<uint32_t>(subdevices, "subdevices");
+            c.trace_buffer_bytes = int_arg<size_t>(trace_buffer_bytes, "trace_buffer_bytes");
+            c.bandwidth_bytes_per_s = int_arg<uint64_t>(bandwidth_bytes_per_s, "bandwidth_bytes_per_s");
+            if (!fail_allocation_after.is_none())
+                c.fail_allocation_after = int_arg<uint64_t>(fail_allocation_after, "fail_allocation_after");
+            c.compute_engines = int_arg<uint32_t>(compute_engines, "compute_engines");
+            c.async_records_per_s = int_arg<uint64_t>(async_records_per_s, "async_records_per_s");
+            hal::DeviceRef d;
+            check(sim::create_device(c, &d), "sim_device");
+            return d;
+        },
+        pyb::arg("copy_engines") = sim::SimConfig{}.copy_engines,
+        pyb::arg("memory_bytes") = sim::SimConfig{}.memory_bytes, pyb::arg("timer_hz") = sim::SimConfig{}.timer_hz,
+        pyb::arg("kernel_timestamp_valid_bits") = sim::SimConfig{}.kernel_timestamp_valid_bits,
+        pyb::arg("timestamp_valid_bits") = sim::SimConfig{}.timestamp_valid_bits,
+        pyb::arg("start_ticks") = sim::SimConfig{}.start_ticks, pyb::arg("subdevices") = sim::SimConfig{}.subdevices,
+        pyb::arg("trace_buffer_bytes") = sim::SimConfig{}.trace_buffer_bytes,
+        pyb::arg("bandwidth_bytes_per_s") = sim::SimConfig{}.bandwidth_bytes_per_s,
+        pyb::arg("fail_allocation_after") = pyb::none(),
+        pyb::arg("compute_engines") = sim::SimConfig{}.compute_engines,
+        pyb::arg("async_records_per_s") = sim::SimConfig{}.async_records_per_s,
+        "A fresh software device with this configuration (it shares the sim backend's host memory). "
+        "Values out of range raise InvalidArgumentError; fail_allocation_after=N makes every "
+        "allocation after the first N fail with OutOfMemoryError.");
+}
+
+}  // namespace zehal::py
