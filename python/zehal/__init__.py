@@ -1,0 +1,126 @@
+"""zehal: one portable, fast layer for GPU memory, asynchronous copies, device
+timestamps and hardware-event tracing.
+
+Devices
+    :func:`backends`, :func:`devices`, :func:`default_device`, :func:`sim_device`,
+    :class:`Device` (``name``, ``backend``, ``properties``, ``global_timestamps()``,
+    ``metric_groups()``, ``lose()``).
+Memory and copies (AML)
+    :class:`Area` (host, device and shared memory), :class:`Buffer` (buffer protocol,
+    DLPack, ``__cuda_array_interface__``), :class:`Layout`, :class:`Dma`,
+    :class:`Request`.
+Events and timestamps
+    :class:`EventPool` (``timestamps=None | 'kernel' | 'mapped'``), :class:`Event`
+    (``kernel_timestamps()`` and ``synchronized_timestamps()`` as NumPy structured
+    arrays).
+Metrics
+    :class:`MetricGroup`, :class:`Metric`, :func:`activate_metric_groups`,
+    :class:`MetricTracer`, :class:`MetricDecoder`; :mod:`zehal.timeline` for Chrome
+    trace export.
+Errors
+    :class:`Error` (``code``, ``result_name``, ``aml_errno``) and its subclasses
+    :class:`OutOfMemoryError` (a ``MemoryError``), :class:`InvalidArgumentError` (a
+    ``ValueError``), :class:`UnsupportedError` (a ``NotImplementedError``),
+    :class:`NotReadyError`, :class:`ObjectInUseError`, :class:`DeviceLostError`.
+Packaging
+    :func:`get_include`, :func:`get_cmake_dir` (also ``python -m zehal --includes``
+    and ``--cmakedir``) for C and C++ tools built against the installed library.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata as _metadata
+from pathlib import Path as _Path
+
+from ._zehal import (
+    TIMESTAMP_DTYPE,
+    Area,
+    BackendInfo,
+    Buffer,
+    DeviceLostError,
+    Device,
+    DeviceProperties,
+    Dma,
+    Error,
+    Event,
+    EventPool,
+    InvalidArgumentError,
+    Layout,
+    Metric,
+    MetricDecoder,
+    MetricGroup,
+    MetricTracer,
+    NotReadyError,
+    ObjectInUseError,
+    OutOfMemoryError,
+    Request,
+    UnsupportedError,
+    activate_metric_groups,
+    aml_errno_from_ze_result,
+    backends,
+    default_device,
+    devices,
+    result_name,
+    sim_device,
+)
+
+try:
+    __version__: str = _metadata.version("zehal")
+except _metadata.PackageNotFoundError:  # imported from a source tree, not installed
+    __version__ = "0.0.0+unknown"
+
+_HERE = _Path(__file__).resolve().parent
+
+
+def get_include() -> str:
+    """The directory holding zehal's headers: the C API (``aml.h``, ``aml/...``,
+    ``zehal/...``) at its root and the C++ headers under ``zehal/``."""
+    return str(_HERE / "include")
+
+
+def get_cmake_dir() -> str:
+    """The directory holding ``zehalConfig.cmake``: pass it as ``zehal_DIR`` or in
+    ``CMAKE_PREFIX_PATH`` so that ``find_package(zehal)`` gives ``zehal::zehal``."""
+    return str(_HERE / "lib" / "cmake" / "zehal")
+
+
+def get_library_dir() -> str:
+    """The directory holding the ``libzehal`` shared library."""
+    return str(_HERE / "lib")
+
+
+__all__ = [
+    "TIMESTAMP_DTYPE",
+    "Area",
+    "BackendInfo",
+    "Buffer",
+    "Device",
+    "DeviceLostError",
+    "DeviceProperties",
+    "Dma",
+    "Error",
+    "Event",
+    "EventPool",
+    "InvalidArgumentError",
+    "Layout",
+    "Metric",
+    "MetricDecoder",
+    "MetricGroup",
+    "MetricTracer",
+    "NotReadyError",
+    "ObjectInUseError",
+    "OutOfMemoryError",
+    "Request",
+    "UnsupportedError",
+    "__version__",
+    "activate_metric_groups",
+    "aml_errno_from_ze_result",
+    "backends",
+    "default_device",
+    "devices",
+    "get_cmake_dir",
+    "get_include",
+    "get_library_dir",
+    "result_name",
+    "sim_device",
+]

@@ -1,0 +1,32 @@
+"""``python -m zehal --includes | --cmakedir | --libdir``, and the ``zehal`` command's
+sub-commands (``python -m zehal info``)."""
+
+from __future__ import annotations
+
+import sys
+
+from . import cli
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in ("--includes", "--cmakedir", "--libdir", "--version"):
+        import zehal
+
+        if len(args) != 1:
+            print(f"usage: python -m zehal {args[0]}", file=sys.stderr)
+            return 2
+        if args[0] == "--includes":
+            print(f"-I{zehal.get_include()} -I{zehal.get_include()}/zehal")
+        elif args[0] == "--cmakedir":
+            print(zehal.get_cmake_dir())
+        elif args[0] == "--libdir":
+            print(zehal.get_library_dir())
+        else:
+            print(zehal.__version__)
+        return 0
+    return cli.main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,289 @@
+"""``zehal bench``: every benchmark suite on one device, each figure beside a baseline
+measured in the same run, as a table on the terminal and optionally as JSON.
+
+Native suites (C++, ``zehal._zehal.benchmarks``): copy bandwidth, 64-byte request round
+trip and area latency, timestamp queries, ring and tracer throughput, and on CUDA devices
+zehal beside the raw driver API. The ``python`` suite measures, from Python, the round
+trip of a 64-byte copy request (``Dma.copy`` + ``Request.wait``) beside a 64-byte
+``ctypes.memmove`` (and, on CUDA devices where CuPy is installed, beside CuPy's
+``memcpyAsync`` + ``synchronize``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import platform
+import sys
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+Row = dict[str, Any]
+
+SUITES = ("copy", "aml", "timestamps", "ring", "tracer", "cuda", "python")
+
+
+def _row(suite: str, name: str, value: float, unit: str, baseline: float = 0.0, baseline_name: str = "") -> Row:
+    """A row whose value and baseline are times (lower is better): ratio = baseline / value."""
+    ratio = baseline / value if baseline and value else 0.0
+    return {
+        "suite": suite,
+        "name": name,
+        "value": value,
+        "unit": unit,
+        "baseline": baseline,
+        "baseline_name": baseline_name,
+        "ratio": ratio,
+    }
+
+
+def _time_per_call_us(fn: Callable[[], object], iterations: int, repeats: int) -> float:
+    """Microseconds per call of ``fn``: the best of ``repeats`` means over ``iterations``
+    calls (the timeit convention: the minimum is the figure least disturbed by noise)."""
+    for _ in range(max(1, iterations // 10)):
+        fn()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter_ns()
+        for _ in range(iterations):
+            fn()
+        best = min(best, (time.perf_counter_ns() - start) / iterations)
+    return best / 1000.0
+
+
+def _host_area_for(device):
+    """A host area usable by ``device``: the default host area when ``device`` belongs to
+    the default backend, else shared memory of ``device`` itself."""
+    import zehal
+
+    try:
+        same_backend = zehal.default_device().backend == device.backend
+    except zehal.Error:
+        same_backend = False
+    return zehal.Area.host() if same_backend else zehal.Area.shared(device)
+
+
+def python_round_trip(device=None, quick: bool = False) -> list[Row]:
+    """64-byte copy request round trip from Python: ``Dma.copy`` host -> device then
+    ``Request.wait``, beside ``ctypes.memmove`` of 64 bytes (and CuPy on CUDA devices)."""
+    import zehal
+
+    device = device if device is not None else zehal.default_device()
+    iterations, repeats = (200, 3) if quick else (5000, 5)
+    rows: list[Row] = []
+
+    src_area = _host_area_for(device)
+    dst_area = zehal.Area.device(device)
+    src = src_area.mmap(64)
+    dst = dst_area.mmap(64)
+    dma = zehal.Dma(device)
+    try:
+        submit_wait = _time_per_call_us(lambda: dma.copy(dst, src, 64).wait(), iterations, repeats)
+        fire_barrier = _time_per_call_us(lambda: (dma.copy(dst, src, 64, request=False), dma.barrier()), iterations, repeats)
+    finally:
+        dma.barrier()
+        dst_area.munmap(dst)
+        src_area.munmap(src)
+
+    a = ctypes.create_string_buffer(64)
+    b = ctypes.create_string_buffer(64)
+    memmove = _time_per_call_us(lambda: ctypes.memmove(a, b, 64), iterations, repeats)
+    rows.append(_row("python", "64 B request: Dma.copy + wait", submit_wait, "us", memmove, "ctypes.memmove 64 B"))
+    rows.append(
+        _row("python", "64 B fire-and-forget copy + barrier", fire_barrier, "us", memmove, "ctypes.memmove 64 B")
+    )
+
+    cupy_us = _cupy_round_trip_us(device, iterations, repeats)
+    if cupy_us is not None:
+        rows.append(
+            _row("python", "64 B request: Dma.copy + wait", submit_wait, "us", cupy_us, "cupy memcpyAsync + synchronize")
+        )
+    return rows
+
+
+def _cupy_round_trip_us(device, iterations: int, repeats: int) -> float | None:
+    """CuPy's 64-byte host -> device ``memcpyAsync`` + stream ``synchronize`` in us, on
+    CUDA devices where CuPy is installed; None elsewhere."""
+    if device.backend != "cuda":
+        return None
+    try:
+        import cupy
+        import numpy as np
+    except ImportError:
+        return None
+    runtime = cupy.cuda.runtime
+    host = cupy.cuda.alloc_pinned_memory(64)
+    np.frombuffer(host, dtype=np.uint8, count=64)[:] = 1
+    dev = cupy.cuda.alloc(64)
+    stream = cupy.cuda.Stream(non_blocking=True)
+
+    def once() -> None:
+        runtime.memcpyAsync(dev.ptr, host.ptr, 64, runtime.memcpyHostToDevice, stream.ptr)
+        stream.synchronize()
+
+    return _time_per_call_us(once, iterations, repeats)
+
+
+def _native_suites() -> dict[str, Callable[..., list[Row]]]:
+    from ._zehal import benchmarks as native
+
+    return {
+        "copy": lambda device, quick, max_bytes: native.copy_bandwidth(device, quick=quick, max_bytes=max_bytes),
+        "aml": lambda device, quick, max_bytes: native.aml_latency(device, quick=quick),
+        "timestamps": lambda device, quick, max_bytes: native.timestamp_query(device, quick=quick),
+        "ring": lambda device, quick, max_bytes: native.ring_throughput(quick=quick),
+        "tracer": lambda device, quick, max_bytes: native.tracer_throughput(device, quick=quick),
+        "cuda": lambda device, quick, max_bytes: native.cuda_vs_raw(device, quick=quick),
+        "python": lambda device, quick, max_bytes: python_round_trip(device, quick=quick),
+    }
+
+
+def run(
+    device=None,
+    *,
+    quick: bool = False,
+    suites: Iterable[str] | None = None,
+    max_bytes: int | None = None,
+    errors: list[str] | None = None,
+) -> list[Row]:
+    """Runs ``suites`` (default: all) on ``device`` (default: the default device) and
+    returns their rows. A suite the device cannot run (UnsupportedError) is skipped with
+    a note appended to ``errors``; any other failure propagates."""
+    import zehal
+
+    device = device if device is not None else zehal.default_device()
+    table = _native_suites()
+    chosen = list(SUITES if suites is None else suites)
+    for name in chosen:
+        if name not in table:
+            raise ValueError(f"unknown suite {name!r} (choose from {', '.join(SUITES)})")
+    rows: list[Row] = []
+    for name in chosen:
+        try:
+            rows.extend(table[name](device, quick, max_bytes))
+        except zehal.UnsupportedError as e:
+            if errors is not None:
+                errors.append(f"{name}: skipped ({e})")
+    return rows
+
+
+def _fmt(value: float) -> str:
+    if value == 0:
+        return "-"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3g}"
+
+
+def format_table(rows: list[Row]) -> str:
+    """The rows as an aligned text table: suite, name, value, unit, baseline, ratio."""
+    header = ("suite", "name", "value", "unit", "baseline", "baseline name", "ratio")
+    cells = [header] + [
+        (
+            r["suite"],
+            r["name"],
+            _fmt(r["value"]),
+            r["unit"],
+            _fmt(r["baseline"]),
+            r["baseline_name"] or "-",
+            f"{r['ratio']:.2f}x" if r["ratio"] else "-",
+        )
+        for r in rows
+    ]
+    widths = [max(len(str(c[i])) for c in cells) for i in range(len(header))]
+    numeric = {2, 4, 6}
+    lines = []
+    for k, c in enumerate(cells):
+        parts = [str(v).rjust(w) if i in numeric and k else str(v).ljust(w) for i, (v, w) in enumerate(zip(c, widths))]
+        lines.append("  ".join(parts).rstrip())
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def device_description(device) -> dict[str, Any]:
+    """What a JSON report says of the device and the machine."""
+    return {
+        "backend": device.backend,
+        "name": device.name,
+        "properties": device.properties.to_dict(),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+    }
+
+
+def parse_device(spec: str | None):
+    """``None`` -> the default device; ``"sim"`` -> device 0 of that backend;
+    ``"cuda:1"`` -> device 1 of that backend."""
+    import zehal
+
+    if spec is None:
+        return zehal.default_device()
+    backend, _, index = spec.partition(":")
+    found = zehal.devices(backend)
+    if not found:
+        reason = next((b.reason for b in zehal.backends() if b.name == backend), "")
+        raise SystemExit(f"zehal bench: backend {backend!r} has no device here{': ' + reason if reason else ''}")
+    i = int(index) if index else 0
+    if not 0 <= i < len(found):
+        raise SystemExit(f"zehal bench: {backend} has {len(found)} device(s), no index {i}")
+    return found[i]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``zehal bench``."""
+    p.add_argument("--quick", action="store_true", help="short runs (a fraction of a second per suite)")
+    p.add_argument("--json", metavar="PATH", help="also write the rows as JSON to PATH ('-': stdout)")
+    p.add_argument("--device", metavar="BACKEND[:INDEX]", help="device to measure (default: the default device)")
+    p.add_argument(
+        "--suite",
+        action="append",
+        choices=SUITES,
+        help="run only this suite (repeatable; default: all)",
+    )
+    p.add_argument("--max-bytes", type=int, help="largest copy of the copy suite (default 256 MiB)")
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    """Runs ``zehal bench`` with parsed arguments; returns the exit status."""
+    import zehal
+
+    device = parse_device(args.device)
+    notes: list[str] = []
+    rows = run(device, quick=args.quick, suites=args.suite, max_bytes=args.max_bytes, errors=notes)
+    to_stdout = args.json == "-"
+    out = sys.stderr if to_stdout else sys.stdout
+    print(f"zehal {zehal.__version__} bench on {device.backend}: {device.name}", file=out)
+    print(format_table(rows), file=out)
+    for note in notes:
+        print(note, file=out)
+    if args.json:
+        report = {
+            "version": zehal.__version__,
+            "quick": bool(args.quick),
+            "device": device_description(device),
+            "rows": rows,
+            "notes": notes,
+        }
+        if to_stdout:
+            json.dump(report, sys.stdout, indent=2)
+            print()
+        else:
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump(report, f, indent=2)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m zehal.bench``: the same as ``zehal bench``."""
+    p = argparse.ArgumentParser(prog="zehal bench", description=__doc__.splitlines()[0])
+    add_arguments(p)
+    return run_from_args(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

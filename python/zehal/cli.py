@@ -1,0 +1,109 @@
+"""The ``zehal`` command: ``info``, ``bench`` and ``trace``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+
+def _format_bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024:
+            break
+        value /= 1024
+    else:
+        unit = "TiB"
+    return f"{int(value)} {unit}" if value.is_integer() else f"{value:.1f} {unit}"
+
+
+def print_info(out: TextIO = sys.stdout) -> None:
+    """Prints the backends (with why one is unavailable) and every device with its
+    properties."""
+    import zehal
+
+    print(f"zehal {zehal.__version__}", file=out)
+    print("backends:", file=out)
+    statuses = zehal.backends()
+    width = max(len(b.name) for b in statuses)
+    for b in statuses:
+        state = "available" if b.available else f"unavailable: {b.reason}"
+        print(f"  {b.name:<{width}}  {state}", file=out)
+    try:
+        default = zehal.default_device()
+    except zehal.Error as e:
+        default = None
+        print(f"default device: none ({e})", file=out)
+    for b in statuses:
+        if not b.available:
+            continue
+        for i, d in enumerate(zehal.devices(b.name)):
+            mark = "  (default)" if d == default else ""
+            print(f"device {b.name}:{i}  {d.name}{mark}", file=out)
+            p = d.properties
+            rows = [
+                ("uuid", p.uuid),
+                ("memory", _format_bytes(p.memory_bytes)),
+                ("max allocation", _format_bytes(p.max_allocation_bytes)),
+                ("timer", f"{p.timer_hz} Hz"),
+                ("kernel timestamp valid bits", p.kernel_timestamp_valid_bits),
+                ("timestamp valid bits", p.timestamp_valid_bits),
+                ("compute engines", p.compute_engines),
+                ("copy engines", p.copy_engines),
+                ("sub-devices", p.subdevices),
+                ("kernel timestamps", _yes(p.kernel_timestamps)),
+                ("synchronized timestamps", _yes(p.synchronized_timestamps)),
+                ("dma-buf export", _yes(p.dma_buf_export)),
+                ("tracer", _yes(p.tracer)),
+            ]
+            for key, value in rows:
+                print(f"    {key:<28}{value}", file=out)
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import bench
+
+    p = argparse.ArgumentParser(prog="zehal", description="zehal devices, benchmarks and tracing.")
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="backends (and why one is unavailable), devices and their properties")
+    b = sub.add_parser("bench", help="benchmarks on the default device, each beside a baseline")
+    bench.add_arguments(b)
+    t = sub.add_parser(
+        "trace",
+        help="run a command with tracing on and write a Chrome trace (Perfetto) timeline",
+        usage="zehal trace [--output trace.json] -- command [args...]",
+    )
+    t.add_argument("--output", "-o", default="trace.json", help="where to write the trace (default trace.json)")
+    t.add_argument("cmd", nargs=argparse.REMAINDER, help="the command to run, after --")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``zehal`` command; returns the exit status."""
+    args = _parser().parse_args(argv)
+    if args.command == "info":
+        print_info()
+        return 0
+    if args.command == "bench":
+        from . import bench
+
+        return bench.run_from_args(args)
+    cmd = list(args.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        print("zehal trace: no command given (zehal trace --output trace.json -- cmd ...)", file=sys.stderr)
+        return 2
+    from .timeline import trace_command
+
+    status = trace_command(cmd, args.output)
+    return int(status) if isinstance(status, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
