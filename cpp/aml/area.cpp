@@ -1,0 +1,132 @@
+#include "aml/area.hpp"
+
+#include <utility>
+
+#include "hal/registry.hpp"
+
+namespace zehal::aml {
+
+namespace {
+
+bool power_of_two(size_t v) {
+    return v != 0 && (v & (v - 1)) == 0;
+}
+
+}  // namespace
+
+const char* kind_name(hal::MemoryKind kind) noexcept {
+    switch (kind) {
+    case hal::MemoryKind::host: return "host";
+    case hal::MemoryKind::device: return "device";
+    case hal::MemoryKind::shared: return "shared";
+    }
+    return "unknown";
+}
+
+ze_result_t Area::create(const hal::DeviceRef& device, hal::MemoryKind kind, uint32_t ordinal, uint32_t flags,
+                         size_t alignment, std::shared_ptr<Area>* out) {
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!device) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (kind != hal::MemoryKind::host && kind != hal::MemoryKind::device && kind != hal::MemoryKind::shared)
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (!power_of_two(alignment)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (kind == hal::MemoryKind::host ? ordinal != 0 : ordinal >= device->properties().memory_ordinals)
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    out->reset(new Area(device, kind, ordinal, flags, alignment));
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t Area::create_host(uint32_t flags, size_t alignment, std::shared_ptr<Area>* out) {
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!power_of_two(alignment)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    hal::DeviceRef device;
+    if (ze_result_t r = hal::default_device(&device); r != ZE_RESULT_SUCCESS) return r;
+    return create(device, hal::MemoryKind::host, 0, flags, alignment, out);
+}
+
+Area::Area(hal::DeviceRef device, hal::MemoryKind kind, uint32_t ordinal, uint32_t flags, size_t alignment)
+    : device_(std::move(device)), kind_(kind), ordinal_(ordinal), flags_(flags), alignment_(alignment) {}
+
+Area::~Area() {
+    for (const auto& [ptr, size] : mappings_) device_->free(ptr);
+}
+
+ze_result_t Area::map(size_t size, void** out) {
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (closed()) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (size == 0) {
+        *out = nullptr;
+        return ZE_RESULT_SUCCESS;
+    }
+    void* ptr = nullptr;
+    if (ze_result_t r = device_->allocate(kind_, size, alignment_, flags_, ordinal_, &ptr); r != ZE_RESULT_SUCCESS)
+        return r;
+    {
+        std::lock_guard lock(mutex_);
+        mappings_.emplace(ptr, size);
+    }
+    *out = ptr;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t Area::import_dma_buf(int fd, size_t size, void** out) {
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (closed()) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (kind_ != hal::MemoryKind::device) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    void* ptr = nullptr;
+    if (ze_result_t r = device_->import_dma_buf(fd, size, &ptr); r != ZE_RESULT_SUCCESS) return r;
+    {
+        std::lock_guard lock(mutex_);
+        mappings_.emplace(ptr, size);
+    }
+    *out = ptr;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t Area::unmap(void* ptr) {
+    if (!ptr) return ZE_RESULT_SUCCESS;
+    {
+        std::lock_guard lock(mutex_);
+        if (mappings_.erase(ptr) == 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    }
+    return device_->free(ptr);
+}
+
+void Area::close() noexcept {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+}
+
+bool Area::closed() const noexcept {
+    std::lock_guard lock(mutex_);
+    return closed_;
+}
+
+bool Area::mapped(const void* ptr, size_t* size) const {
+    std::lock_guard lock(mutex_);
+    auto it = mappings_.find(const_cast<void*>(ptr));
+    if (it == mappings_.end()) return false;
+    if (size) *size = it->second;
+    return true;
+}
+
+size_t Area::mapped_count() const {
+    std::lock_guard lock(mutex_);
+    return mappings_.size();
+}
+
+void Area::describe(FILE* stream, const char* prefix) const {
+    const char* p = prefix ? prefix : "";
+    const hal::DeviceProperties& props = device_->properties();
+    const std::string backend(device_->backend_name());
+    std::fprintf(stream, "%sarea: ze\n", p);
+    std::fprintf(stream, "%skind: %s\n", p, kind_name(kind_));
+    std::fprintf(stream, "%sbackend: %s\n", p, backend.c_str());
+    std::fprintf(stream, "%sdevice: %s\n", p, props.name.c_str());
+    std::fprintf(stream, "%sordinal: %u\n", p, ordinal_);
+    std::fprintf(stream, "%salignment: %zu\n", p, alignment_);
+    std::fprintf(stream, "%sflags: 0x%x\n", p, flags_);
+    std::fprintf(stream, "%smapped: %zu\n", p, mapped_count());
+}
+
+}  // namespace zehal::aml

@@ -1,0 +1,100 @@
+#include "aml/dma.hpp"
+
+#include <string>
+
+#include "aml/dma_engine.hpp"
+#include "hal/types.hpp"
+
+namespace zehal::aml {
+
+ze_result_t Dma::create(const hal::DeviceRef& device, uint32_t ordinal, uint32_t index, std::shared_ptr<Dma>* out) {
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!device) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    const hal::DeviceProperties& props = device->properties();
+    const uint32_t engines = ordinal == hal::kComputeOrdinal ? props.compute_engines
+                             : ordinal == hal::kCopyOrdinal  ? props.copy_engines
+                                                             : 0;
+    if (index >= engines) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    std::shared_ptr<hal::Queue> queue;
+    if (ze_result_t r = device->create_queue(ordinal, index, &queue); r != ZE_RESULT_SUCCESS) return r;
+    out->reset(new Dma(std::make_shared<detail::Engine>(device, std::move(queue)), ordinal, index));
+    return ZE_RESULT_SUCCESS;
+}
+
+Dma::Dma(std::shared_ptr<detail::Engine> engine, uint32_t ordinal, uint32_t index)
+    : engine_(std::move(engine)), ordinal_(ordinal), index_(index) {}
+
+Dma::~Dma() {
+    engine_->close();
+}
+
+ze_result_t Dma::copy(void* dst, const void* src, size_t size, std::shared_ptr<Request>* request,
+                      const hal::EventRef& signal) {
+    if (!request) return engine_->append_copy(dst, src, size, nullptr, signal);
+    if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    std::shared_ptr<Request> r;
+    if (ze_result_t res = engine_->new_request(signal, &r); res != ZE_RESULT_SUCCESS) return res;
+    if (ze_result_t res = engine_->append_copy(dst, src, size, r.get(), nullptr); res != ZE_RESULT_SUCCESS)
+        return res;
+    *request = std::move(r);
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t Dma::copy(const Layout& dst, const Layout& src, std::shared_ptr<Request>* request,
+                      const hal::EventRef& signal) {
+    if (dst.ndims() != 1 || src.ndims() != 1 || !dst.contiguous() || !src.contiguous())
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    const size_t bytes = src.element_size() * src.elements();  // bounded by the layout's extent
+    if (dst.element_size() * dst.elements() < bytes) return ZE_RESULT_ERROR_INVALID_SIZE;
+    return copy(dst.rawptr(), src.rawptr(), bytes, request, signal);
+}
+
+ze_result_t Dma::new_request(std::shared_ptr<Request>* out, const hal::EventRef& signal) {
+    return engine_->new_request(signal, out);
+}
+
+ze_result_t Dma::append_copy(void* dst, const void* src, size_t size, Request* request) {
+    return engine_->append_copy(dst, src, size, request, nullptr);
+}
+
+ze_result_t Dma::barrier() {
+    return engine_->barrier();
+}
+
+void Dma::poll() {
+    engine_->poll();
+}
+
+ze_result_t Dma::close() {
+    return engine_->close();
+}
+
+bool Dma::closed() const {
+    return engine_->closed();
+}
+
+bool Dma::owns(const Request& request) const noexcept {
+    return request.engine_ == engine_;
+}
+
+size_t Dma::pending() const {
+    return engine_->tracked();
+}
+
+const hal::DeviceRef& Dma::device() const noexcept {
+    return engine_->device();
+}
+
+void Dma::describe(FILE* stream, const char* prefix) const {
+    const char* p = prefix ? prefix : "";
+    const std::string backend(device()->backend_name());
+    std::fprintf(stream, "%sdma: ze\n", p);
+    std::fprintf(stream, "%sbackend: %s\n", p, backend.c_str());
+    std::fprintf(stream, "%sdevice: %s\n", p, device()->properties().name.c_str());
+    std::fprintf(stream, "%sordinal: %u\n", p, ordinal_);
+    std::fprintf(stream, "%sindex: %u\n", p, index_);
+    std::fprintf(stream, "%spending: %zu\n", p, pending());
+    std::fprintf(stream, "%sclosed: %s\n", p, closed() ? "yes" : "no");
+}
+
+}  // namespace zehal::aml

@@ -1,0 +1,86 @@
+// DMA engines (SEMANTICS §2.4): asynchronous copies on one engine of one device.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+
+#include "zehal/ze_result.h"
+#include "aml/layout.hpp"
+#include "aml/request.hpp"
+#include "hal/device.hpp"
+#include "hal/event.hpp"
+
+namespace zehal::aml {
+
+namespace detail {
+class Engine;
+}
+
+// One asynchronous immediate queue on engine `index` of engine group `ordinal` (1: copy
+// engines, 0: compute engines). Copies complete in submission order. Every method is
+// thread-safe: many threads may submit at once. Destruction waits for everything (close()).
+class Dma {
+public:
+    // An engine on `device`. INVALID_NULL_HANDLE for a null device; INVALID_ARGUMENT for an
+    // ordinal other than 0 and 1 or an index past that group's engines; device errors pass.
+    static ze_result_t create(const hal::DeviceRef& device, uint32_t ordinal, uint32_t index,
+                              std::shared_ptr<Dma>* out);
+
+    ~Dma();
+    Dma(const Dma&) = delete;
+    Dma& operator=(const Dma&) = delete;
+
+    // Copies `size` bytes from `src` to `dst` (host, device or shared memory of the device,
+    // or host memory of its backend) and returns at once. `request` receives a Request, or
+    // is null for fire-and-forget (only barrier() waits for it). `signal`, when given, is
+    // signalled by the copy itself (kernel timestamps then measure the copy) and is the
+    // request's event. INVALID_NULL_POINTER, INVALID_SIZE for 0 bytes, OVERLAPPING_REGIONS,
+    // INVALID_NULL_HANDLE once closed; else the queue's result (INVALID_ARGUMENT for memory
+    // of another device, INVALID_SIZE past an allocation, DEVICE_LOST, ...).
+    ze_result_t copy(void* dst, const void* src, size_t size, std::shared_ptr<Request>* request = nullptr,
+                     const hal::EventRef& signal = {});
+    // The copy_1D operator: element_size x dims bytes between two dense one-dimensional
+    // layouts of unit stride. INVALID_ARGUMENT for other layouts, INVALID_SIZE when the
+    // destination is smaller than the source; then as the pointer copy.
+    ze_result_t copy(const Layout& dst, const Layout& src, std::shared_ptr<Request>* request = nullptr,
+                     const hal::EventRef& signal = {});
+
+    // Two steps of copy(), for operators that append the copy themselves: a request with
+    // no copy yet, then the copy for it (request null: fire-and-forget). A request carries
+    // one copy: a second append_copy for it is INVALID_ARGUMENT.
+    ze_result_t new_request(std::shared_ptr<Request>* out, const hal::EventRef& signal = {});
+    ze_result_t append_copy(void* dst, const void* src, size_t size, Request* request);
+
+    // Returns once every copy submitted before it completed (fire-and-forget included);
+    // their requests are then done and wait() on them returns at once.
+    ze_result_t barrier();
+    // Marks done the requests whose copies completed.
+    void poll();
+    // Refuses later copies (INVALID_NULL_HANDLE), then waits for everything. Idempotent;
+    // returns the wait's result.
+    ze_result_t close();
+    bool closed() const;
+
+    // True when `request` was made by this engine.
+    bool owns(const Request& request) const noexcept;
+    // Requests submitted and not yet observed done.
+    size_t pending() const;
+
+    const hal::DeviceRef& device() const noexcept;
+    uint32_t ordinal() const noexcept { return ordinal_; }
+    uint32_t index() const noexcept { return index_; }
+
+    // Describes the engine (backend, device, ordinal, index, pending requests).
+    void describe(FILE* stream, const char* prefix) const;
+
+private:
+    Dma(std::shared_ptr<detail::Engine> engine, uint32_t ordinal, uint32_t index);
+
+    const std::shared_ptr<detail::Engine> engine_;
+    const uint32_t ordinal_;
+    const uint32_t index_;
+};
+
+}  // namespace zehal::aml

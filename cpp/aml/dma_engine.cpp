@@ -1,0 +1,154 @@
+#include "aml/dma_engine.hpp"
+
+#include <cstdint>
+#include <vector>
+
+#include "aml/request.hpp"
+#include "common/clock.hpp"
+
+namespace zehal::aml::detail {
+
+namespace {
+
+bool overlap(const void* a, const void* b, size_t size) {
+    const auto x = reinterpret_cast<uintptr_t>(a);
+    const auto y = reinterpret_cast<uintptr_t>(b);
+    return x < y + size && y < x + size;
+}
+
+}  // namespace
+
+Engine::Engine(hal::DeviceRef device, std::shared_ptr<hal::Queue> queue)
+    : device_(std::move(device)), queue_(std::move(queue)), events_(device_) {}
+
+ze_result_t Engine::new_request(const hal::EventRef& signal, std::shared_ptr<Request>* out) {
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (closed()) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    hal::EventRef event = signal;
+    const bool pooled = !signal;
+    if (pooled) {
+        if (ze_result_t r = events_.acquire(&event); r != ZE_RESULT_SUCCESS) return r;
+    }
+    out->reset(new Request(shared_from_this(), std::move(event), pooled));
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t Engine::append_copy(void* dst, const void* src, size_t size, Request* request,
+                                const hal::EventRef& signal) {
+    if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
+    {
+        std::lock_guard lock(mutex_);
+        if (closed_) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        if (!request) return queue_->append_copy(dst, src, size, signal, {});
+        if (request->engine_.get() != this || request->submitted_.load(std::memory_order_relaxed) ||
+            request->result_.load(std::memory_order_relaxed) != Request::kPending)
+            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (ze_result_t r = queue_->append_copy(dst, src, size, request->event_, {}); r != ZE_RESULT_SUCCESS)
+            return r;
+        // release: a thread that sees submitted (flags(), wait()) also sees the tracking below
+        // is under way; the list itself is guarded by mutex_.
+        request->submitted_.store(true, std::memory_order_release);
+        request->seq_ = next_seq_++;
+        request->tracked_self_ = request->shared_from_this();
+        request->prev_ = tail_;
+        request->next_ = nullptr;
+        (tail_ ? tail_->next_ : head_) = request;
+        tail_ = request;
+        ++tracked_;
+    }
+    poll();
+    return ZE_RESULT_SUCCESS;
+}
+
+void Engine::unlink(Request* r, std::shared_ptr<Request>* keep) {
+    if (!r->tracked_self_) return;  // not tracked (already unlinked)
+    (r->prev_ ? r->prev_->next_ : head_) = r->next_;
+    (r->next_ ? r->next_->prev_ : tail_) = r->prev_;
+    r->prev_ = r->next_ = nullptr;
+    --tracked_;
+    *keep = std::move(r->tracked_self_);
+}
+
+void Engine::untrack(Request* request) {
+    std::shared_ptr<Request> keep;  // released after the lock: it may be the last reference
+    std::lock_guard lock(mutex_);
+    unlink(request, &keep);
+}
+
+void Engine::poll() {
+    std::vector<std::shared_ptr<Request>> keep;  // released after the lock
+    std::lock_guard lock(mutex_);
+    while (head_) {
+        Request* r = head_;
+        const ze_result_t q = r->event_->query();
+        if (q == ZE_RESULT_NOT_READY) break;
+        r->complete(q);
+        keep.emplace_back();
+        unlink(r, &keep.back());
+    }
+}
+
+ze_result_t Engine::barrier() {
+    return barrier_impl(false);
+}
+
+ze_result_t Engine::barrier_impl(bool allow_closed) {
+    hal::EventRef event;
+    const bool have_event = events_.acquire(&event) == ZE_RESULT_SUCCESS;
+    uint64_t limit = 0;
+    ze_result_t r = ZE_RESULT_SUCCESS;
+    {
+        std::lock_guard lock(mutex_);
+        if (closed_ && !allow_closed) {
+            if (have_event) events_.release(std::move(event));
+            return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        }
+        limit = next_seq_;
+        if (have_event) r = queue_->append_barrier(event, {});
+    }
+    if (!have_event) {
+        // No event to be had (a pool could not be created): wait for the whole queue.
+        r = queue_->host_synchronize(kWaitForever);
+    } else if (r == ZE_RESULT_SUCCESS) {
+        r = event->host_synchronize(kWaitForever);
+        if (r == ZE_RESULT_SUCCESS) events_.release(std::move(event));
+    } else {
+        events_.release(std::move(event));  // never appended
+    }
+    if (r != ZE_RESULT_SUCCESS && r != ZE_RESULT_ERROR_DEVICE_LOST) return r;
+
+    // Every copy appended before the barrier completed (or the device is lost): their
+    // requests are done with the barrier's result.
+    std::vector<std::shared_ptr<Request>> keep;
+    std::lock_guard lock(mutex_);
+    while (head_ && head_->seq_ < limit) {
+        Request* q = head_;
+        q->complete(r);
+        keep.emplace_back();
+        unlink(q, &keep.back());
+    }
+    return r;
+}
+
+ze_result_t Engine::close() {
+    {
+        std::lock_guard lock(mutex_);
+        if (closed_) return ZE_RESULT_SUCCESS;
+        closed_ = true;
+    }
+    return barrier_impl(true);
+}
+
+bool Engine::closed() const {
+    std::lock_guard lock(mutex_);
+    return closed_;
+}
+
+size_t Engine::tracked() const {
+    std::lock_guard lock(mutex_);
+    return tracked_;
+}
+
+}  // namespace zehal::aml::detail

@@ -1,0 +1,79 @@
+// DMA requests (SEMANTICS §2.4): one submitted copy, pending until its event is signalled.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "zehal/ze_result.h"
+#include "aml/dma/ze.h"
+#include "common/clock.hpp"
+#include "hal/event.hpp"
+
+namespace zehal::aml {
+
+namespace detail {
+class Engine;
+}
+
+// A copy submitted to a Dma engine. Its flags go from AML_DMA_ZE_REQUEST_FLAGS_PENDING to
+// AML_DMA_ZE_REQUEST_FLAGS_DONE once the copy completed (or was cancelled); the flags word
+// of the C handle is the same storage. Every method is thread-safe; several threads may wait.
+// The event is the engine's (recycled when the request is destroyed) or the caller's signal.
+class Request : public std::enable_shared_from_this<Request> {
+public:
+    ~Request();
+    Request(const Request&) = delete;
+    Request& operator=(const Request&) = delete;
+
+    // AML_DMA_ZE_REQUEST_FLAGS_PENDING or _DONE, queried from the event while pending.
+    int flags() const;
+    bool done() const { return flags() == AML_DMA_ZE_REQUEST_FLAGS_DONE; }
+    // Waits until done or `timeout_ns` passed; idempotent. Returns the copy's result
+    // (SUCCESS, DEVICE_LOST, ...), NOT_READY on timeout, INVALID_ARGUMENT when no copy was
+    // ever appended for it.
+    ze_result_t wait(uint64_t timeout_ns = kWaitForever);
+    // Removes the copy from its queue when it has not started (SUCCESS; the request is then
+    // done and cancelled), else waits for it and returns its result. Does nothing when done.
+    ze_result_t cancel();
+    // The copy's result once done; NOT_READY before.
+    ze_result_t result() const;
+    // True when cancel() removed the copy before it ran.
+    bool cancelled() const noexcept { return cancelled_.load(std::memory_order_acquire); }
+    // The event the copy signals.
+    const hal::EventRef& event() const noexcept { return event_; }
+
+    // The C handle of this request (what aml_dma_async_copy_custom hands out).
+    aml_dma_ze_request* handle() noexcept { return &handle_; }
+    // The request of a C handle made by handle().
+    static Request* from_handle(aml_dma_ze_request* handle) noexcept;
+
+private:
+    friend class detail::Engine;
+    friend class Dma;
+    // The C handle: the public flags word plus the way back to its request.
+    struct Handle : aml_dma_ze_request {
+        Request* owner;
+    };
+    static constexpr uint32_t kPending = ~0u;
+
+    Request(std::shared_ptr<detail::Engine> engine, hal::EventRef event, bool pooled_event);
+    // Records the result (the first call wins) and sets the flags to DONE.
+    void complete(ze_result_t r) noexcept;
+
+    Handle handle_{};
+    const std::shared_ptr<detail::Engine> engine_;
+    const hal::EventRef event_;
+    const bool pooled_event_;
+    std::atomic<uint32_t> result_{kPending};
+    std::atomic<bool> cancelled_{false};
+    std::atomic<bool> submitted_{false};
+
+    // Links of the engine's list of tracked requests, guarded by the engine's mutex.
+    Request* prev_ = nullptr;
+    Request* next_ = nullptr;
+    uint64_t seq_ = 0;
+    std::shared_ptr<Request> tracked_self_;  // keeps a pending request alive
+};
+
+}  // namespace zehal::aml
