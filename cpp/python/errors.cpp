@@ -6,7 +6,7 @@
 
 #include "bindings.hpp"
 #include "common/status.hpp"
-#include "python/aml_errno.hpp"
+#include "aml/utils/error.h"
 
 namespace zehal::py {
 namespace {
@@ -97,7 +97,7 @@ PyObject* class_for(ze_result_t r) {
     return classes.error;
 }
 
-[[noreturn]] void raise(ze_result_t r, int aml_errno, std::string_view what) {
+[[noreturn]] void raise(ze_result_t r, int aml_code, std::string_view what) {
     const std::string name(result_name(r));
     char code[16];
     std::snprintf(code, sizeof code, "0x%08x", static_cast<unsigned>(r));
@@ -105,7 +105,7 @@ PyObject* class_for(ze_result_t r) {
     if (!what.empty()) message.append(what).append(": ");
     message.append(name).append(" (").append(code).append(")");
     pyb::handle cls = class_for(r);
-    pyb::object exc = cls(static_cast<uint32_t>(r), name, aml_errno, message);
+    pyb::object exc = cls(static_cast<uint32_t>(r), name, aml_code, message);
     PyErr_SetObject(cls.ptr(), exc.ptr());
     throw pyb::error_already_set();
 }
@@ -114,17 +114,17 @@ PyObject* class_for(ze_result_t r) {
 // class as the HAL failure it usually comes from.
 ze_result_t result_for_aml(int aml) {
     switch (aml) {
-        case aml::kEnomem:
+        case AML_ENOMEM:
             return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-        case aml::kEinval:
+        case AML_EINVAL:
             return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        case aml::kEdom:
+        case AML_EDOM:
             return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
-        case aml::kEnotsup:
+        case AML_ENOTSUP:
             return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-        case aml::kEbusy:
+        case AML_EBUSY:
             return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
-        case aml::kEperm:
+        case AML_EPERM:
             return ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS;
         default:
             return ZE_RESULT_ERROR_UNKNOWN;
@@ -156,7 +156,7 @@ void bind_errors(pyb::module_& m) {
         pyb::arg("code"), "The Level Zero name of a ze_result_t value.");
     m.def(
         "aml_errno_from_ze_result",
-        [](uint32_t code) { return aml::errno_from_ze_result(static_cast<ze_result_t>(code)); },
+        [](uint32_t code) { return aml_errno_from_ze_result(static_cast<ze_result_t>(code)); },
         pyb::arg("code"), "The positive AML error code a ze_result_t value translates to.");
     m.def(
         "_raise_result", [](uint32_t code, std::string_view what) { check(static_cast<ze_result_t>(code), what); },
@@ -168,7 +168,7 @@ void bind_errors(pyb::module_& m) {
 
 void check(ze_result_t r, std::string_view what) {
     if (r == ZE_RESULT_SUCCESS) return;
-    raise(r, aml::errno_from_ze_result(r), what);
+    raise(r, aml_errno_from_ze_result(r), what);
 }
 
 void check_aml(int aml_code, std::string_view what) {
