@@ -40,12 +40,20 @@ ze_result_t Dma::copy(void* dst, const void* src, size_t size, std::shared_ptr<R
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t Dma::copy(const Layout& dst, const Layout& src, std::shared_ptr<Request>* request,
-                      const hal::EventRef& signal) {
+ze_result_t copy_1d_size(const Layout& dst, const Layout& src, size_t* bytes) {
     if (dst.ndims() != 1 || src.ndims() != 1 || !dst.contiguous() || !src.contiguous())
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    const size_t bytes = src.element_size() * src.elements();  // bounded by the layout's extent
-    if (dst.element_size() * dst.elements() < bytes) return ZE_RESULT_ERROR_INVALID_SIZE;
+    // One contiguous dimension: element_size x dims is the layout's extent, no overflow.
+    const size_t n = src.extent_bytes();
+    if (dst.extent_bytes() < n) return ZE_RESULT_ERROR_INVALID_SIZE;
+    *bytes = n;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t Dma::copy(const Layout& dst, const Layout& src, std::shared_ptr<Request>* request,
+                      const hal::EventRef& signal) {
+    size_t bytes = 0;
+    if (ze_result_t r = copy_1d_size(dst, src, &bytes); r != ZE_RESULT_SUCCESS) return r;
     return copy(dst.rawptr(), src.rawptr(), bytes, request, signal);
 }
 

@@ -18,6 +18,11 @@ namespace detail {
 class Engine;
 }
 
+// Bytes the copy_1D operator moves from `src` to `dst`: element_size x dims of the source.
+// INVALID_ARGUMENT unless both are one-dimensional with unit stride; INVALID_SIZE when the
+// destination is smaller than the source.
+ze_result_t copy_1d_size(const Layout& dst, const Layout& src, size_t* bytes);
+
 // One asynchronous immediate queue on engine `index` of engine group `ordinal` (1: copy
 // engines, 0: compute engines). Copies complete in submission order. Every method is
 // thread-safe: many threads may submit at once. Destruction waits for everything (close()).

@@ -40,6 +40,8 @@ public:
     ze_result_t result() const;
     // True when cancel() removed the copy before it ran.
     bool cancelled() const noexcept { return cancelled_.load(std::memory_order_acquire); }
+    // True once its copy was appended to the queue.
+    bool submitted() const noexcept { return submitted_.load(std::memory_order_acquire); }
     // The event the copy signals.
     const hal::EventRef& event() const noexcept { return event_; }
 

@@ -30,15 +30,15 @@ extern struct aml_area_ops aml_area_ze_ops_shared;
 extern struct aml_area_ops aml_area_ze_ops_host;
 
 /* Where the default areas live; created on first use (or by aml_init). */
-struct aml_area** aml_area_ze_device_default(void);
-struct aml_area** aml_area_ze_host_default(void);
+struct aml_area** aml_area_ze_device_location(void);
+struct aml_area** aml_area_ze_host_location(void);
 
 /* Default device area: first device of the default backend, alignment 64, cached bias;
  * NULL when no device exists. */
-#define aml_area_ze_device (*aml_area_ze_device_default())
+#define aml_area_ze_device (*aml_area_ze_device_location())
 /* Default host area: host memory of the default backend, alignment 64, cached bias; NULL
  * when no device exists. */
-#define aml_area_ze_host (*aml_area_ze_host_default())
+#define aml_area_ze_host (*aml_area_ze_host_location())
 
 /* Creates an area mapping memory of `device`.
  * area: receives the area (free with aml_area_ze_destroy).
