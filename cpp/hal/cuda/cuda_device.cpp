@@ -1,0 +1,272 @@
+#include "hal/cuda/cuda_device.hpp"
+
+#include <unistd.h>
+
+#include <bit>
+
+#include "hal/cuda/cuda_event.hpp"
+#include "hal/cuda/cuda_queue.hpp"
+
+#ifdef ZEHAL_HAVE_CUPTI_H
+#include "hal/cuda/cupti_api.hpp"
+#endif
+
+namespace zehal::cuda {
+
+namespace {
+
+// Nominal rate of %globaltimer: nanoseconds.
+constexpr uint64_t kGlobalTimerHz = 1'000'000'000;
+// The alignment an imported dma-buf is documented with (Level Zero's import alignment).
+constexpr size_t kImportAlignment = 4096;
+
+uint64_t host_memory_bytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : ~0ull;
+}
+
+}  // namespace
+
+CudaDevice::CudaDevice(const DriverApi& api, std::shared_ptr<HostMemory> host, int ordinal, CUdevice device)
+    : api_(api), host_(std::move(host)), ordinal_(ordinal), device_(device) {}
+
+CudaDevice::~CudaDevice() {
+    if (!ctx_) return;
+    {
+        ContextScope scope(api_, ctx_);
+        trace_.reset();
+        for (const hal::Allocation& a : memory_.take_all()) {
+            if (a.info.imported)
+                export_->release(a.mapping, a.mapping_bytes);
+            else
+                release_memory(api_, a);
+        }
+        export_.reset();
+        clock_.shutdown();
+        kernels_.unload(api_);
+    }
+    api_.cuDevicePrimaryCtxRelease(device_);
+}
+
+bool CudaDevice::describe(std::string* why) {
+    char name[256] = {};
+    CUuuid uuid{};
+    size_t total = 0;
+    int engines = 0, dma_buf = 0, unified = 0, map_host = 0, vmm = 0, managed = 0;
+    auto attr = [&](int* v, CUdevice_attribute a) { return api_.cuDeviceGetAttribute(v, a, device_); };
+    CUresult r = api_.cuDeviceGetName(name, sizeof(name) - 1, device_);
+    if (r == CUDA_SUCCESS) r = api_.cuDeviceGetUuid(&uuid, device_);
+    if (r == CUDA_SUCCESS) r = api_.cuDeviceTotalMem(&total, device_);
+    if (r == CUDA_SUCCESS) r = attr(&engines, CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT);
+    if (r == CUDA_SUCCESS) r = attr(&unified, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING);
+    if (r == CUDA_SUCCESS) r = attr(&map_host, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY);
+    if (r == CUDA_SUCCESS) r = attr(&managed, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY);
+    if (r != CUDA_SUCCESS) {
+        *why = "CUDA device " + std::to_string(ordinal_) + ": " + error_name(api_, r);
+        return false;
+    }
+    if (!unified || !map_host || !managed) {
+        *why = "CUDA device " + std::to_string(ordinal_) + " (" + name +
+               ") lacks unified addressing, mapped host memory or managed memory";
+        return false;
+    }
+    // Optional features: absent attributes read as unsupported.
+    if (attr(&dma_buf, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) != CUDA_SUCCESS) dma_buf = 0;
+    if (attr(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) != CUDA_SUCCESS) vmm = 0;
+
+    props_.name = name;
+    static_assert(sizeof(uuid.bytes) == 16, "CUuuid is 16 bytes");
+    for (size_t i = 0; i < 16; ++i) props_.uuid[i] = static_cast<uint8_t>(uuid.bytes[i]);
+    props_.memory_bytes = total;
+    props_.max_allocation_bytes = total;
+    props_.timer_hz = kGlobalTimerHz;
+    props_.kernel_timestamp_valid_bits = 64;
+    props_.timestamp_valid_bits = 64;
+    props_.compute_engines = 1;
+    props_.copy_engines = engines > 0 ? static_cast<uint32_t>(engines) : 1;
+    props_.subdevices = 0;
+    props_.memory_ordinals = 1;
+    props_.timestamp_flags = hal::kTimestampKernel | hal::kTimestampSynchronized;
+    props_.dma_buf_export = dma_buf != 0 && vmm != 0;
+#ifdef ZEHAL_HAVE_CUPTI_H
+    props_.tracer = cupti_api(&cupti_why_) != nullptr;
+#else
+    cupti_why_ = "built without CUPTI headers (cupti_activity.h)";
+    props_.tracer = false;
+#endif
+    return true;
+}
+
+ze_result_t CudaDevice::set_up() {
+    CUresult r = api_.cuDevicePrimaryCtxRetain(&ctx_, device_);
+    if (r != CUDA_SUCCESS) {
+        ctx_ = nullptr;
+        return check(r);
+    }
+    ContextScope scope(api_, ctx_);
+    if ((r = kernels_.load(api_)) != CUDA_SUCCESS) return check(r);
+    if ((r = clock_.init(api_, ctx_, &kernels_)) != CUDA_SUCCESS) return check(r);
+    if (props_.tracer) {
+        trace_ = CudaTrace::create(api_, ordinal_, &clock_, &cupti_why_);
+        if (!trace_) return ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE;
+    }
+    export_ = std::make_unique<ExportMemory>(api_, device_, ordinal_);
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t CudaDevice::ready() {
+    std::call_once(ready_once_, [this] { ready_result_ = set_up(); });
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    return ready_result_;
+}
+
+ze_result_t CudaDevice::check(CUresult r) noexcept {
+    if (r == CUDA_SUCCESS) return ZE_RESULT_SUCCESS;
+    // Release: a thread that sees the device lost sees why.
+    if (is_device_lost(r)) lost_.store(true, std::memory_order_release);
+    return to_ze_result(r);
+}
+
+ze_result_t CudaDevice::find_range(const void* p, size_t size, hal::Allocation* out) const {
+    ze_result_t r = memory_.find_range(p, size, out);
+    if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT) r = host_->registry.find_range(p, size, out);
+    return r;
+}
+
+ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t, uint32_t ordinal,
+                                 void** out) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (kind != hal::MemoryKind::host && kind != hal::MemoryKind::device && kind != hal::MemoryKind::shared)
+        return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (alignment != 0 && !std::has_single_bit(alignment)) return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
+    if (ordinal >= props_.memory_ordinals) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    const uint64_t limit = kind == hal::MemoryKind::host ? host_memory_bytes() : props_.max_allocation_bytes;
+    if (size > limit || alignment > limit) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+    if (ze_result_t r = ready(); r != ZE_RESULT_SUCCESS) return r;
+
+    ContextScope scope(api_, ctx_);
+    if (kind == hal::MemoryKind::shared) {
+        // Managed memory beyond what is free can hang the GPU: never ask for it.
+        size_t free_bytes = 0, total_bytes = 0;
+        if (CUresult r = api_.cuMemGetInfo(&free_bytes, &total_bytes); r != CUDA_SUCCESS) return check(r);
+        if (size > free_bytes || alignment > free_bytes - size) return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
+    }
+    hal::Allocation a;
+    if (ze_result_t r = allocate_memory(api_, kind, size, alignment, &a); r != ZE_RESULT_SUCCESS) {
+        if (r == ZE_RESULT_ERROR_DEVICE_LOST) lost_.store(true, std::memory_order_release);
+        return r;
+    }
+    a.info.alignment = alignment ? alignment : natural_alignment(kind);
+    hal::PointerRegistry& registry = kind == hal::MemoryKind::host ? host_->registry : memory_;
+    if (!registry.insert(a)) {
+        release_memory(api_, a);
+        return ZE_RESULT_ERROR_UNKNOWN;
+    }
+    *out = a.info.base;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t CudaDevice::free(void* ptr) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!ptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    hal::Allocation a;
+    if (memory_.remove(ptr, &a)) {
+        ContextScope scope(api_, ctx_);
+        if (a.info.imported)
+            export_->release(a.mapping, a.mapping_bytes);
+        else
+            release_memory(api_, a);
+        return ZE_RESULT_SUCCESS;
+    }
+    if (host_->registry.remove(ptr, &a)) {
+        // Host memory may come from another device of the backend: free it under ours
+        // (it is portable) when ours exists, else under the calling thread's context.
+        if (ctx_) {
+            ContextScope scope(api_, ctx_);
+            release_memory(api_, a);
+        } else {
+            release_memory(api_, a);
+        }
+        return ZE_RESULT_SUCCESS;
+    }
+    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+}
+
+ze_result_t CudaDevice::pointer_info(const void* ptr, hal::PointerInfo* out) const {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!ptr || !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    hal::Allocation a;
+    if (!memory_.find(ptr, &a) && !host_->registry.find(ptr, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    *out = a.info;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t CudaDevice::create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    return CudaQueue::create(std::static_pointer_cast<CudaDevice>(shared_from_this()), ordinal, index, out);
+}
+
+ze_result_t CudaDevice::create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    return CudaEventPool::create(std::static_pointer_cast<CudaDevice>(shared_from_this()), count, flags, out);
+}
+
+ze_result_t CudaDevice::global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!host_ns || !device_ticks) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (ze_result_t r = ready(); r != ZE_RESULT_SUCCESS) return r;
+    return clock_.now(host_ns, device_ticks);
+}
+
+const std::vector<hal::MetricGroupInfo>& CudaDevice::metric_groups() const {
+    static const std::vector<hal::MetricGroupInfo> none;
+    return props_.tracer ? CudaTrace::groups() : none;
+}
+
+hal::TraceSource* CudaDevice::trace_source() {
+    if (!props_.tracer || ready() != ZE_RESULT_SUCCESS) return nullptr;
+    return trace_.get();
+}
+
+ze_result_t CudaDevice::export_dma_buf(uint32_t group, int* fd, size_t* size) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!fd || !size) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    const std::vector<hal::MetricGroupInfo>& groups = metric_groups();
+    if (group >= groups.size() || !(groups[group].type_flags & hal::kGroupExportDmaBuf))
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (!props_.dma_buf_export) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    if (ze_result_t r = ready(); r != ZE_RESULT_SUCCESS) return r;
+    ContextScope scope(api_, ctx_);
+    return export_->export_fd(fd, size);
+}
+
+ze_result_t CudaDevice::import_dma_buf(int fd, size_t size, void** out) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (fd < 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (ze_result_t r = ready(); r != ZE_RESULT_SUCCESS) return r;
+    ContextScope scope(api_, ctx_);
+    void* p = nullptr;
+    size_t mapped = 0;
+    if (ze_result_t r = export_->import_fd(fd, size, &p, &mapped); r != ZE_RESULT_SUCCESS) return r;
+    hal::Allocation a;
+    a.info.kind = hal::MemoryKind::device;
+    a.info.base = p;
+    a.info.size = size;
+    a.info.alignment = kImportAlignment;
+    a.info.imported = true;
+    a.mapping = p;
+    a.mapping_bytes = mapped;
+    if (!memory_.insert(a)) {
+        export_->release(p, mapped);
+        return ZE_RESULT_ERROR_UNKNOWN;
+    }
+    *out = p;
+    return ZE_RESULT_SUCCESS;
+}
+
+}  // namespace zehal::cuda

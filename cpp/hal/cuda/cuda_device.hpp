@@ -1,0 +1,89 @@
+// One CUDA device (its primary context) as a hal::Device.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hal/cuda/cuda_memory.hpp"
+#include "hal/cuda/cuda_trace.hpp"
+#include "hal/cuda/device_clock.hpp"
+#include "hal/cuda/device_kernels.hpp"
+#include "hal/cuda/driver_api.hpp"
+#include "hal/cuda/export_memory.hpp"
+#include "hal/device.hpp"
+#include "hal/pointer_registry.hpp"
+
+namespace zehal::cuda {
+
+// Memory and commands need the primary context, which costs tens of milliseconds to
+// create, so it is retained on first use (with the timer kernels, the clock and the trace
+// source), not when the backend is probed. Every method is thread-safe.
+class CudaDevice final : public hal::Device {
+public:
+    // Device `ordinal` (handle `device`) with the backend's host memory `host`.
+    CudaDevice(const DriverApi& api, std::shared_ptr<HostMemory> host, int ordinal, CUdevice device);
+    ~CudaDevice() override;
+
+    // Reads the properties; false with *why when the device cannot serve zehal.
+    bool describe(std::string* why);
+
+    const hal::DeviceProperties& properties() const override { return props_; }
+    std::string_view backend_name() const override { return "cuda"; }
+    ze_result_t allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
+                         void** out) override;
+    ze_result_t free(void* ptr) override;
+    ze_result_t pointer_info(const void* ptr, hal::PointerInfo* out) const override;
+    ze_result_t create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) override;
+    ze_result_t create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) override;
+    ze_result_t global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) override;
+    const std::vector<hal::MetricGroupInfo>& metric_groups() const override;
+    hal::TraceSource* trace_source() override;
+    ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
+    ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
+    ze_result_t lose() override { return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; }
+
+    // --- for the backend's queues and events ---
+    const DriverApi& api() const noexcept { return api_; }
+    // Retains the primary context and sets up kernels, clock and trace source, once;
+    // the result of that set-up (DEVICE_LOST once lost).
+    ze_result_t ready();
+    // Valid after ready() succeeded.
+    CUcontext context() const noexcept { return ctx_; }
+    const DeviceKernels& kernels() const noexcept { return kernels_; }
+    DeviceClock& clock() noexcept { return clock_; }
+    // The trace source when the export group may need probes, else null.
+    CudaTrace* trace() noexcept { return trace_.get(); }
+    // True once a CUDA call returned an error that leaves the context unusable.
+    bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
+    // The ze_result_t of `r`, marking the device lost on a sticky error.
+    ze_result_t check(CUresult r) noexcept;
+    // The allocation holding [p, p + size): memory of this device or host memory of the
+    // backend. INVALID_ARGUMENT when none holds p, INVALID_SIZE past its end.
+    ze_result_t find_range(const void* p, size_t size, hal::Allocation* out) const;
+
+private:
+    ze_result_t set_up();
+
+    const DriverApi& api_;
+    const std::shared_ptr<HostMemory> host_;
+    const int ordinal_;
+    const CUdevice device_;
+    hal::DeviceProperties props_;
+    std::string cupti_why_;  // why there is no tracer
+
+    std::once_flag ready_once_;
+    ze_result_t ready_result_ = ZE_RESULT_ERROR_UNINITIALIZED;
+    CUcontext ctx_ = nullptr;
+    DeviceKernels kernels_;
+    DeviceClock clock_;
+    std::unique_ptr<CudaTrace> trace_;
+    std::unique_ptr<ExportMemory> export_;
+
+    std::atomic<bool> lost_{false};
+    hal::PointerRegistry memory_;  // device, shared and imported allocations
+};
+
+}  // namespace zehal::cuda

@@ -1,0 +1,215 @@
+#include "hal/cuda/cuda_queue.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+namespace zehal::cuda {
+
+namespace {
+
+CUdeviceptr address(const void* p) noexcept { return reinterpret_cast<CUdeviceptr>(p); }
+
+bool overlap(const void* a, const void* b, size_t size) noexcept {
+    const auto x = reinterpret_cast<uintptr_t>(a);
+    const auto y = reinterpret_cast<uintptr_t>(b);
+    return x < y + size && y < x + size;
+}
+
+// The shortest power-of-two period of `pattern` (its size a power of two): 1 for 0xAB
+// repeated, 4 for one 32-bit word repeated, up to `size`.
+size_t period_of(const uint8_t* pattern, size_t size) noexcept {
+    for (size_t p = 1; p < size; p *= 2) {
+        bool repeats = true;
+        for (size_t i = p; i < size && repeats; ++i) repeats = pattern[i] == pattern[i % p];
+        if (repeats) return p;
+    }
+    return size;
+}
+
+}  // namespace
+
+ze_result_t CudaQueue::create(const std::shared_ptr<CudaDevice>& device, uint32_t ordinal, uint32_t index,
+                              std::shared_ptr<hal::Queue>* out) {
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    const hal::DeviceProperties& p = device->properties();
+    const uint32_t engines = ordinal == hal::kComputeOrdinal ? p.compute_engines
+                             : ordinal == hal::kCopyOrdinal  ? p.copy_engines
+                                                             : 0;
+    if (index >= engines) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (ze_result_t r = device->ready(); r != ZE_RESULT_SUCCESS) return r;
+    const DriverApi& api = device->api();
+    ContextScope scope(api, device->context());
+    CUstream stream = nullptr;
+    if (CUresult r = api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) return device->check(r);
+    try {
+        *out = std::make_shared<CudaQueue>(device, ordinal, index, stream);
+    } catch (const std::bad_alloc&) {
+        api.cuStreamDestroy(stream);
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+CudaQueue::CudaQueue(std::shared_ptr<CudaDevice> device, uint32_t ordinal, uint32_t index, CUstream stream)
+    : device_(std::move(device)), api_(device_->api()), ordinal_(ordinal), index_(index), stream_(stream) {}
+
+CudaQueue::~CudaQueue() {
+    // Work still queued completes; the stream's resources go once it has.
+    ContextScope scope(api_, device_->context());
+    api_.cuStreamDestroy(stream_);
+}
+
+ze_result_t CudaQueue::check_events(const hal::EventRef& signal, std::span<const hal::EventRef> waits,
+                                    CudaEvent** signal_event) const {
+    *signal_event = nullptr;
+    if (signal) {
+        *signal_event = cuda_event_of(signal, *device_);
+        if (!*signal_event) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    }
+    for (const hal::EventRef& w : waits) {
+        if (!w) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        if (!cuda_event_of(w, *device_)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+CUresult CudaQueue::begin_locked(CudaEvent* signal, std::span<const hal::EventRef> waits) {
+    for (const hal::EventRef& w : waits) {
+        auto* e = static_cast<CudaEvent*>(w.get());
+        // Already signalled: nothing to wait for (a reset after this point is the caller's race).
+        if (e->flag() != 0) continue;
+        if (CUresult r = api_.cuStreamWaitValue32(stream_, e->flag_address(), kSignalledByHost,
+                                                  CU_STREAM_WAIT_VALUE_GEQ);
+            r != CUDA_SUCCESS)
+            return r;
+    }
+    if (signal && signal->records_timestamps())
+        return device_->kernels().timestamp(api_, stream_, &signal->slot()->start);
+    return CUDA_SUCCESS;
+}
+
+CUresult CudaQueue::end_locked(CudaEvent* signal) {
+    if (!signal) return CUDA_SUCCESS;
+    if (signal->records_timestamps())
+        return device_->kernels().timestamp_signal(api_, stream_, &signal->slot()->end, &signal->slot()->flag,
+                                                   kSignalledWithTimestamps);
+    // The default flags put a system-wide fence before the write: the work's results are
+    // visible to whoever sees the flag.
+    return api_.cuStreamWriteValue32(stream_, signal->flag_address(), kSignalledByHost, CU_STREAM_WRITE_VALUE_DEFAULT);
+}
+
+CUresult CudaQueue::probe_export_locked(const hal::Allocation& dst_alloc, const void* dst, size_t size) {
+    if (!dst_alloc.info.imported) return CUDA_SUCCESS;
+    CudaTrace* trace = device_->trace();
+    if (!trace) return CUDA_SUCCESS;
+    ExportProbeSlot* slot = trace->reserve_export_probe();
+    if (!slot) return CUDA_SUCCESS;
+    return device_->kernels().export_probe(api_, stream_, dst, static_cast<uint32_t>(std::min<size_t>(size, 4)), slot);
+}
+
+ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, const hal::EventRef& signal,
+                                   std::span<const hal::EventRef> waits) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    hal::Allocation dst_alloc;
+    if (ze_result_t r = device_->find_range(dst, size, &dst_alloc); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_->find_range(src, size, nullptr); r != ZE_RESULT_SUCCESS) return r;
+    if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
+    CudaEvent* signal_event = nullptr;
+    if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
+
+    ContextScope scope(api_, device_->context());
+    std::lock_guard lock(mu_);
+    CUresult r = begin_locked(signal_event, waits);
+    if (r == CUDA_SUCCESS) r = api_.cuMemcpyAsync(address(dst), address(src), size, stream_);
+    if (r == CUDA_SUCCESS) r = probe_export_locked(dst_alloc, dst, size);
+    if (r == CUDA_SUCCESS) r = end_locked(signal_event);
+    return device_->check(r);
+}
+
+CUresult CudaQueue::fill_locked(CUdeviceptr dst, const uint8_t* pattern, size_t pattern_size, size_t size) {
+    const size_t p = period_of(pattern, pattern_size);
+    if (p == 1) return api_.cuMemsetD8Async(dst, pattern[0], size, stream_);
+    uint32_t word = 0;
+    if (p == 2 && dst % 2 == 0) {
+        uint16_t half = 0;
+        std::memcpy(&half, pattern, 2);
+        return api_.cuMemsetD16Async(dst, half, size / 2, stream_);
+    }
+    if (p == 4 && dst % 4 == 0) {
+        std::memcpy(&word, pattern, 4);
+        return api_.cuMemsetD32Async(dst, word, size / 4, stream_);
+    }
+    // A longer period, or a start the wide memsets cannot take: one strided memset per
+    // 32-bit word (per byte when unaligned) of the period, a row per repetition.
+    const size_t rows = size / p;
+    if (dst % 4 == 0 && p % 4 == 0) {
+        for (size_t j = 0; j < p; j += 4) {
+            std::memcpy(&word, pattern + j, 4);
+            if (CUresult r = api_.cuMemsetD2D32Async(dst + j, p, word, 1, rows, stream_); r != CUDA_SUCCESS) return r;
+        }
+        return CUDA_SUCCESS;
+    }
+    for (size_t j = 0; j < p; ++j) {
+        if (CUresult r = api_.cuMemsetD2D8Async(dst + j, p, pattern[j], 1, rows, stream_); r != CUDA_SUCCESS) return r;
+    }
+    return CUDA_SUCCESS;
+}
+
+ze_result_t CudaQueue::append_fill(void* dst, const void* pattern, size_t pattern_size, size_t size,
+                                   const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!dst || !pattern) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (size == 0 || pattern_size == 0 || pattern_size > 128 || !std::has_single_bit(pattern_size) ||
+        size % pattern_size != 0)
+        return ZE_RESULT_ERROR_INVALID_SIZE;
+    hal::Allocation dst_alloc;
+    if (ze_result_t r = device_->find_range(dst, size, &dst_alloc); r != ZE_RESULT_SUCCESS) return r;
+    CudaEvent* signal_event = nullptr;
+    if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
+
+    ContextScope scope(api_, device_->context());
+    std::lock_guard lock(mu_);
+    CUresult r = begin_locked(signal_event, waits);
+    if (r == CUDA_SUCCESS) r = fill_locked(address(dst), static_cast<const uint8_t*>(pattern), pattern_size, size);
+    if (r == CUDA_SUCCESS) r = probe_export_locked(dst_alloc, dst, size);
+    if (r == CUDA_SUCCESS) r = end_locked(signal_event);
+    return device_->check(r);
+}
+
+ze_result_t CudaQueue::append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    CudaEvent* signal_event = nullptr;
+    if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
+    // Stream order already puts everything submitted before behind the barrier's signal.
+    ContextScope scope(api_, device_->context());
+    std::lock_guard lock(mu_);
+    CUresult r = begin_locked(signal_event, waits);
+    if (r == CUDA_SUCCESS) r = end_locked(signal_event);
+    return device_->check(r);
+}
+
+ze_result_t CudaQueue::host_synchronize(uint64_t timeout_ns) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    ContextScope scope(api_, device_->context());
+    if (timeout_ns == kWaitForever) return device_->check(api_.cuStreamSynchronize(stream_));
+    CUresult r = CUDA_ERROR_NOT_READY;
+    poll_until(
+        [&] {
+            r = api_.cuStreamQuery(stream_);
+            return r != CUDA_ERROR_NOT_READY;
+        },
+        timeout_ns);
+    return r == CUDA_ERROR_NOT_READY ? ZE_RESULT_NOT_READY : device_->check(r);
+}
+
+ze_result_t CudaQueue::cancel(const hal::EventRef& signal) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!signal) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!cuda_event_of(signal, *device_)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    return ZE_RESULT_NOT_READY;
+}
+
+}  // namespace zehal::cuda

@@ -1,0 +1,65 @@
+// Queues of the CUDA backend: one non-blocking stream each.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+
+#include "hal/cuda/cuda_device.hpp"
+#include "hal/cuda/cuda_event.hpp"
+#include "hal/queue.hpp"
+
+namespace zehal::cuda {
+
+// A queue on a CUDA stream created with CU_STREAM_NON_BLOCKING. A command is its waits
+// (cuStreamWaitValue32 on each event flag not yet set), the work (cuMemcpyAsync or
+// cuMemset*Async), and its signal (cuStreamWriteValue32 of the flag; for timestamp events
+// the timer kernel before the work and the timer-and-signal kernel after it). The CUDA
+// driver picks the engine: ordinal and index only select which queue the caller gets.
+class CudaQueue final : public hal::Queue {
+public:
+    // A queue on `device` (ready) for engine `index` of group `ordinal`.
+    static ze_result_t create(const std::shared_ptr<CudaDevice>& device, uint32_t ordinal, uint32_t index,
+                              std::shared_ptr<hal::Queue>* out);
+    CudaQueue(std::shared_ptr<CudaDevice> device, uint32_t ordinal, uint32_t index, CUstream stream);
+    ~CudaQueue() override;
+
+    ze_result_t append_copy(void* dst, const void* src, size_t size, const hal::EventRef& signal,
+                            std::span<const hal::EventRef> waits) override;
+    ze_result_t append_fill(void* dst, const void* pattern, size_t pattern_size, size_t size,
+                            const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    ze_result_t append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    ze_result_t host_synchronize(uint64_t timeout_ns) override;
+    // Streams cannot take commands back: NOT_READY (wait for the command) for an event of
+    // this device, INVALID_NULL_HANDLE for a null one, INVALID_ARGUMENT for a foreign one.
+    ze_result_t cancel(const hal::EventRef& signal) override;
+    uint32_t ordinal() const override { return ordinal_; }
+    uint32_t index() const override { return index_; }
+
+    // The stream (for benchmarks beside raw CUDA).
+    CUstream stream() const noexcept { return stream_; }
+
+private:
+    // Checks `signal` and `waits` (null entries, foreign events) into *signal_event.
+    ze_result_t check_events(const hal::EventRef& signal, std::span<const hal::EventRef> waits,
+                             CudaEvent** signal_event) const;
+    // Enqueues the waits and, for a timestamp event, the start timer. Caller holds mu_.
+    CUresult begin_locked(CudaEvent* signal, std::span<const hal::EventRef> waits);
+    // Enqueues the signal (and end timer). Caller holds mu_.
+    CUresult end_locked(CudaEvent* signal);
+    // Enqueues the fill itself. Caller holds mu_.
+    CUresult fill_locked(CUdeviceptr dst, const uint8_t* pattern, size_t pattern_size, size_t size);
+    // Enqueues a probe of the first word written at `dst` when it is exported memory the
+    // tracer watches. Caller holds mu_.
+    CUresult probe_export_locked(const hal::Allocation& dst_alloc, const void* dst, size_t size);
+
+    const std::shared_ptr<CudaDevice> device_;
+    const DriverApi& api_;
+    const uint32_t ordinal_;
+    const uint32_t index_;
+    const CUstream stream_;
+    std::mutex mu_;  // keeps each command's waits, work and signal together on the stream
+};
+
+}  // namespace zehal::cuda

@@ -1,0 +1,516 @@
+#include "hal/cuda/cuda_trace.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <string_view>
+
+#include "common/clock.hpp"
+#include "hal/trace_record.hpp"
+
+#ifdef ZEHAL_HAVE_CUPTI_H
+#include "hal/cuda/cupti_api.hpp"
+#endif
+
+namespace zehal::cuda {
+namespace {
+
+// Group indices in groups().
+enum GroupIndex : uint32_t { kEngineGroup = 0, kExportGroup = 1 };
+
+// Device-wide metric ids, in group order.
+enum MetricId : uint32_t {
+    kCommandStart = 0,
+    kCommandEnd,
+    kCommandBytes,
+    kCommandOrdinal,
+    kCommandEngine,
+    kCommandQueue,
+    kCommandType,
+    kExportWrite,
+    kExportMemory,
+};
+
+// Records one command produces: every metric of the engine group.
+constexpr size_t kRecordsPerCommand = kExportWrite - kCommandStart;
+
+// Command types of the CommandType metric (the sim's 0-2, plus kernels).
+enum CommandType : uint32_t { kCopy = 0, kFill = 1, kKernel = 3 };
+
+// Hardware buffer and export probe ring sizes.
+constexpr size_t kBufferRecords = (1u << 20) / sizeof(hal::TraceRecord);
+constexpr size_t kProbeSlots = 1024;
+// Least time between two CUPTI flushes asked for by the drainer.
+constexpr uint64_t kFlushEveryNs = 2'000'000;
+
+hal::MetricInfo metric(const char* name, const char* description, const char* component, uint32_t type,
+                       uint32_t result, const char* units) {
+    hal::MetricInfo m;
+    m.name = name;
+    m.description = description;
+    m.component = component;
+    m.tier = 1;
+    m.metric_type = type;
+    m.result_type = result;
+    m.units = units;
+    return m;
+}
+
+std::vector<hal::MetricGroupInfo> make_groups() {
+    std::vector<hal::MetricGroupInfo> g(2);
+    g[kEngineGroup].name = "EngineEvents";
+    g[kEngineGroup].description = "Per-command events of the GPU (kernels, memcpy, memset) from CUPTI activity records";
+    g[kEngineGroup].sampling_types = hal::kSamplingTracerBased;
+    g[kEngineGroup].type_flags = hal::kGroupOther;
+    g[kEngineGroup].domain = 0;
+    g[kEngineGroup].first_metric_id = kCommandStart;
+    g[kEngineGroup].metrics = {
+        metric("CommandStart", "A command started on the GPU; value: its CUPTI correlation id", "engine",
+               hal::kMetricEventExpStart, hal::kUint64, ""),
+        metric("CommandEnd", "A command completed on the GPU; value: its CUPTI correlation id", "engine",
+               hal::kMetricEventExpEnd, hal::kUint64, ""),
+        metric("BytesMoved", "Bytes the command wrote (0 for kernels)", "engine", hal::kMetricEvent, hal::kUint64,
+               "bytes"),
+        metric("EngineOrdinal", "Engine group of the command (0 compute: kernels, 1 copy: memcpy and memset)",
+               "engine", hal::kMetricRaw, hal::kUint32, ""),
+        metric("EngineIndex", "Engine of the command inside its group (the CUDA channel, 0 when unknown)", "engine",
+               hal::kMetricRaw, hal::kUint32, ""),
+        metric("QueueId", "CUDA stream id of the command", "engine", hal::kMetricRaw, hal::kUint64, ""),
+        metric("CommandType", "Kind of command (0 copy, 1 fill, 3 kernel)", "engine", hal::kMetricRaw, hal::kUint32,
+               ""),
+    };
+    g[kExportGroup].name = "ExportMemory";
+    g[kExportGroup].description = "Writes by device commands into the group's exported memory";
+    g[kExportGroup].sampling_types = hal::kSamplingTracerBased;
+    g[kExportGroup].type_flags = hal::kGroupExportDmaBuf;
+    g[kExportGroup].domain = 1;
+    g[kExportGroup].first_metric_id = kExportWrite;
+    g[kExportGroup].metrics = {
+        metric("ExportWrite", "A device command wrote into the exported memory; value: first 32-bit word written",
+               "export", hal::kMetricEvent, hal::kUint32, ""),
+        metric("ExportMemory", "The exported memory itself (dma-buf fd and size)", "export",
+               hal::kMetricExpExportDmaBuf, hal::kUint64, "bytes"),
+    };
+    return g;
+}
+
+hal::TraceRecord record(uint16_t kind, uint32_t metric, uint64_t ticks, uint64_t value) {
+    return hal::TraceRecord{kind, static_cast<uint16_t>(sizeof(hal::TraceRecord)), metric, ticks, value,
+                            hal::kRootDevice, 0};
+}
+
+// One GPU command as CUPTI reports it, timestamps in host ns (CLOCK_MONOTONIC_RAW).
+struct Activity {
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint64_t bytes;
+    uint32_t ordinal;
+    uint32_t engine;
+    uint64_t stream;
+    uint32_t type;
+    uint64_t correlation;
+};
+
+#ifdef ZEHAL_HAVE_CUPTI_H
+class CudaTraceImpl;
+
+// CUPTI's activity API is process-wide: one hub enables it while any device's trace
+// source runs and hands each record to the source of its device.
+class CuptiHub {
+public:
+    static CuptiHub& instance(const CuptiApi& api) {
+        // Never destroyed: CUPTI may call back while the process exits.
+        static CuptiHub* const hub = new CuptiHub(api);
+        return *hub;
+    }
+    void attach(int ordinal, CudaTraceImpl* t) {
+        std::lock_guard lock(dispatch_mu_);
+        if (sources_.size() <= static_cast<size_t>(ordinal)) sources_.resize(static_cast<size_t>(ordinal) + 1);
+        sources_[static_cast<size_t>(ordinal)] = t;
+    }
+    void detach(int ordinal) {
+        std::lock_guard lock(dispatch_mu_);
+        sources_[static_cast<size_t>(ordinal)] = nullptr;
+    }
+    // Enables the activity kinds for one more user.
+    ze_result_t start();
+    // Flushes what CUPTI holds, then disables the kinds when the last user stops.
+    void stop();
+    // Hands every completed record over now.
+    void flush() { api_.cuptiActivityFlushAll(0); }
+
+private:
+    explicit CuptiHub(const CuptiApi& api) : api_(api) {}
+    static constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                                    CUPTI_ACTIVITY_KIND_MEMSET};
+    static constexpr size_t kCuptiBufferBytes = 1u << 20;
+
+    static void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
+    static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size,
+                                          size_t valid);
+    static uint64_t CUPTIAPI timestamp() { return host_now_ns(); }
+    void dispatch(CUcontext ctx, uint8_t* buffer, size_t valid);
+
+    const CuptiApi& api_;
+    std::mutex control_mu_;  // users_ and enabling
+    int users_ = 0;
+    std::mutex dispatch_mu_;  // sources_; held while records are handed over
+    std::vector<CudaTraceImpl*> sources_;
+};
+
+CuptiHub* g_hub = nullptr;  // set before CUPTI can call back (callbacks are plain functions)
+#endif
+
+class CudaTraceImpl final : public CudaTrace {
+public:
+    CudaTraceImpl(const DriverApi& api, int ordinal, DeviceClock* clock, ExportProbeSlot* probes)
+        : api_(api), ordinal_(ordinal), clock_(clock), probes_(probes), probe_state_(kProbeSlots, 0),
+          buffer_(kBufferRecords), lost_before_(kBufferRecords, 0) {}
+
+    ~CudaTraceImpl() override {
+        stop();
+#ifdef ZEHAL_HAVE_CUPTI_H
+        if (hub_) hub_->detach(ordinal_);
+#endif
+        api_.cuMemFreeHost(probes_);
+    }
+
+#ifdef ZEHAL_HAVE_CUPTI_H
+    void set_hub(CuptiHub* hub) {
+        hub_ = hub;
+        hub_->attach(ordinal_, this);
+    }
+#endif
+
+    ze_result_t start(std::span<const uint32_t> groups) override {
+        if (groups.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
+        uint32_t mask = 0;
+        for (uint32_t g : groups) {
+            if (g >= CudaTrace::groups().size()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+            if (!(CudaTrace::groups()[g].sampling_types & hal::kSamplingTracerBased))
+                return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+            mask |= 1u << g;
+        }
+        std::lock_guard control(control_mu_);
+        // A fit of the clock must exist before CUPTI's callbacks convert timestamps.
+        uint64_t ticks = 0;
+        if (ze_result_t r = clock_->to_ticks(host_now_ns(), &ticks); r != ZE_RESULT_SUCCESS) return r;
+        stop_locked();
+        {
+            std::lock_guard lock(mu_);
+            head_ = 0;
+            count_ = 0;
+            lost_tail_ = 0;
+            std::fill(lost_before_.begin(), lost_before_.end(), 0);
+            // Probes still in flight belong to the previous run: dropped when they land.
+            for (uint8_t& s : probe_state_) s = s ? kProbeStale : kProbeFree;
+            // Relaxed: every writer of produced_ holds mu_; readers only want a current figure.
+            produced_.store(0, std::memory_order_relaxed);
+            started_ = mask;
+        }
+#ifdef ZEHAL_HAVE_CUPTI_H
+        if (mask & (1u << kEngineGroup)) {
+            if (ze_result_t r = hub_->start(); r != ZE_RESULT_SUCCESS) {
+                std::lock_guard lock(mu_);
+                started_ = 0;
+                return r;
+            }
+            hub_started_ = true;
+        }
+#endif
+        return ZE_RESULT_SUCCESS;
+    }
+
+    ze_result_t stop() override {
+        std::lock_guard control(control_mu_);
+        stop_locked();
+        return ZE_RESULT_SUCCESS;
+    }
+
+    size_t drain(void* dst, size_t capacity, uint64_t* lost) override {
+        const size_t max_records = dst ? capacity / sizeof(hal::TraceRecord) : 0;
+        if (max_records == 0) return 0;
+#ifdef ZEHAL_HAVE_CUPTI_H
+        // Relaxed: only this (single) drainer reads and writes the flush time.
+        if (hub_started_.load(std::memory_order_relaxed)) {
+            const uint64_t now = host_now_ns();
+            if (now - last_flush_ns_ >= kFlushEveryNs) {
+                last_flush_ns_ = now;
+                hub_->flush();
+            }
+        }
+#endif
+        auto* out = static_cast<hal::TraceRecord*>(dst);
+        std::lock_guard lock(mu_);
+        harvest_probes_locked();
+        if (count_ == 0) {
+            if (lost) *lost += lost_tail_;
+            lost_tail_ = 0;
+            return 0;
+        }
+        // Losses in front of the first record belong before this batch; the batch stops at
+        // the next record with losses in front of it, so each gap is reported in its place.
+        if (lost) *lost += lost_before_[head_];
+        lost_before_[head_] = 0;
+        size_t n = 1;
+        const size_t limit = std::min(max_records, count_);
+        while (n < limit && lost_before_[(head_ + n) % kBufferRecords] == 0) ++n;
+        const size_t first = std::min(n, kBufferRecords - head_);
+        std::memcpy(out, &buffer_[head_], first * sizeof(hal::TraceRecord));
+        std::memcpy(out + first, buffer_.data(), (n - first) * sizeof(hal::TraceRecord));
+        head_ = (head_ + n) % kBufferRecords;
+        count_ -= n;
+        return n * sizeof(hal::TraceRecord);
+    }
+
+    uint64_t produced() const override {
+        // Relaxed: a statistic; the lock of the writers orders it with the records.
+        return produced_.load(std::memory_order_relaxed);
+    }
+
+    size_t capacity() const override { return kBufferRecords * sizeof(hal::TraceRecord); }
+
+    ExportProbeSlot* reserve_export_probe() override {
+        std::lock_guard lock(mu_);
+        if (!(started_ & (1u << kExportGroup))) return nullptr;
+        if (probe_head_ - probe_tail_ == kProbeSlots) {
+            // Every slot in flight: the write's record is lost.
+            produced_.store(produced_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+            ++lost_tail_;
+            return nullptr;
+        }
+        const size_t i = probe_head_++ % kProbeSlots;
+        probe_state_[i] = kProbeLive;
+        ExportProbeSlot* slot = &probes_[i];
+        // The device writes the slot; clear the flag it sets last before handing it out.
+        *const_cast<volatile uint32_t*>(&slot->ready) = 0;
+        return slot;
+    }
+
+    // A GPU command CUPTI reported for this device (any thread; CUPTI's callbacks).
+    void on_activity(const Activity& a) {
+        uint64_t start = 0, end = 0;
+        if (!clock_->to_ticks_fitted(a.start_ns, &start) || !clock_->to_ticks_fitted(a.end_ns, &end)) return;
+        const hal::TraceRecord recs[kRecordsPerCommand] = {
+            record(hal::kRecordSample, kCommandStart, start, a.correlation),
+            record(hal::kRecordSample, kCommandEnd, end, a.correlation),
+            record(hal::kRecordSample, kCommandBytes, end, a.bytes),
+            record(hal::kRecordSample, kCommandOrdinal, end, a.ordinal),
+            record(hal::kRecordSample, kCommandEngine, end, a.engine),
+            record(hal::kRecordSample, kCommandQueue, end, a.stream),
+            record(hal::kRecordSample, kCommandType, end, a.type),
+        };
+        std::lock_guard lock(mu_);
+        if (!(started_ & (1u << kEngineGroup))) return;
+        push_locked(recs, kRecordsPerCommand);
+    }
+
+    // Records CUPTI itself dropped (its buffers were full).
+    void on_cupti_dropped(size_t n) {
+        std::lock_guard lock(mu_);
+        if (!(started_ & (1u << kEngineGroup))) return;
+        produced_.store(produced_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+        lost_tail_ += n;
+    }
+
+private:
+    static constexpr uint8_t kProbeFree = 0;
+    static constexpr uint8_t kProbeLive = 1;
+    static constexpr uint8_t kProbeStale = 2;
+
+    // Caller holds control_mu_.
+    void stop_locked() {
+#ifdef ZEHAL_HAVE_CUPTI_H
+        // CUPTI's last records land while the engine group still counts as started.
+        if (hub_started_) {
+            hub_->stop();
+            hub_started_ = false;
+        }
+#endif
+        std::lock_guard lock(mu_);
+        harvest_probes_locked();
+        started_ = 0;
+    }
+
+    // Appends `n` records, all or none; counts them as dropped in front of the next record
+    // that gets in when they do not fit. Caller holds mu_.
+    void push_locked(const hal::TraceRecord* recs, size_t n) {
+        // Relaxed: see produced().
+        produced_.store(produced_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+        if (kBufferRecords - count_ < n) {
+            lost_tail_ += n;
+            return;
+        }
+        for (size_t i = 0; i < n; ++i) {
+            const size_t slot = (head_ + count_) % kBufferRecords;
+            buffer_[slot] = recs[i];
+            lost_before_[slot] = lost_tail_;
+            lost_tail_ = 0;
+            ++count_;
+        }
+    }
+
+    // Moves landed export probes into the buffer and frees their slots. Caller holds mu_.
+    void harvest_probes_locked() {
+        for (size_t p = probe_tail_; p != probe_head_; ++p) {
+            const size_t i = p % kProbeSlots;
+            if (probe_state_[i] == kProbeFree) continue;
+            ExportProbeSlot* slot = &probes_[i];
+            if (*const_cast<volatile uint32_t*>(&slot->ready) == 0) continue;
+            // Acquire: the ticks and word the device wrote before the flag are seen.
+            std::atomic_thread_fence(std::memory_order_acquire);
+            if (probe_state_[i] == kProbeLive && (started_ & (1u << kExportGroup))) {
+                const hal::TraceRecord r = record(hal::kRecordExportWrite, kExportWrite,
+                                                  *const_cast<volatile uint64_t*>(&slot->ticks),
+                                                  *const_cast<volatile uint32_t*>(&slot->word));
+                push_locked(&r, 1);
+            }
+            probe_state_[i] = kProbeFree;
+        }
+        while (probe_tail_ != probe_head_ && probe_state_[probe_tail_ % kProbeSlots] == kProbeFree) ++probe_tail_;
+    }
+
+    const DriverApi& api_;
+    const int ordinal_;
+    DeviceClock* const clock_;
+#ifdef ZEHAL_HAVE_CUPTI_H
+    CuptiHub* hub_ = nullptr;
+    std::atomic<bool> hub_started_{false};
+    uint64_t last_flush_ns_ = 0;
+#endif
+
+    std::mutex control_mu_;  // serialises start and stop
+
+    mutable std::mutex mu_;  // everything below
+    ExportProbeSlot* const probes_;  // pinned, mapped
+    std::vector<uint8_t> probe_state_;
+    size_t probe_head_ = 0;  // next slot to hand out (a position; slot = position % kProbeSlots)
+    size_t probe_tail_ = 0;  // oldest slot not yet free
+    std::vector<hal::TraceRecord> buffer_;
+    std::vector<uint64_t> lost_before_;  // records dropped just before each slot's record
+    size_t head_ = 0;
+    size_t count_ = 0;
+    uint64_t lost_tail_ = 0;  // records dropped after the last buffered one
+    uint32_t started_ = 0;    // bit per started group
+    std::atomic<uint64_t> produced_{0};
+};
+
+#ifdef ZEHAL_HAVE_CUPTI_H
+ze_result_t CuptiHub::start() {
+    std::lock_guard lock(control_mu_);
+    if (users_++ > 0) return ZE_RESULT_SUCCESS;
+    // Timestamps in CLOCK_MONOTONIC_RAW ns, registered before any kind is enabled; the
+    // callbacks again on every start, since another CUPTI user may have replaced them.
+    api_.cuptiActivityRegisterTimestampCallback(&CuptiHub::timestamp);
+    CUptiResult r = api_.cuptiActivityRegisterCallbacks(&CuptiHub::buffer_requested, &CuptiHub::buffer_completed);
+    for (size_t i = 0; r == CUPTI_SUCCESS && i < std::size(kKinds); ++i) r = api_.cuptiActivityEnable(kKinds[i]);
+    if (r != CUPTI_SUCCESS) {
+        for (CUpti_ActivityKind k : kKinds) api_.cuptiActivityDisable(k);
+        --users_;
+        return r == CUPTI_ERROR_NOT_INITIALIZED || r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
+                   ? ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE
+                   : ZE_RESULT_ERROR_UNKNOWN;
+    }
+    // Completed buffers are handed over at least this often (ms) without asking.
+    api_.cuptiActivityFlushPeriod(10);
+    return ZE_RESULT_SUCCESS;
+}
+
+void CuptiHub::stop() {
+    std::lock_guard lock(control_mu_);
+    api_.cuptiActivityFlushAll(0);
+    if (--users_ > 0) return;
+    for (CUpti_ActivityKind k : kKinds) api_.cuptiActivityDisable(k);
+    api_.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void CUPTIAPI CuptiHub::buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+    // CUPTI wants 8-byte alignment; new[] of a large block gives at least 16.
+    *buffer = new (std::nothrow) uint8_t[kCuptiBufferBytes];
+    *size = *buffer ? kCuptiBufferBytes : 0;
+    *max_records = 0;
+}
+
+void CUPTIAPI CuptiHub::buffer_completed(CUcontext ctx, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+    if (g_hub && buffer) g_hub->dispatch(ctx, buffer, valid);
+    delete[] buffer;
+}
+
+void CuptiHub::dispatch(CUcontext ctx, uint8_t* buffer, size_t valid) {
+    std::lock_guard lock(dispatch_mu_);
+    auto source = [&](uint32_t device) -> CudaTraceImpl* {
+        return device < sources_.size() ? sources_[device] : nullptr;
+    };
+    CUpti_Activity* rec = nullptr;
+    while (api_.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+        switch (rec->kind) {
+            case CUPTI_ACTIVITY_KIND_KERNEL:
+            case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+                const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+                // zehal's own timestamp and probe kernels are not the user's commands.
+                if (k->name && std::string_view(k->name).starts_with("zehal_")) break;
+                if (CudaTraceImpl* t = source(k->deviceId))
+                    t->on_activity({k->start, k->end, 0, 0, k->channelID, k->streamId, kKernel, k->correlationId});
+                break;
+            }
+            case CUPTI_ACTIVITY_KIND_MEMCPY: {
+                const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+                if (CudaTraceImpl* t = source(m->deviceId))
+                    t->on_activity({m->start, m->end, m->bytes, 1, m->channelID, m->streamId, kCopy, m->correlationId});
+                break;
+            }
+            case CUPTI_ACTIVITY_KIND_MEMSET: {
+                const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
+                if (CudaTraceImpl* t = source(m->deviceId))
+                    t->on_activity({m->start, m->end, m->bytes, 1, m->channelID, m->streamId, kFill, m->correlationId});
+                break;
+            }
+            default:
+                break;
+        }
+    }
+    size_t dropped = 0;
+    if (api_.cuptiActivityGetNumDroppedRecords(ctx, 0, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+        for (CudaTraceImpl* t : sources_)
+            if (t) t->on_cupti_dropped(dropped);
+    }
+}
+#endif
+
+}  // namespace
+
+const std::vector<hal::MetricGroupInfo>& CudaTrace::groups() {
+    static const std::vector<hal::MetricGroupInfo> all = make_groups();
+    return all;
+}
+
+uint32_t CudaTrace::export_group() { return kExportGroup; }
+
+std::unique_ptr<CudaTrace> CudaTrace::create(const DriverApi& api, int ordinal, DeviceClock* clock, std::string* why) {
+#ifdef ZEHAL_HAVE_CUPTI_H
+    const CuptiApi* cupti = cupti_api(why);
+    if (!cupti) return nullptr;
+    void* probes = nullptr;
+    if (CUresult r = api.cuMemHostAlloc(&probes, kProbeSlots * sizeof(ExportProbeSlot),
+                                        CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+        r != CUDA_SUCCESS) {
+        *why = "no pinned memory for export probes: " + error_name(api, r);
+        return nullptr;
+    }
+    std::memset(probes, 0, kProbeSlots * sizeof(ExportProbeSlot));
+    CuptiHub& hub = CuptiHub::instance(*cupti);
+    g_hub = &hub;
+    auto trace = std::make_unique<CudaTraceImpl>(api, ordinal, clock, static_cast<ExportProbeSlot*>(probes));
+    trace->set_hub(&hub);
+    return trace;
+#else
+    (void)api;
+    (void)ordinal;
+    (void)clock;
+    *why = "built without CUPTI headers (cupti_activity.h)";
+    return nullptr;
+#endif
+}
+
+}  // namespace zehal::cuda

@@ -1,0 +1,31 @@
+// CUPTI's activity API, resolved at run time from libcupti.so* (nothing is linked).
+#pragma once
+
+#include <cupti_activity.h>
+#include <cupti_result.h>
+#include <cupti_version.h>
+
+#include <string>
+
+namespace zehal::cuda {
+
+// The CUPTI entry points zehal uses, with the header's signatures.
+#define ZEHAL_CUPTI_FUNCTIONS(X)                                                                  \
+    X(cuptiGetVersion) X(cuptiGetResultString) X(cuptiActivityEnable) X(cuptiActivityDisable)    \
+    X(cuptiActivityRegisterCallbacks) X(cuptiActivityFlushAll) X(cuptiActivityGetNextRecord)     \
+    X(cuptiActivityGetNumDroppedRecords) X(cuptiActivityRegisterTimestampCallback)               \
+    X(cuptiActivityFlushPeriod)
+
+struct CuptiApi {
+#define ZEHAL_CUPTI_DECLARE(name) decltype(&::name) name = nullptr;
+    ZEHAL_CUPTI_FUNCTIONS(ZEHAL_CUPTI_DECLARE)
+#undef ZEHAL_CUPTI_DECLARE
+};
+
+// The CUPTI table, loaded on first use (thread-safe), from ZEHAL_CUPTI_LIBRARY if set,
+// else the loader's search path, else the toolkit's usual places (CUDA_HOME, CUDA_PATH,
+// /usr/local/cuda*: extras/CUPTI/lib64 and lib64). Null when none loads, an entry point
+// is missing, or its major version differs from the header's; *why then says which.
+const CuptiApi* cupti_api(std::string* why);
+
+}  // namespace zehal::cuda

@@ -1,0 +1,137 @@
+#include "hal/cuda/device_clock.hpp"
+
+#include <algorithm>
+
+#include "common/clock.hpp"
+
+namespace zehal::cuda {
+
+namespace {
+// Reads per batch, batches kept for the drift fit, and the shortest span the fit needs.
+constexpr int kSamplesPerBatch = 16;
+constexpr size_t kMaxPoints = 32;
+constexpr uint64_t kMinDriftSpanNs = 100'000'000;
+}  // namespace
+
+CUresult DeviceClock::init(const DriverApi& api, CUcontext ctx, const DeviceKernels* kernels) {
+    api_ = &api;
+    ctx_ = ctx;
+    kernels_ = kernels;
+    CUresult r = api.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS) {
+        stream_ = nullptr;
+        return r;
+    }
+    void* slot = nullptr;
+    r = api.cuMemHostAlloc(&slot, sizeof(uint64_t), CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    if (r != CUDA_SUCCESS) {
+        shutdown();
+        return r;
+    }
+    slot_ = static_cast<uint64_t*>(slot);
+    return CUDA_SUCCESS;
+}
+
+void DeviceClock::shutdown() {
+    if (stream_) api_->cuStreamDestroy(stream_);
+    if (slot_) api_->cuMemFreeHost(slot_);
+    stream_ = nullptr;
+    slot_ = nullptr;
+}
+
+ze_result_t DeviceClock::sample_batch_locked() {
+    ContextScope scope(*api_, ctx_);
+    int64_t lo = INT64_MIN;  // largest ticks − after
+    int64_t hi = INT64_MAX;  // smallest ticks − before
+    uint64_t best_window = ~0ull;
+    Point best{};
+    for (int i = 0; i < kSamplesPerBatch; ++i) {
+        const uint64_t before = host_now_ns();
+        CUresult r = kernels_->timestamp(*api_, stream_, slot_);
+        if (r == CUDA_SUCCESS) r = api_->cuStreamSynchronize(stream_);
+        const uint64_t after = host_now_ns();
+        if (r != CUDA_SUCCESS) return to_ze_result(r);
+        // The kernel's store reached host memory before the stream completed.
+        const auto ticks = static_cast<int64_t>(*const_cast<volatile uint64_t*>(slot_));
+        lo = std::max(lo, ticks - static_cast<int64_t>(after));
+        hi = std::min(hi, ticks - static_cast<int64_t>(before));
+        if (after - before < best_window) {
+            best_window = after - before;
+            best = {before + (after - before) / 2, ticks - static_cast<int64_t>(before + (after - before) / 2)};
+        }
+    }
+    // Windows that do not intersect mean the clocks moved apart inside the batch: keep the
+    // narrowest window's middle instead.
+    if (lo <= hi) best.offset = lo + (hi - lo) / 2;
+    points_.push_back(best);
+    if (points_.size() > kMaxPoints) points_.pop_front();
+    // Least-squares slope of offset over host time, once the points span long enough.
+    drift_ = 0;
+    if (points_.size() >= 2 && points_.back().host_ns - points_.front().host_ns >= kMinDriftSpanNs) {
+        const long double n = static_cast<long double>(points_.size());
+        long double mx = 0, my = 0;
+        for (const Point& p : points_) {
+            mx += static_cast<long double>(p.host_ns - points_.front().host_ns);
+            my += static_cast<long double>(p.offset - points_.front().offset);
+        }
+        mx /= n;
+        my /= n;
+        long double sxy = 0, sxx = 0;
+        for (const Point& p : points_) {
+            const long double dx = static_cast<long double>(p.host_ns - points_.front().host_ns) - mx;
+            const long double dy = static_cast<long double>(p.offset - points_.front().offset) - my;
+            sxy += dx * dy;
+            sxx += dx * dx;
+        }
+        if (sxx > 0) drift_ = sxy / sxx;
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t DeviceClock::refresh_locked() {
+    if (!points_.empty() && host_now_ns() - points_.back().host_ns < kRefreshNs) return ZE_RESULT_SUCCESS;
+    return sample_batch_locked();
+}
+
+long double DeviceClock::offset_at_locked(uint64_t host_ns) const {
+    const Point& p = points_.back();
+    const long double dt = static_cast<long double>(host_ns) - static_cast<long double>(p.host_ns);
+    return static_cast<long double>(p.offset) + drift_ * dt;
+}
+
+ze_result_t DeviceClock::now(uint64_t* host_ns, uint64_t* ticks) {
+    std::lock_guard lock(mu_);
+    if (ze_result_t r = refresh_locked(); r != ZE_RESULT_SUCCESS) return r;
+    const uint64_t h = host_now_ns();
+    *host_ns = h;
+    *ticks = static_cast<uint64_t>(static_cast<long double>(h) + offset_at_locked(h));
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t DeviceClock::to_ticks(uint64_t host_ns, uint64_t* ticks) {
+    std::lock_guard lock(mu_);
+    if (ze_result_t r = refresh_locked(); r != ZE_RESULT_SUCCESS) return r;
+    *ticks = static_cast<uint64_t>(static_cast<long double>(host_ns) + offset_at_locked(host_ns));
+    return ZE_RESULT_SUCCESS;
+}
+
+bool DeviceClock::to_ticks_fitted(uint64_t host_ns, uint64_t* ticks) {
+    std::lock_guard lock(mu_);
+    if (points_.empty()) return false;
+    *ticks = static_cast<uint64_t>(static_cast<long double>(host_ns) + offset_at_locked(host_ns));
+    return true;
+}
+
+ze_result_t DeviceClock::to_host(uint64_t ticks, uint64_t* host_ns) {
+    std::lock_guard lock(mu_);
+    if (ze_result_t r = refresh_locked(); r != ZE_RESULT_SUCCESS) return r;
+    // host = ticks − offset(host): one fixed-point step is exact to well under a ns, the
+    // drift being a few parts per million.
+    const long double t = static_cast<long double>(ticks);
+    const long double guess = t - static_cast<long double>(points_.back().offset);
+    const long double h = t - offset_at_locked(static_cast<uint64_t>(guess));
+    *host_ns = h <= 0 ? 0 : static_cast<uint64_t>(h);
+    return ZE_RESULT_SUCCESS;
+}
+
+}  // namespace zehal::cuda

@@ -1,0 +1,62 @@
+// The GPU's global timer (%globaltimer, 1 ns ticks, 64 valid bits) mapped to host time
+// (CLOCK_MONOTONIC_RAW ns): an offset and a drift fitted from batches of real reads.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+
+#include "hal/cuda/device_kernels.hpp"
+#include "hal/cuda/driver_api.hpp"
+
+namespace zehal::cuda {
+
+// Each batch launches the timestamp kernel several times, each between two host clock
+// reads; the device read lies inside every [before, after] window, so the offset lies in
+// the intersection of the windows, whose middle is the estimate. Batches taken over time
+// give the drift (least squares). The fit is refreshed when older than kRefreshNs.
+class DeviceClock {
+public:
+    // How old the newest batch may be before a conversion takes a new one.
+    static constexpr uint64_t kRefreshNs = 1'000'000'000;
+
+    // Creates the sampling stream and pinned slot in `ctx` (current); no batch yet.
+    CUresult init(const DriverApi& api, CUcontext ctx, const DeviceKernels* kernels);
+    // Releases them (context current).
+    void shutdown();
+
+    // Host ns now and the device ticks of that instant.
+    ze_result_t now(uint64_t* host_ns, uint64_t* ticks);
+    // Host ns of device tick `ticks`.
+    ze_result_t to_host(uint64_t ticks, uint64_t* host_ns);
+    // Device ticks of host instant `host_ns`.
+    ze_result_t to_ticks(uint64_t host_ns, uint64_t* ticks);
+    // The same from the current fit, never sampling (for callers that must not launch
+    // work, such as CUPTI's callbacks); false before the first batch.
+    bool to_ticks_fitted(uint64_t host_ns, uint64_t* ticks);
+
+private:
+    // One batch's result: ticks − host ns at host instant `host_ns`.
+    struct Point {
+        uint64_t host_ns;
+        int64_t offset;
+    };
+    // Takes a batch when there is none or the newest is stale. Caller holds mu_.
+    ze_result_t refresh_locked();
+    // Takes one batch into points_. Caller holds mu_.
+    ze_result_t sample_batch_locked();
+    // offset at host instant `host_ns` from the fit. Caller holds mu_.
+    long double offset_at_locked(uint64_t host_ns) const;
+
+    const DriverApi* api_ = nullptr;
+    CUcontext ctx_ = nullptr;
+    const DeviceKernels* kernels_ = nullptr;
+    CUstream stream_ = nullptr;
+    uint64_t* slot_ = nullptr;  // pinned, mapped
+
+    std::mutex mu_;
+    std::deque<Point> points_;  // oldest first, at most kMaxPoints
+    long double drift_ = 0;     // d(offset)/d(host ns)
+};
+
+}  // namespace zehal::cuda

@@ -1,0 +1,123 @@
+#include "hal/cuda/driver_api.hpp"
+
+#include "common/dynlib.hpp"
+
+namespace zehal::cuda {
+
+namespace {
+
+// What loading found: the table, or why there is none. Created once and never destroyed:
+// libcuda stays loaded until the process exits, as the CUDA runtime keeps it.
+struct Loaded {
+    DynLib lib;
+    DriverApi api;
+    bool ok = false;
+    std::string why;
+};
+
+using GetProcAddressFn = CUresult (*)(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags,
+                                      CUdriverProcAddressQueryResult* status);
+
+Loaded* load() {
+    auto* l = new Loaded{};
+    l->lib = DynLib::open_first("libcuda.so.1");
+    if (!l->lib) {
+        l->why = "libcuda.so.1 not found (no NVIDIA driver): " + l->lib.error();
+        return l;
+    }
+    auto get_proc = l->lib.symbol<GetProcAddressFn>("cuGetProcAddress_v2");
+    if (!get_proc) {
+        l->why = "libcuda.so.1 lacks cuGetProcAddress_v2: the NVIDIA driver is older than CUDA 12";
+        return l;
+    }
+    // Each entry at the version of the header this build saw (CUDA_VERSION), legacy
+    // default stream semantics (zehal passes its own streams everywhere).
+    auto resolve = [&](const char* name, void** slot) {
+        CUdriverProcAddressQueryResult status{};
+        CUresult r = get_proc(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status);
+        if (r == CUDA_SUCCESS && *slot && status == CU_GET_PROC_ADDRESS_SUCCESS) return true;
+        *slot = nullptr;
+        if (!l->why.empty()) l->why += ", ";
+        l->why += name;
+        return false;
+    };
+    bool all = true;
+#define ZEHAL_CUDA_RESOLVE(name) all = resolve(#name, reinterpret_cast<void**>(&l->api.name)) && all;
+    ZEHAL_CUDA_DRIVER_FUNCTIONS(ZEHAL_CUDA_RESOLVE)
+#undef ZEHAL_CUDA_RESOLVE
+    if (!all) {
+        l->why = "the NVIDIA driver lacks entry points this build needs (" + l->why + ")";
+        return l;
+    }
+    if (CUresult r = l->api.cuInit(0); r != CUDA_SUCCESS) {
+        l->why = "cuInit failed: " + error_name(l->api, r);
+        return l;
+    }
+    l->ok = true;
+    return l;
+}
+
+}  // namespace
+
+const DriverApi* driver_api(std::string* why) {
+    // Function-local static: initialised once, thread-safely.
+    static Loaded* const loaded = load();
+    if (!loaded->ok) {
+        if (why) *why = loaded->why;
+        return nullptr;
+    }
+    return &loaded->api;
+}
+
+bool is_device_lost(CUresult r) noexcept {
+    switch (r) {
+        case CUDA_ERROR_LAUNCH_FAILED:
+        case CUDA_ERROR_ILLEGAL_ADDRESS:
+        case CUDA_ERROR_HARDWARE_STACK_ERROR:
+        case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+        case CUDA_ERROR_MISALIGNED_ADDRESS:
+        case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+        case CUDA_ERROR_INVALID_PC:
+        case CUDA_ERROR_LAUNCH_TIMEOUT:
+        case CUDA_ERROR_ECC_UNCORRECTABLE:
+        case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+        case CUDA_ERROR_DEVICE_UNAVAILABLE:
+        case CUDA_ERROR_ASSERT:
+            return true;
+        default:
+            return false;
+    }
+}
+
+ze_result_t to_ze_result(CUresult r) noexcept {
+    if (is_device_lost(r)) return ZE_RESULT_ERROR_DEVICE_LOST;
+    switch (r) {
+        case CUDA_SUCCESS:
+            return ZE_RESULT_SUCCESS;
+        case CUDA_ERROR_NOT_READY:
+            return ZE_RESULT_NOT_READY;
+        case CUDA_ERROR_OUT_OF_MEMORY:
+            return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
+        case CUDA_ERROR_INVALID_VALUE:
+        case CUDA_ERROR_INVALID_HANDLE:
+        case CUDA_ERROR_INVALID_CONTEXT:
+        case CUDA_ERROR_INVALID_DEVICE:
+            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        case CUDA_ERROR_NOT_SUPPORTED:
+            return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+        case CUDA_ERROR_NOT_INITIALIZED:
+        case CUDA_ERROR_DEINITIALIZED:
+        case CUDA_ERROR_NO_DEVICE:
+            return ZE_RESULT_ERROR_UNINITIALIZED;
+        default:
+            return ZE_RESULT_ERROR_UNKNOWN;
+    }
+}
+
+std::string error_name(const DriverApi& api, CUresult r) {
+    const char* name = nullptr;
+    if (api.cuGetErrorName && api.cuGetErrorName(r, &name) == CUDA_SUCCESS && name) return name;
+    return "CUresult " + std::to_string(static_cast<int>(r));
+}
+
+}  // namespace zehal::cuda
