@@ -29,8 +29,13 @@ struct SimConfig {
     // _ASYNC_RECORDS_PER_S. A malformed value is ignored.
     static SimConfig from_env();
     // INVALID_ARGUMENT when a field is out of range (no engine, zero memory or clock,
-    // valid bits outside 1..64, trace buffer under one record).
+    // valid bits outside 1..64, trace buffer under one record), or above the limits below.
     ze_result_t validate() const;
+
+    static constexpr uint32_t kMaxEngines = 64;               // per engine group
+    static constexpr uint32_t kMaxSubdevices = 64;
+    static constexpr uint64_t kMaxTimerHz = 10'000'000'000;  // 10 GHz
+    static constexpr size_t kMaxTraceBufferBytes = 1ull << 30;
 };
 
 }  // namespace zehal::sim

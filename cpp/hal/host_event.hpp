@@ -1,0 +1,167 @@
+// Events kept in host memory: a generic EventPool/Event for backends whose commands are
+// completed by host threads (the sim engines) or by host-side callbacks. Each event holds
+// its signal state (a futex word), and per packet the kernel timestamps of the command that
+// signalled it, with the reference pair of its submission for synchronized timestamps.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "common/wait_word.hpp"
+#include "hal/event.hpp"
+#include "hal/timestamps.hpp"
+#include "hal/types.hpp"
+
+namespace zehal::hal {
+
+class HostEventPool;
+
+// What a device shares with its event pools. Pools keep it alive, so events stay safe to
+// use after their device is gone. Always owned by a shared_ptr.
+class EventDomain : public std::enable_shared_from_this<EventDomain> {
+public:
+    // Fixed facts of the device.
+    struct Params {
+        uint64_t timer_hz = 0;                     // device clock frequency
+        uint32_t kernel_timestamp_valid_bits = 64; // valid bits of kernel timestamps
+        uint32_t timestamp_flags = 0;              // TimestampCapability bits of the device
+        uint32_t max_packets = 1;                  // packets one command may record
+    };
+    // Samples (host ns of CLOCK_MONOTONIC_RAW, device ticks masked to the kernel timestamp
+    // valid bits) together. Called from any thread.
+    using Sampler = std::function<TimestampReference()>;
+
+    EventDomain(const Params& params, Sampler sampler);
+
+    const Params& params() const noexcept { return params_; }
+
+    // A pool of `count` events with EventPoolFlag `flags`: INVALID_NULL_POINTER, INVALID_SIZE
+    // for 0 events, UNSUPPORTED_SIZE above kMaxEventsPerPool, INVALID_ENUMERATION for unknown
+    // flags, UNSUPPORTED_FEATURE for a timestamp flag the device cannot honour,
+    // DEVICE_LOST once lost, OUT_OF_HOST_MEMORY when memory runs out.
+    ze_result_t create_pool(uint32_t count, uint32_t flags, std::shared_ptr<EventPool>* out);
+    static constexpr uint32_t kMaxEventsPerPool = 1u << 20;
+
+    // True once lose() was called.
+    bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
+    // Marks the device lost: every event call answers DEVICE_LOST from now on, and every
+    // thread waiting on one of its events wakes up (and so does the signal listener).
+    void lose();
+
+    // The reference pair for synchronized timestamps of a command submitted now: the last
+    // pair sampled, re-sampled when older than half the wrap period of kernel timestamps.
+    TimestampReference reference();
+    // A fresh pair sampled now.
+    TimestampReference sample() const { return sampler_(); }
+
+    // Wake-ups for threads (engines) that wait for some event to be signalled: while at
+    // least one watcher is registered, every signal of an event of this domain calls the
+    // listener. A watcher registers, re-checks the events it waits for, then sleeps; the
+    // listener wakes it (the pattern is race-free: see notify_signal).
+    void set_listener(std::function<void()> listener);
+    void add_watcher() noexcept;
+    void remove_watcher() noexcept;
+    // Called after an event of this domain was signalled.
+    void notify_signal();
+
+private:
+    friend class HostEventPool;
+    void register_pool(const std::shared_ptr<HostEventPool>& pool);
+
+    const Params params_;
+    const Sampler sampler_;
+    const uint64_t half_wrap_ns_;
+    std::atomic<bool> lost_{false};
+
+    std::mutex ref_mu_;  // the cached reference pair
+    TimestampReference ref_{};
+    bool ref_valid_ = false;
+
+    std::mutex pools_mu_;  // pools to wake when the device is lost
+    std::vector<std::weak_ptr<HostEventPool>> pools_;
+    size_t prune_at_ = 16;
+
+    std::atomic<uint32_t> watchers_{0};
+    std::mutex listener_mu_;
+    std::function<void()> listener_;
+};
+
+// One event of a HostEventPool.
+class HostEvent final : public Event {
+public:
+    HostEvent() = default;
+
+    ze_result_t query() override;
+    ze_result_t host_synchronize(uint64_t timeout_ns) override;
+    ze_result_t host_signal() override;
+    ze_result_t host_reset() override;
+    ze_result_t query_kernel_timestamps(uint32_t* count, KernelTimestampResult* out) override;
+    ze_result_t query_synchronized_timestamps(uint32_t* count, KernelTimestampResult* out) override;
+    EventPool& pool() override;
+
+    // --- the device side ---
+    // The domain of the device this event belongs to.
+    EventDomain& domain() const noexcept;
+    // Whether commands signalling it record kernel timestamps (a timestamp pool).
+    bool records_timestamps() const noexcept;
+    // True once signalled (and not reset). Acquire: what the signaller wrote is visible.
+    bool signalled() const noexcept { return (state_.load() & kSignalled) != 0; }
+    // Signals from a command that recorded `packets` (device ticks, masked to the kernel
+    // timestamp valid bits; at most the domain's max_packets) with `ref` sampled at its
+    // submission. Wakes waiters and the domain's listener.
+    void signal_from_device(std::span<const KernelTimestampResult> packets, const TimestampReference& ref);
+    // Signals with no timestamps (zero packets): a command taken back before it ran.
+    void signal_without_timestamps();
+    // Wakes waiters of a lost device (sets the lost bit of the state word).
+    void mark_lost() noexcept { state_.fetch_or(kLost); }
+
+private:
+    friend class HostEventPool;
+    static constexpr uint32_t kSignalled = 1u << 0;
+    static constexpr uint32_t kLost = 1u << 1;
+
+    // Stores the packets and ref, then signals.
+    void signal_with(std::span<const KernelTimestampResult> packets, const TimestampReference& ref);
+    ze_result_t query_packets(uint32_t* count, KernelTimestampResult* out, bool synchronized);
+
+    HostEventPool* pool_ = nullptr;
+    WaitWord state_{0};  // kSignalled | kLost bits
+
+    std::mutex ts_mu_;  // the timestamps below
+    uint32_t packets_ = 0;
+    TimestampReference ref_{};
+    std::unique_ptr<KernelTimestampResult[]> ticks_;  // max_packets entries (timestamp pools only)
+};
+
+// A pool of HostEvents. Created by EventDomain::create_pool; each event handed out keeps
+// the pool (and so the domain) alive.
+class HostEventPool final : public EventPool, public std::enable_shared_from_this<HostEventPool> {
+public:
+    HostEventPool(std::shared_ptr<EventDomain> domain, uint32_t count, uint32_t flags);
+
+    uint32_t count() const override { return count_; }
+    uint32_t flags() const override { return flags_; }
+    ze_result_t event(uint32_t index, EventRef* out) override;
+
+    EventDomain& domain() const noexcept { return *domain_; }
+    // Sets the lost bit of every event (EventDomain::lose).
+    void mark_lost() noexcept;
+
+private:
+    friend class HostEvent;
+    const std::shared_ptr<EventDomain> domain_;
+    const uint32_t count_;
+    const uint32_t flags_;
+    std::unique_ptr<HostEvent[]> events_;
+};
+
+// The HostEvent behind `event` when it belongs to `domain`; null for a null event, an event
+// of another device or of another kind of pool.
+HostEvent* host_event_of(const EventRef& event, const EventDomain& domain) noexcept;
+
+}  // namespace zehal::hal

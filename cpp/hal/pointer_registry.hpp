@@ -1,0 +1,50 @@
+// The allocations a device (or a backend's host memory) made, found by any pointer into them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <shared_mutex>
+#include <vector>
+
+#include "zehal/ze_result.h"
+#include "hal/types.hpp"
+
+namespace zehal::hal {
+
+// One allocation: what pointer_info reports, plus what the backend needs to release it.
+struct Allocation {
+    PointerInfo info;          // kind, base, size, alignment, imported
+    void* mapping = nullptr;   // what the backend releases (may start before info.base)
+    size_t mapping_bytes = 0;  // its length
+    uint64_t tag = 0;          // the backend's own datum
+};
+
+// Thread-safe map from address ranges to allocations. Lookups take a shared lock, so
+// many submitting threads validate pointers at once.
+class PointerRegistry {
+public:
+    // Adds `a`; false (nothing added) when it overlaps an allocation already registered.
+    bool insert(const Allocation& a);
+    // Removes the allocation that starts at `base` into *out; false when none starts there
+    // (a foreign pointer, an interior pointer, or one already removed).
+    bool remove(const void* base, Allocation* out);
+    // The allocation holding `p` (interior pointers too) into *out; false when none.
+    bool find(const void* p, Allocation* out) const;
+    // Checks that [p, p + size) lies in one allocation: SUCCESS (with *out), INVALID_ARGUMENT
+    // when no allocation holds p, INVALID_SIZE when the range runs past its end.
+    ze_result_t find_range(const void* p, size_t size, Allocation* out) const;
+    // Number of allocations.
+    size_t count() const;
+    // Removes and returns every allocation (for a device that goes away).
+    std::vector<Allocation> take_all();
+
+private:
+    // Caller holds mu_ (either mode). The entry whose range holds `addr`, or end().
+    std::map<uintptr_t, Allocation>::const_iterator holding(uintptr_t addr) const;
+
+    mutable std::shared_mutex mu_;
+    std::map<uintptr_t, Allocation> by_base_;
+};
+
+}  // namespace zehal::hal

@@ -1,0 +1,52 @@
+#include "hal/sim/sim_backend.hpp"
+
+#include <new>
+#include <string>
+
+#include "hal/sim/sim_device.hpp"
+#include "hal/sim/sim_memory.hpp"
+
+namespace zehal::sim {
+
+namespace {
+
+// The registry's sim backend: the devices made when it was probed.
+class SimBackend final : public hal::Backend {
+public:
+    explicit SimBackend(std::vector<hal::DeviceRef> devices) : devices_(std::move(devices)) {}
+    std::string_view name() const override { return "sim"; }
+    const std::vector<hal::DeviceRef>& devices() const override { return devices_; }
+
+private:
+    const std::vector<hal::DeviceRef> devices_;
+};
+
+}  // namespace
+
+ze_result_t create_device(const SimConfig& config, hal::DeviceRef* out) {
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (ze_result_t r = config.validate(); r != ZE_RESULT_SUCCESS) return r;
+    try {
+        *out = std::make_shared<SimDevice>(config, shared_host_memory());
+    } catch (const std::bad_alloc&) {
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+hal::BackendStatus probe() {
+    hal::BackendStatus status;
+    status.name = "sim";
+    hal::DeviceRef device;
+    if (ze_result_t r = create_device(SimConfig::from_env(), &device); r != ZE_RESULT_SUCCESS) {
+        status.reason = r == ZE_RESULT_ERROR_INVALID_ARGUMENT
+                            ? "the ZEHAL_SIM_* settings are out of range (see docs/sim.md)"
+                            : "the sim device could not be created (out of host memory)";
+        return status;
+    }
+    status.available = true;
+    status.backend = std::make_shared<SimBackend>(std::vector<hal::DeviceRef>{std::move(device)});
+    return status;
+}
+
+}  // namespace zehal::sim

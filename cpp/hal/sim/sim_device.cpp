@@ -1,0 +1,257 @@
+#include "hal/sim/sim_device.hpp"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "hal/sim/sim_queue.hpp"
+#include "hal/timestamps.hpp"
+
+namespace zehal::sim {
+
+namespace {
+
+// Numbers sim devices in the order they are made (names and uuids).
+std::atomic<uint32_t> g_device_number{0};
+
+hal::DeviceProperties make_properties(const SimConfig& c, uint32_t number) {
+    hal::DeviceProperties p;
+    p.name = "zehal sim device " + std::to_string(number);
+    static constexpr char kTag[8] = {'z', 'e', 'h', 'a', 'l', 's', 'i', 'm'};
+    std::memcpy(p.uuid.data(), kTag, sizeof kTag);
+    for (int i = 0; i < 4; ++i) p.uuid[12 + i] = static_cast<uint8_t>(number >> (8 * (3 - i)));
+    p.memory_bytes = c.memory_bytes;
+    p.max_allocation_bytes = c.memory_bytes;
+    p.timer_hz = c.timer_hz;
+    p.kernel_timestamp_valid_bits = c.kernel_timestamp_valid_bits;
+    p.timestamp_valid_bits = c.timestamp_valid_bits;
+    p.compute_engines = c.compute_engines;
+    p.copy_engines = c.copy_engines;
+    p.subdevices = c.subdevices;
+    p.memory_ordinals = 1;
+    p.timestamp_flags = hal::kTimestampKernel | hal::kTimestampSynchronized;
+    p.dma_buf_export = false;
+    for (const hal::MetricGroupInfo& g : SimTrace::groups())
+        if (g.type_flags & hal::kGroupExportDmaBuf) p.dma_buf_export = true;
+    p.tracer = true;
+    return p;
+}
+
+bool valid_kind(hal::MemoryKind kind) {
+    return kind == hal::MemoryKind::host || kind == hal::MemoryKind::device || kind == hal::MemoryKind::shared;
+}
+
+}  // namespace
+
+SimDevice::SimDevice(const SimConfig& config, std::shared_ptr<SimHostMemory> host)
+    : config_(config),
+      props_(make_properties(config, g_device_number.fetch_add(1, std::memory_order_relaxed))),
+      clock_(config.timer_hz, config.start_ticks),
+      host_(std::move(host)),
+      exports_(SimTrace::groups().size()) {
+    hal::EventDomain::Params params;
+    params.timer_hz = config.timer_hz;
+    params.kernel_timestamp_valid_bits = config.kernel_timestamp_valid_bits;
+    params.timestamp_flags = props_.timestamp_flags;
+    params.max_packets = std::max<uint32_t>(1, config.subdevices);
+    const SimClock clock = clock_;
+    const uint64_t mask = hal::timestamp_max(config.kernel_timestamp_valid_bits);
+    domain_ = std::make_shared<hal::EventDomain>(params, [clock, mask] {
+        const uint64_t host = host_now_ns();
+        return hal::TimestampReference{host, clock.ticks_at(host) & mask};
+    });
+    trace_ = SimTrace::create(config_, clock_);
+    const EngineContext ctx{&config_, &clock_, domain_.get(), trace_.get()};
+    for (uint32_t i = 0; i < config.compute_engines; ++i)
+        engines_[hal::kComputeOrdinal].push_back(std::make_unique<Engine>(ctx, hal::kComputeOrdinal, i));
+    for (uint32_t i = 0; i < config.copy_engines; ++i)
+        engines_[hal::kCopyOrdinal].push_back(std::make_unique<Engine>(ctx, hal::kCopyOrdinal, i));
+    // Engines waiting for events sleep; a signal of one of this device's events wakes them.
+    domain_->set_listener([this] {
+        for (const auto& group : engines_)
+            for (const auto& e : group) e->wake();
+    });
+}
+
+SimDevice::~SimDevice() {
+    // No more wake-ups through the listener (the pools may outlive the device), then stop
+    // the engines before their memory goes.
+    domain_->set_listener(nullptr);
+    for (auto& group : engines_) group.clear();
+    for (const hal::Allocation& a : memory_.take_all()) unmap_memory(a);
+    for (const ExportMemory& e : exports_)
+        if (e.fd >= 0) close(e.fd);
+}
+
+bool SimDevice::reserve(size_t size) noexcept {
+    uint64_t used = used_bytes_.load(std::memory_order_relaxed);
+    do {
+        if (size > config_.memory_bytes - used) return false;
+    } while (!used_bytes_.compare_exchange_weak(used, used + size, std::memory_order_relaxed));
+    return true;
+}
+
+void SimDevice::unreserve(size_t size) noexcept { used_bytes_.fetch_sub(size, std::memory_order_relaxed); }
+
+void SimDevice::release(const hal::Allocation& a) noexcept {
+    unmap_memory(a);
+    if (a.info.kind != hal::MemoryKind::host && !a.info.imported) unreserve(a.info.size);
+}
+
+ze_result_t SimDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
+                                uint32_t ordinal, void** out) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!valid_kind(kind) || (flags & ~kValidAllocationFlags)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+    if (ordinal >= props_.memory_ordinals) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (alignment == 0) alignment = kDefaultAlignment;
+    if ((alignment & (alignment - 1)) || alignment > kMaxAlignment) return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
+    const bool on_device = kind != hal::MemoryKind::host;
+    if (on_device && size > props_.max_allocation_bytes) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+    const ze_result_t out_of_memory =
+        on_device ? ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY : ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    const uint64_t nth = allocations_.fetch_add(1, std::memory_order_relaxed);
+    if (config_.fail_allocation_after && nth >= *config_.fail_allocation_after) return out_of_memory;
+    if (on_device && !reserve(size)) return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
+
+    hal::Allocation a;
+    a.info.kind = kind;
+    a.info.size = size;
+    a.info.alignment = alignment;
+    if (!map_memory(size, alignment, &a)) {
+        if (on_device) unreserve(size);
+        return out_of_memory;
+    }
+    hal::PointerRegistry& registry = on_device ? memory_ : host_->registry;
+    if (!registry.insert(a)) {
+        release(a);
+        return ZE_RESULT_ERROR_UNKNOWN;
+    }
+    *out = a.info.base;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t SimDevice::free(void* ptr) {
+    if (!ptr) return lost() ? ZE_RESULT_ERROR_DEVICE_LOST : ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    hal::Allocation a;
+    const bool found = memory_.remove(ptr, &a) || host_->registry.remove(ptr, &a);
+    // Memory is given back even once the device is lost, so nothing leaks.
+    if (found) release(a);
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    return found ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
+}
+
+ze_result_t SimDevice::pointer_info(const void* ptr, hal::PointerInfo* out) const {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!ptr || !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    hal::Allocation a;
+    if (!memory_.find(ptr, &a) && !host_->registry.find(ptr, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    *out = a.info;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t SimDevice::find_memory(const void* p, size_t size, hal::Allocation* out) const {
+    const ze_result_t r = memory_.find_range(p, size, out);
+    if (r != ZE_RESULT_ERROR_INVALID_ARGUMENT) return r;
+    return host_->registry.find_range(p, size, out);
+}
+
+ze_result_t SimDevice::create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (ordinal > hal::kCopyOrdinal || index >= engines_[ordinal].size()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    Engine* engine = engines_[ordinal][index].get();
+    try {
+        auto state =
+            std::make_shared<QueueState>(next_queue_id_.fetch_add(1, std::memory_order_relaxed), ordinal, index);
+        if (!engine->bind(state)) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        auto self = std::static_pointer_cast<SimDevice>(shared_from_this());
+        *out = std::make_shared<SimQueue>(std::move(self), engine, std::move(state));
+    } catch (const std::bad_alloc&) {
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t SimDevice::create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) {
+    return domain_->create_pool(count, flags, out);
+}
+
+ze_result_t SimDevice::global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!host_ns || !device_ticks) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    // One host reading, and the ticks of that same instant.
+    const uint64_t host = host_now_ns();
+    *device_ticks = clock_.ticks_at(host) & hal::timestamp_max(config_.timestamp_valid_bits);
+    *host_ns = host;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t SimDevice::export_dma_buf(uint32_t group, int* fd, size_t* size) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!fd || !size) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    const auto& groups = metric_groups();
+    if (group >= groups.size() || !(groups[group].type_flags & hal::kGroupExportDmaBuf))
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    std::lock_guard lock(export_mu_);
+    ExportMemory& e = exports_[group];
+    if (e.fd < 0) {
+        const std::string name = "zehal-sim-export-" + groups[group].name;
+        const int made = memfd_create(name.c_str(), MFD_CLOEXEC);
+        if (made < 0) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        struct stat st {};
+        if (ftruncate(made, static_cast<off_t>(kExportBytes)) != 0 || fstat(made, &st) != 0) {
+            close(made);
+            return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        }
+        e = ExportMemory{made, kExportBytes, st.st_dev, st.st_ino};
+    }
+    *fd = e.fd;
+    *size = e.size;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t SimDevice::import_dma_buf(int fd, size_t size, void** out) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (fd < 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (size > static_cast<uint64_t>(st.st_size)) return ZE_RESULT_ERROR_INVALID_SIZE;
+
+    hal::Allocation a;
+    a.info.kind = hal::MemoryKind::device;
+    a.info.size = size;
+    a.info.alignment = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    a.info.imported = true;
+    {
+        std::lock_guard lock(export_mu_);
+        for (size_t g = 0; g < exports_.size(); ++g)
+            if (exports_[g].fd >= 0 && exports_[g].dev == st.st_dev && exports_[g].ino == st.st_ino) a.tag = g + 1;
+    }
+    if (!map_file(fd, size, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (!memory_.insert(a)) {
+        unmap_memory(a);
+        return ZE_RESULT_ERROR_UNKNOWN;
+    }
+    *out = a.info.base;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t SimDevice::lose() {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    // Marks the domain (every event call answers DEVICE_LOST, event waiters wake), then
+    // wakes the engines (they drop what is queued) and queue synchronizers.
+    domain_->lose();
+    for (const auto& group : engines_)
+        for (const auto& e : group) e->on_lost();
+    return ZE_RESULT_SUCCESS;
+}
+
+}  // namespace zehal::sim

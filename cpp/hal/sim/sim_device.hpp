@@ -1,0 +1,101 @@
+// The software device: memory over host pages, engines as worker threads, a device clock
+// with its own frequency and valid bits, kernel timestamps, a trace source and memfd export.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "hal/device.hpp"
+#include "hal/host_event.hpp"
+#include "hal/pointer_registry.hpp"
+#include "hal/sim/sim_clock.hpp"
+#include "hal/sim/sim_config.hpp"
+#include "hal/sim/sim_engine.hpp"
+#include "hal/sim/sim_memory.hpp"
+#include "hal/sim/sim_trace.hpp"
+
+namespace zehal::sim {
+
+// Every Device method is thread-safe (see hal/device.hpp); docs/sim.md has the choices.
+class SimDevice final : public hal::Device {
+public:
+    // Alignment of allocations asked with alignment 0.
+    static constexpr size_t kDefaultAlignment = 64;
+    // Largest alignment allocate accepts (UNSUPPORTED_ALIGNMENT above).
+    static constexpr size_t kMaxAlignment = 1ull << 30;
+    // Allocation flags accepted (Level Zero's device and host allocation flag bits).
+    static constexpr uint32_t kValidAllocationFlags = 0xF;
+    // Bytes of each export group's memfd.
+    static constexpr size_t kExportBytes = 64u << 10;
+
+    // A device with a valid `config` (see create_device), sharing `host` memory.
+    SimDevice(const SimConfig& config, std::shared_ptr<SimHostMemory> host);
+    // Stops the engines (running what can run), then releases the device's memory and fds.
+    ~SimDevice() override;
+
+    const hal::DeviceProperties& properties() const override { return props_; }
+    std::string_view backend_name() const override { return "sim"; }
+    ze_result_t allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
+                         void** out) override;
+    ze_result_t free(void* ptr) override;
+    ze_result_t pointer_info(const void* ptr, hal::PointerInfo* out) const override;
+    ze_result_t create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) override;
+    ze_result_t create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) override;
+    ze_result_t global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) override;
+    const std::vector<hal::MetricGroupInfo>& metric_groups() const override { return SimTrace::groups(); }
+    hal::TraceSource* trace_source() override { return trace_.get(); }
+    ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
+    ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
+    ze_result_t lose() override;
+
+    // --- for the device's queues ---
+    bool lost() const noexcept { return domain_->lost(); }
+    hal::EventDomain& domain() noexcept { return *domain_; }
+    // The allocation of this device, or of sim host memory, holding [p, p + size):
+    // SUCCESS, INVALID_ARGUMENT (no allocation holds p), INVALID_SIZE (runs past its end).
+    ze_result_t find_memory(const void* p, size_t size, hal::Allocation* out) const;
+    // Export group of memory imported from one of this device's export memfds (from an
+    // Allocation's tag), or kNoExport.
+    static uint32_t export_group_of(const hal::Allocation& a) noexcept {
+        return a.tag ? static_cast<uint32_t>(a.tag - 1) : kNoExport;
+    }
+
+private:
+    // One export group's memfd, made on first export.
+    struct ExportMemory {
+        int fd = -1;
+        size_t size = 0;
+        dev_t dev = 0;
+        ino_t ino = 0;
+    };
+
+    bool reserve(size_t size) noexcept;
+    void unreserve(size_t size) noexcept;
+    void release(const hal::Allocation& a) noexcept;
+
+    const SimConfig config_;
+    hal::DeviceProperties props_;
+    const SimClock clock_;
+    const std::shared_ptr<SimHostMemory> host_;
+    std::shared_ptr<hal::EventDomain> domain_;
+    std::unique_ptr<SimTrace> trace_;
+
+    hal::PointerRegistry memory_;  // device, shared and imported allocations
+    // Bytes of device and shared memory in use. Relaxed CAS: a counter no other data hangs on.
+    std::atomic<uint64_t> used_bytes_{0};
+    // Allocations asked for, for fail_allocation_after (relaxed: a counter).
+    std::atomic<uint64_t> allocations_{0};
+    std::atomic<uint64_t> next_queue_id_{0};
+
+    std::vector<std::unique_ptr<Engine>> engines_[2];  // [ordinal][index]
+
+    std::mutex export_mu_;
+    std::vector<ExportMemory> exports_;  // per metric group
+};
+
+}  // namespace zehal::sim

@@ -1,0 +1,313 @@
+#include "hal/sim/sim_engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <system_error>
+
+#include "hal/trace_record.hpp"
+
+namespace zehal::sim {
+
+namespace {
+
+// An idle engine spins this long for the next command before it sleeps: back-to-back
+// submissions (a copy, a wait, the next copy) then never pay for a wake-up.
+constexpr uint64_t kEngineSpinNs = 50'000;
+
+// Writes `len` bytes at `dst` with `pattern` (`psize` bytes, a power of two dividing len).
+void fill_pattern(unsigned char* dst, size_t len, const unsigned char* pattern, size_t psize) {
+    if (psize == 1) {
+        std::memset(dst, pattern[0], len);
+        return;
+    }
+    // One copy of the pattern, then double what is written until a block of 64 KiB, then
+    // copy that block: each memcpy reads bytes already written, never overlapping.
+    std::memcpy(dst, pattern, psize);
+    size_t done = psize;
+    constexpr size_t kBlock = 64u << 10;
+    while (done < len && done < kBlock) {
+        const size_t n = std::min(done, len - done);
+        std::memcpy(dst + done, dst, n);
+        done += n;
+    }
+    while (done < len) {
+        const size_t n = std::min(kBlock, len - done);
+        std::memcpy(dst + done, dst, n);
+        done += n;
+    }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- QueueState
+
+QueueState::~QueueState() {
+    for (Command* list : {head, free_list}) {
+        while (list) {
+            Command* next = list->next;
+            delete list;
+            list = next;
+        }
+    }
+}
+
+Command* QueueState::take_node() {
+    if (Command* c = free_list) {
+        free_list = c->next;
+        c->next = nullptr;
+        return c;
+    }
+    return new (std::nothrow) Command;
+}
+
+void QueueState::recycle(Command* c) {
+    c->signal.reset();
+    c->waits.clear();
+    c->next = free_list;
+    free_list = c;
+}
+
+// ---------------------------------------------------------------- Engine
+
+Engine::Engine(const EngineContext& ctx, uint32_t ordinal, uint32_t index)
+    : ctx_(ctx),
+      ordinal_(ordinal),
+      index_(index),
+      parts_(std::max<uint32_t>(1, ctx.config->subdevices)),
+      kernel_mask_(hal::timestamp_max(ctx.config->kernel_timestamp_valid_bits)),
+      packets_(parts_) {}
+
+Engine::~Engine() {
+    stop_.store(true, std::memory_order_release);
+    wake();
+    std::thread thread;
+    {
+        std::lock_guard lock(mu_);
+        thread = std::move(thread_);
+    }
+    // Joined without mu_: the thread takes it while it finishes.
+    if (thread.joinable()) thread.join();
+}
+
+bool Engine::bind(const std::shared_ptr<QueueState>& queue) {
+    {
+        std::lock_guard lock(mu_);
+        if (!thread_.joinable()) {
+            try {
+                thread_ = std::thread(&Engine::run, this);
+            } catch (const std::system_error&) {
+                return false;
+            }
+        }
+        queues_.push_back(queue);
+        version_.fetch_add(1, std::memory_order_release);
+    }
+    wake();
+    return true;
+}
+
+void Engine::on_lost() {
+    {
+        std::lock_guard lock(mu_);
+        for (const auto& q : queues_) q->progress.fetch_add(1);
+    }
+    wake();
+}
+
+void Engine::refresh(std::vector<std::shared_ptr<QueueState>>& queues, uint64_t* version) {
+    const bool gone = std::any_of(queues.begin(), queues.end(), [](const std::shared_ptr<QueueState>& q) {
+        // Acquire: the queue object's last submission happened before it closed.
+        return q->closed.load(std::memory_order_acquire) && q->pending.load(std::memory_order_acquire) == 0;
+    });
+    if (!gone && version_.load(std::memory_order_acquire) == *version) return;
+    std::lock_guard lock(mu_);
+    if (gone) {
+        std::erase_if(queues_, [](const std::shared_ptr<QueueState>& q) {
+            return q->closed.load(std::memory_order_acquire) && q->pending.load(std::memory_order_acquire) == 0;
+        });
+        version_.fetch_add(1, std::memory_order_release);
+    }
+    queues = queues_;
+    *version = version_.load(std::memory_order_relaxed);
+}
+
+void Engine::run() {
+    std::vector<std::shared_ptr<QueueState>> queues;
+    uint64_t version = ~0ull;
+    bool watching = false;
+    for (;;) {
+        const uint32_t seen = wake_.load();
+        const bool stop = stopping();
+        refresh(queues, &version);
+        bool ran = false;
+        bool blocked = false;
+        scan(queues, &ran, &blocked);
+        if (ran) continue;
+        if (stop) break;
+        if (blocked != watching) {
+            // Waiting for an event: ask the domain to wake us on every signal, then re-scan
+            // before sleeping so that a signal in between is not missed.
+            if (blocked)
+                ctx_.domain->add_watcher();
+            else
+                ctx_.domain->remove_watcher();
+            watching = blocked;
+            continue;
+        }
+        wake_.wait(seen, kWaitForever, kEngineSpinNs);
+    }
+    if (watching) ctx_.domain->remove_watcher();
+    // Shut down: what is left waits for events that will not come; release its waiters.
+    refresh(queues, &version);
+    for (const auto& q : queues) drop_pending(*q, true);
+}
+
+void Engine::scan(std::vector<std::shared_ptr<QueueState>>& queues, bool* ran, bool* blocked) {
+    for (const auto& q : queues) {
+        if (Command* c = take_ready(*q, blocked)) {
+            execute(*q, c);
+            *ran = true;
+        }
+    }
+}
+
+Command* Engine::take_ready(QueueState& q, bool* blocked) {
+    if (q.pending.load(std::memory_order_acquire) == 0) return nullptr;
+    if (ctx_.domain->lost()) {
+        drop_pending(q, false);
+        return nullptr;
+    }
+    std::lock_guard lock(q.mu);
+    Command* c = q.head;
+    if (!c) return nullptr;
+    for (const hal::EventRef& w : c->waits) {
+        if (!static_cast<const hal::HostEvent*>(w.get())->signalled()) {
+            *blocked = true;
+            return nullptr;
+        }
+    }
+    q.head = c->next;
+    if (!q.head) q.tail = nullptr;
+    c->next = nullptr;
+    // Release: pairs with the acquire in take_ready/refresh (only this thread and the
+    // submitters, under mu, write it).
+    q.pending.store(q.pending.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+    return c;
+}
+
+void Engine::drop_pending(QueueState& q, bool signal) {
+    Command* list = nullptr;
+    uint32_t n = 0;
+    {
+        std::lock_guard lock(q.mu);
+        list = q.head;
+        q.head = q.tail = nullptr;
+        n = q.pending.load(std::memory_order_relaxed);
+        q.pending.store(0, std::memory_order_release);
+    }
+    if (!list) return;
+    if (signal) {
+        for (Command* c = list; c; c = c->next)
+            if (c->signal) static_cast<hal::HostEvent*>(c->signal.get())->signal_without_timestamps();
+    }
+    {
+        std::lock_guard lock(q.mu);
+        while (list) {
+            Command* next = list->next;
+            q.recycle(list);
+            list = next;
+        }
+    }
+    // Release: synchronizers that see the count see the events signalled above.
+    q.finished.fetch_add(n, std::memory_order_release);
+    q.progress.fetch_add(1);
+}
+
+bool Engine::wait_until_ns(uint64_t deadline_ns) {
+    for (;;) {
+        const uint32_t seen = wake_.load();
+        if (ctx_.domain->lost() || stopping()) return false;
+        const uint64_t now = host_now_ns();
+        if (now >= deadline_ns) return true;
+        // Short remainders are spun (sleep granularity is coarser); long ones slept.
+        const uint64_t left = deadline_ns - now;
+        wake_.wait(seen, deadline_ns, left < kDefaultSpinNs ? left : 0);
+    }
+}
+
+void Engine::execute(QueueState& q, Command* c) {
+    auto* event = static_cast<hal::HostEvent*>(c->signal.get());
+    const bool timestamps = event && event->records_timestamps();
+    const SimClock& clock = *ctx_.clock;
+    const uint64_t bandwidth = ctx_.config->bandwidth_bytes_per_s;
+    const size_t unit = c->kind == CommandKind::fill ? c->pattern_size : 1;
+    const size_t units = c->kind == CommandKind::barrier ? 0 : c->size / unit;
+    const uint32_t depth = q.pending.load(std::memory_order_relaxed);
+    auto* dst = static_cast<unsigned char*>(c->dst);
+    auto* src = static_cast<const unsigned char*>(c->src);
+
+    bool aborted = false;
+    uint64_t last_end = 0;
+    uint64_t first_end = 0;
+    for (uint32_t i = 0; i < parts_; ++i) {
+        const size_t begin = units * i / parts_ * unit;
+        const size_t len = units * (i + 1) / parts_ * unit - begin;
+        const uint64_t host_start = host_now_ns();
+        // A timestamp event starts at the next tick boundary, so that the start maps to a
+        // host time after this instant (SEMANTICS §3 ordering, see docs/timestamps.md).
+        const uint64_t start = clock.ticks_at(host_start) + (timestamps ? 1 : 0);
+        if (len) {
+            if (c->kind == CommandKind::copy)
+                std::memcpy(dst + begin, src + begin, len);
+            else
+                fill_pattern(dst + begin, len, c->pattern, c->pattern_size);
+            if (bandwidth) {
+                const uint64_t ns = static_cast<uint64_t>(static_cast<unsigned __int128>(len) * 1'000'000'000u / bandwidth);
+                if (!wait_until_ns(host_start + ns)) {
+                    aborted = true;
+                    break;
+                }
+            }
+        }
+        const uint64_t end = std::max(clock.now(), start);
+        packets_[i] = {start & kernel_mask_, end & kernel_mask_, start & kernel_mask_, end & kernel_mask_};
+        last_end = std::max(last_end, end);
+        if (i == 0) first_end = end;
+        ctx_.trace->on_command(CommandTrace{ordinal_, index_, q.id, static_cast<uint32_t>(c->kind), len, start, end,
+                                            depth, parts_ > 1 ? i : hal::kRootDevice});
+    }
+
+    if (!aborted && c->export_group != kNoExport && c->kind != CommandKind::barrier) {
+        uint32_t word = 0;
+        std::memcpy(&word, dst, std::min<size_t>(sizeof word, c->size));
+        ctx_.trace->on_export_write(c->export_group, word, first_end, parts_ > 1 ? 0 : hal::kRootDevice);
+    }
+    if (timestamps && !aborted) {
+        // Signal only once the clock has passed the end tick: the end then maps to a host
+        // time before any waiter wakes.
+        const uint64_t period_ns = 1'000'000'000u / clock.hz();
+        while (clock.now() <= last_end) {
+            if (period_ns > 50'000) {
+                if (!wait_until_ns(host_now_ns() + std::min<uint64_t>(period_ns / 4, 1'000'000))) break;
+            } else {
+                cpu_relax();
+            }
+        }
+    }
+    if (event && !ctx_.domain->lost()) {
+        if (aborted)
+            event->signal_without_timestamps();
+        else
+            event->signal_from_device({packets_.data(), parts_}, c->ref);
+    }
+    {
+        std::lock_guard lock(q.mu);
+        q.recycle(c);
+    }
+    // Release: a synchronizer that sees the count sees the command's writes and its event.
+    q.finished.fetch_add(1, std::memory_order_release);
+    q.progress.fetch_add(1);
+}
+
+}  // namespace zehal::sim

@@ -1,0 +1,145 @@
+// An engine of the software device: a worker thread that runs the commands of the queues
+// bound to it, in order within each queue, and signals their events.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/wait_word.hpp"
+#include "hal/event.hpp"
+#include "hal/host_event.hpp"
+#include "hal/sim/sim_clock.hpp"
+#include "hal/sim/sim_config.hpp"
+#include "hal/sim/sim_trace.hpp"
+#include "hal/timestamps.hpp"
+
+namespace zehal::sim {
+
+// Command kinds, numbered as CommandTrace::command.
+enum class CommandKind : uint32_t { copy = 0, fill = 1, barrier = 2 };
+
+// Longest fill pattern.
+inline constexpr size_t kMaxPattern = 128;
+// No export group: the destination is not exported memory.
+inline constexpr uint32_t kNoExport = ~0u;
+
+// One submitted command. Nodes are recycled through their queue's free list, so a steady
+// stream of submissions allocates nothing.
+struct Command {
+    Command* next = nullptr;
+    CommandKind kind = CommandKind::barrier;
+    void* dst = nullptr;
+    const void* src = nullptr;
+    size_t size = 0;
+    uint32_t pattern_size = 0;
+    uint32_t export_group = kNoExport;  // export group whose memory dst is in
+    alignas(16) unsigned char pattern[kMaxPattern];
+    hal::EventRef signal;              // may be null
+    std::vector<hal::EventRef> waits;  // HostEvents of the device; capacity kept on reuse
+    hal::TimestampReference ref{};     // sampled at submission, for timestamp events
+};
+
+// The commands of one queue, shared by the queue object and its engine (which keeps it
+// until it is closed and empty, so work submitted before a queue goes away still runs).
+struct QueueState {
+    QueueState(uint64_t id, uint32_t ordinal, uint32_t index) : id(id), ordinal(ordinal), index(index) {}
+    ~QueueState();
+    QueueState(const QueueState&) = delete;
+    QueueState& operator=(const QueueState&) = delete;
+
+    const uint64_t id;  // device-unique
+    const uint32_t ordinal;
+    const uint32_t index;
+
+    std::mutex mu;  // the list, the free list and `submitted`
+    Command* head = nullptr;
+    Command* tail = nullptr;
+    Command* free_list = nullptr;
+    // Commands waiting in the list. Written under mu; read without it by the engine to skip
+    // empty queues (acquire: pairs with the release of the submitter's store).
+    std::atomic<uint32_t> pending{0};
+    // Commands submitted and finished (run, taken back or dropped). `submitted` is written
+    // under mu and read by synchronizers without it (release/acquire).
+    std::atomic<uint64_t> submitted{0};
+    std::atomic<uint64_t> finished{0};
+    WaitWord progress;  // bumped when commands finish and when the device is lost
+    // Set when the queue object is gone (release: the engine may drop the state once it
+    // also sees pending == 0).
+    std::atomic<bool> closed{false};
+
+    // A node from the free list or the heap (nullptr when the heap refuses). Caller holds mu.
+    Command* take_node();
+    // Back to the free list, dropping its references. Caller holds mu.
+    void recycle(Command* c);
+};
+
+// What an engine needs of its device; owned by the device, which outlives its engines.
+struct EngineContext {
+    const SimConfig* config;
+    const SimClock* clock;
+    hal::EventDomain* domain;
+    SimTrace* trace;
+};
+
+// One engine: a thread (started with its first queue) running the queues bound to it
+// round-robin, one command at a time; a command whose wait events are not all signalled
+// holds back its own queue only.
+class Engine {
+public:
+    Engine(const EngineContext& ctx, uint32_t ordinal, uint32_t index);
+    // Stops the thread: runs what can still run, drops (signalling their events) commands
+    // whose wait events never came.
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    // Binds a queue (starting the thread on first use). False when no thread can start.
+    bool bind(const std::shared_ptr<QueueState>& queue);
+    // New work, a closed queue, a lost device or a signalled event: the thread re-scans.
+    void wake() noexcept { wake_.fetch_add(1); }
+    // The device was lost: wakes the thread and every synchronizer of its queues.
+    void on_lost();
+
+private:
+    void run();
+    // Scans each queue once: runs the first command ready in each. Sets *ran when one ran,
+    // *blocked when a queue's first command waits for an event.
+    void scan(std::vector<std::shared_ptr<QueueState>>& queues, bool* ran, bool* blocked);
+    // The first command of `q` when its wait events are signalled (taken off the list).
+    Command* take_ready(QueueState& q, bool* blocked);
+    void execute(QueueState& q, Command* c);
+    // Drops every pending command of `q` (device lost or shut down); `signal` signals their
+    // events (without timestamps).
+    void drop_pending(QueueState& q, bool signal);
+    // Waits until host time `deadline_ns` (the throttle), returning early when the device
+    // is lost or the engine stops. False when it returned early.
+    bool wait_until_ns(uint64_t deadline_ns);
+    // Rebuilds `queues` when the bound set changed; removes closed, empty queues.
+    void refresh(std::vector<std::shared_ptr<QueueState>>& queues, uint64_t* version);
+    bool stopping() const noexcept { return stop_.load(std::memory_order_acquire); }
+
+    const EngineContext ctx_;
+    const uint32_t ordinal_;
+    const uint32_t index_;
+    const uint32_t parts_;  // packets per command: sub-devices, or 1
+    const uint64_t kernel_mask_;
+
+    WaitWord wake_;
+    std::atomic<bool> stop_{false};  // release by the destructor, acquire by the thread
+
+    std::mutex mu_;  // queues_, thread_
+    std::vector<std::shared_ptr<QueueState>> queues_;
+    // Bumped (release, under mu_) when queues_ changes; the thread compares (acquire)
+    // before taking mu_ to copy the list.
+    std::atomic<uint64_t> version_{0};
+    std::thread thread_;
+
+    std::vector<hal::KernelTimestampResult> packets_;  // scratch of the thread
+};
+
+}  // namespace zehal::sim

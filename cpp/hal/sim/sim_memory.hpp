@@ -1,0 +1,30 @@
+// Memory of the software device: fresh host pages underneath every kind, and the host
+// memory every sim device shares.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "hal/pointer_registry.hpp"
+
+namespace zehal::sim {
+
+// Host memory of the sim backend: allocated through any sim device, usable (and freed)
+// through every one of them. One per process.
+struct SimHostMemory {
+    hal::PointerRegistry registry;
+    ~SimHostMemory();
+};
+
+// The process's sim host memory.
+std::shared_ptr<SimHostMemory> shared_host_memory();
+
+// Gets `size` bytes of fresh memory aligned to `alignment` (a power of two) into `a`
+// (mapping, mapping_bytes, info.base); false when the system refuses.
+bool map_memory(size_t size, size_t alignment, hal::Allocation* a);
+// Releases what map_memory or map_file gave.
+void unmap_memory(const hal::Allocation& a);
+// Maps `size` bytes of file `fd` shared, read-write, into `a`; false when mmap refuses.
+bool map_file(int fd, size_t size, hal::Allocation* a);
+
+}  // namespace zehal::sim
