@@ -1,7 +1,5 @@
 #include "hal/cuda/cuda_device.hpp"
 
-#include <unistd.h>
-
 #include <bit>
 
 #include "hal/cuda/cuda_event.hpp"
@@ -20,11 +18,10 @@ constexpr uint64_t kGlobalTimerHz = 1'000'000'000;
 // The alignment an imported dma-buf is documented with (Level Zero's import alignment).
 constexpr size_t kImportAlignment = 4096;
 
-uint64_t host_memory_bytes() {
-    const long pages = sysconf(_SC_PHYS_PAGES);
-    const long page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : ~0ull;
-}
+// Allocation flags accepted (cached/uncached bias hints, as the sim device; CUDA has no
+// use for them) and the largest alignment (as the sim device).
+constexpr uint32_t kValidAllocationFlags = 0xF;
+constexpr size_t kMaxAlignment = size_t{1} << 30;
 
 }  // namespace
 
@@ -134,17 +131,18 @@ ze_result_t CudaDevice::find_range(const void* p, size_t size, hal::Allocation* 
     return r;
 }
 
-ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t, uint32_t ordinal,
-                                 void** out) {
+ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
+                                 uint32_t ordinal, void** out) {
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (kind != hal::MemoryKind::host && kind != hal::MemoryKind::device && kind != hal::MemoryKind::shared)
+    if ((kind != hal::MemoryKind::host && kind != hal::MemoryKind::device && kind != hal::MemoryKind::shared) ||
+        (flags & ~kValidAllocationFlags))
         return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    if (alignment != 0 && !std::has_single_bit(alignment)) return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
     if (ordinal >= props_.memory_ordinals) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    const uint64_t limit = kind == hal::MemoryKind::host ? host_memory_bytes() : props_.max_allocation_bytes;
-    if (size > limit || alignment > limit) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    if ((alignment != 0 && !std::has_single_bit(alignment)) || alignment > kMaxAlignment)
+        return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
+    if (kind != hal::MemoryKind::host && size > props_.max_allocation_bytes) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
     if (ze_result_t r = ready(); r != ZE_RESULT_SUCCESS) return r;
 
     ContextScope scope(api_, ctx_);

@@ -1,0 +1,356 @@
+// The cuda backend beside the raw CUDA driver API and CUPTI, in the same process and run:
+// bandwidth of large copies, the round trip of a 64-byte copy, allocation, tracer overhead.
+// The raw side resolves the few driver entry points it needs itself (the C ABI of cuda.h,
+// declared here, since zehal builds without linking CUDA).
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "benchmarks.hpp"
+#include "common/clock.hpp"
+#include "common/dynlib.hpp"
+#include "hal/trace_record.hpp"
+
+namespace zehal::bench {
+
+namespace {
+
+// --- the raw side ---------------------------------------------------------------------
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void*;
+using CUstream = void*;
+using CUmodule = void*;
+using CUfunction = void*;
+using CUdeviceptr = unsigned long long;
+constexpr CUresult kCudaSuccess = 0;
+constexpr unsigned kStreamNonBlocking = 1;
+
+// The driver entry points of the baseline, at their CUDA 12 versions.
+struct RawCuda {
+    DynLib lib;
+    CUresult (*cuDeviceGetCount)(int*) = nullptr;
+    CUresult (*cuDeviceGet)(CUdevice*, int) = nullptr;
+    CUresult (*cuDeviceGetUuid)(unsigned char*, CUdevice) = nullptr;
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
+    CUresult (*cuDevicePrimaryCtxRelease)(CUdevice) = nullptr;
+    CUresult (*cuCtxPushCurrent)(CUcontext) = nullptr;
+    CUresult (*cuCtxPopCurrent)(CUcontext*) = nullptr;
+    CUresult (*cuStreamCreate)(CUstream*, unsigned) = nullptr;
+    CUresult (*cuStreamDestroy)(CUstream) = nullptr;
+    CUresult (*cuStreamSynchronize)(CUstream) = nullptr;
+    CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = nullptr;
+    CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
+    CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
+    CUresult (*cuModuleLoadData)(CUmodule*, const void*) = nullptr;
+    CUresult (*cuModuleUnload)(CUmodule) = nullptr;
+    CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
+    CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                               CUstream, void**, void**) = nullptr;
+
+    bool load() {
+        lib = DynLib::open_first("libcuda.so.1");
+        using GetProc = CUresult (*)(const char*, void**, int, unsigned long long, int*);
+        auto get = lib.symbol<GetProc>("cuGetProcAddress_v2");
+        if (!get) return false;
+        bool ok = true;
+        auto resolve = [&](const char* name, auto** fn) {
+            int status = 0;
+            void* p = nullptr;
+            ok = ok && get(name, &p, 12000, 1 /* legacy default stream */, &status) == kCudaSuccess && p;
+            *fn = reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(p);
+        };
+        resolve("cuDeviceGetCount", &cuDeviceGetCount);
+        resolve("cuDeviceGet", &cuDeviceGet);
+        resolve("cuDeviceGetUuid", &cuDeviceGetUuid);
+        resolve("cuDevicePrimaryCtxRetain", &cuDevicePrimaryCtxRetain);
+        resolve("cuDevicePrimaryCtxRelease", &cuDevicePrimaryCtxRelease);
+        resolve("cuCtxPushCurrent", &cuCtxPushCurrent);
+        resolve("cuCtxPopCurrent", &cuCtxPopCurrent);
+        resolve("cuStreamCreate", &cuStreamCreate);
+        resolve("cuStreamDestroy", &cuStreamDestroy);
+        resolve("cuStreamSynchronize", &cuStreamSynchronize);
+        resolve("cuMemcpyAsync", &cuMemcpyAsync);
+        resolve("cuMemAlloc", &cuMemAlloc);
+        resolve("cuMemFree", &cuMemFree);
+        resolve("cuModuleLoadData", &cuModuleLoadData);
+        resolve("cuModuleUnload", &cuModuleUnload);
+        resolve("cuModuleGetFunction", &cuModuleGetFunction);
+        resolve("cuLaunchKernel", &cuLaunchKernel);
+        return ok;
+    }
+};
+
+// The raw side's context, stream and empty kernel on the device zehal measures.
+struct RawDevice {
+    RawCuda cu;
+    CUdevice dev = 0;
+    CUcontext ctx = nullptr;
+    CUstream stream = nullptr;
+    CUmodule module = nullptr;
+    CUfunction empty = nullptr;
+
+    bool open(const hal::DeviceProperties& props) {
+        if (!cu.load()) return false;
+        int count = 0;
+        if (cu.cuDeviceGetCount(&count) != kCudaSuccess) return false;
+        bool found = false;
+        for (int i = 0; i < count && !found; ++i) {
+            unsigned char uuid[16] = {};
+            if (cu.cuDeviceGet(&dev, i) != kCudaSuccess || cu.cuDeviceGetUuid(uuid, dev) != kCudaSuccess) continue;
+            found = std::memcmp(uuid, props.uuid.data(), 16) == 0;
+        }
+        if (!found || cu.cuDevicePrimaryCtxRetain(&ctx, dev) != kCudaSuccess) return false;
+        cu.cuCtxPushCurrent(ctx);
+        static const char kPtx[] =
+            ".version 7.0\n.target sm_50\n.address_size 64\n.visible .entry raw_empty()\n{\n ret;\n}\n";
+        return cu.cuStreamCreate(&stream, kStreamNonBlocking) == kCudaSuccess &&
+               cu.cuModuleLoadData(&module, kPtx) == kCudaSuccess &&
+               cu.cuModuleGetFunction(&empty, module, "raw_empty") == kCudaSuccess;
+    }
+    ~RawDevice() {
+        if (!ctx) return;
+        if (module) cu.cuModuleUnload(module);
+        if (stream) cu.cuStreamDestroy(stream);
+        CUcontext popped = nullptr;
+        cu.cuCtxPopCurrent(&popped);
+        cu.cuDevicePrimaryCtxRelease(dev);
+    }
+    bool copy(void* dst, const void* src, size_t n) {
+        return cu.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), n, stream) ==
+                   kCudaSuccess &&
+               cu.cuStreamSynchronize(stream) == kCudaSuccess;
+    }
+    // `n` empty kernels, then a synchronize.
+    bool kernels(int n) {
+        for (int i = 0; i < n; ++i)
+            if (cu.cuLaunchKernel(empty, 1, 1, 1, 1, 1, 1, 0, stream, nullptr, nullptr) != kCudaSuccess) return false;
+        return cu.cuStreamSynchronize(stream) == kCudaSuccess;
+    }
+};
+
+// CUPTI alone: the activity kinds zehal's tracer enables, with buffers thrown away.
+struct RawCupti {
+    void* lib = nullptr;
+    using Request = void (*)(uint8_t**, size_t*, size_t*);
+    using Complete = void (*)(CUcontext, uint32_t, uint8_t*, size_t, size_t);
+    int (*enable)(int) = nullptr;
+    int (*disable)(int) = nullptr;
+    int (*callbacks)(Request, Complete) = nullptr;
+    int (*flush_all)(uint32_t) = nullptr;
+    static constexpr int kKinds[] = {10 /* concurrent kernel */, 1 /* memcpy */, 2 /* memset */};
+
+    // The CUPTI zehal loaded (found by soname among the loaded libraries).
+    bool load() {
+        for (const char* name : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"}) {
+            lib = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+            if (lib) break;
+        }
+        if (!lib) return false;
+        enable = reinterpret_cast<int (*)(int)>(dlsym(lib, "cuptiActivityEnable"));
+        disable = reinterpret_cast<int (*)(int)>(dlsym(lib, "cuptiActivityDisable"));
+        callbacks = reinterpret_cast<int (*)(Request, Complete)>(dlsym(lib, "cuptiActivityRegisterCallbacks"));
+        flush_all = reinterpret_cast<int (*)(uint32_t)>(dlsym(lib, "cuptiActivityFlushAll"));
+        return enable && disable && callbacks && flush_all;
+    }
+    ~RawCupti() {
+        if (lib) dlclose(lib);
+    }
+    static void request(uint8_t** buffer, size_t* size, size_t* max) {
+        *buffer = new uint8_t[1u << 20];
+        *size = 1u << 20;
+        *max = 0;
+    }
+    static void complete(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t) { delete[] buffer; }
+    bool start() {
+        if (callbacks(&request, &complete) != 0) return false;
+        for (int k : kKinds)
+            if (enable(k) != 0) return false;
+        return true;
+    }
+    void stop() {
+        flush_all(0);
+        for (int k : kKinds) disable(k);
+        flush_all(1);
+    }
+};
+
+// --- measuring ----------------------------------------------------------------------
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+struct Freed {
+    hal::Device& device;
+    void* ptr = nullptr;
+    Freed(hal::Device& d, hal::MemoryKind kind, size_t size) : device(d) {
+        if (d.allocate(kind, size, 0, 0, 0, &ptr) != ZE_RESULT_SUCCESS) ptr = nullptr;
+    }
+    ~Freed() {
+        if (ptr) device.free(ptr);
+    }
+};
+
+// ns of one call of `f`, the median over `rounds` rounds of `reps` calls each; 0 when `f` fails.
+template <typename F>
+double ns_per_call(int rounds, int reps, F&& f) {
+    std::vector<double> per;
+    for (int r = 0; r < rounds; ++r) {
+        const uint64_t t0 = host_now_ns();
+        for (int i = 0; i < reps; ++i)
+            if (!f()) return 0;
+        per.push_back(static_cast<double>(host_now_ns() - t0) / reps);
+    }
+    return median(per);
+}
+
+Row row(const char* suite, std::string name, double value, const char* unit, double baseline, const char* baseline_name,
+        bool higher_is_better) {
+    Row r;
+    r.suite = suite;
+    r.name = std::move(name);
+    r.value = value;
+    r.unit = unit;
+    r.baseline = baseline;
+    r.baseline_name = baseline_name;
+    if (value > 0 && baseline > 0) r.ratio = higher_is_better ? value / baseline : baseline / value;
+    return r;
+}
+
+}  // namespace
+
+std::vector<Row> cuda_vs_raw(const hal::DeviceRef& device, const Options& options) {
+    std::vector<Row> rows;
+    if (!device || device->backend_name() != "cuda") return rows;
+    RawDevice raw;
+    if (!raw.open(device->properties())) return rows;
+    hal::Device& dev = *device;
+    std::shared_ptr<hal::Queue> queue;
+    std::shared_ptr<hal::EventPool> pool;
+    hal::EventRef done;
+    if (dev.create_queue(hal::kCopyOrdinal, 0, &queue) != ZE_RESULT_SUCCESS ||
+        dev.create_event_pool(1, hal::kPoolHostVisible, &pool) != ZE_RESULT_SUCCESS ||
+        pool->event(0, &done) != ZE_RESULT_SUCCESS)
+        return rows;
+    // One zehal request: copy signalling an event, wait for it, reset it for the next.
+    auto zehal_copy = [&](void* dst, const void* src, size_t n) {
+        return queue->append_copy(dst, src, n, done, {}) == ZE_RESULT_SUCCESS &&
+               done->host_synchronize(kWaitForever) == ZE_RESULT_SUCCESS && done->host_reset() == ZE_RESULT_SUCCESS;
+    };
+
+    // Bandwidth: zehal and raw alternate round by round over the same buffers.
+    const size_t big = options.quick ? (16u << 20) : std::min<size_t>(options.max_bytes, 256u << 20);
+    const int rounds = options.quick ? 3 : 9;
+    const int reps = options.quick ? 2 : 5;
+    struct Case {
+        const char* name;
+        hal::MemoryKind dst, src;
+    } cases[] = {{"pinned host->device", hal::MemoryKind::device, hal::MemoryKind::host},
+                 {"device->pinned host", hal::MemoryKind::host, hal::MemoryKind::device},
+                 {"device->device", hal::MemoryKind::device, hal::MemoryKind::device}};
+    for (const Case& c : cases) {
+        Freed dst(dev, c.dst, big), src(dev, c.src, big);
+        if (!dst.ptr || !src.ptr) continue;
+        zehal_copy(dst.ptr, src.ptr, big);  // warm-up: first touch, page tables
+        raw.copy(dst.ptr, src.ptr, big);
+        std::vector<double> ours, theirs;
+        for (int r = 0; r < rounds; ++r) {
+            ours.push_back(ns_per_call(1, reps, [&] { return zehal_copy(dst.ptr, src.ptr, big); }));
+            theirs.push_back(ns_per_call(1, reps, [&] { return raw.copy(dst.ptr, src.ptr, big); }));
+        }
+        const double gb = static_cast<double>(big);
+        rows.push_back(row("cuda", std::string(c.name) + " " + std::to_string(big >> 20) + " MiB", gb / median(ours),
+                           "GB/s", gb / median(theirs), "cuMemcpyAsync+cuStreamSynchronize", true));
+    }
+
+    // Round trip of a 64-byte copy request (pinned host -> device).
+    {
+        Freed dst(dev, hal::MemoryKind::device, 64), src(dev, hal::MemoryKind::host, 64);
+        if (dst.ptr && src.ptr) {
+            const int n = options.quick ? 200 : 2000;
+            std::vector<double> ours, theirs;
+            for (int r = 0; r < rounds; ++r) {
+                ours.push_back(ns_per_call(1, n, [&] { return zehal_copy(dst.ptr, src.ptr, 64); }));
+                theirs.push_back(ns_per_call(1, n, [&] { return raw.copy(dst.ptr, src.ptr, 64); }));
+            }
+            rows.push_back(row("cuda", "64 B request round trip", median(ours) / 1e3, "us", median(theirs) / 1e3,
+                               "cuMemcpyAsync+cuStreamSynchronize", false));
+        }
+    }
+
+    // Allocation: what an area's mmap+munmap does, beside cuMemAlloc+cuMemFree.
+    {
+        const int n = options.quick ? 50 : 500;
+        constexpr size_t kBytes = 1u << 20;
+        const double ours = ns_per_call(rounds, n, [&] {
+            void* p = nullptr;
+            return dev.allocate(hal::MemoryKind::device, kBytes, 64, 0, 0, &p) == ZE_RESULT_SUCCESS &&
+                   dev.free(p) == ZE_RESULT_SUCCESS;
+        });
+        const double theirs = ns_per_call(rounds, n, [&] {
+            CUdeviceptr p = 0;
+            return raw.cu.cuMemAlloc(&p, kBytes) == kCudaSuccess && raw.cu.cuMemFree(p) == kCudaSuccess;
+        });
+        rows.push_back(row("cuda", "device allocate+free 1 MiB", ours / 1e3, "us", theirs / 1e3,
+                           "cuMemAlloc+cuMemFree", false));
+    }
+
+    // Tracer overhead per kernel: empty kernels untraced, under CUPTI alone, and under
+    // zehal's tracer with a thread draining it; the overhead is the extra time per kernel.
+    hal::TraceSource* source = dev.trace_source();
+    RawCupti cupti;
+    if (source && cupti.load()) {
+        uint32_t engine = ~0u;
+        const auto& groups = dev.metric_groups();
+        for (uint32_t i = 0; i < groups.size() && engine == ~0u; ++i)
+            if ((groups[i].sampling_types & hal::kSamplingTracerBased) && !(groups[i].type_flags & hal::kGroupExportDmaBuf))
+                engine = i;
+        const int kernels = options.quick ? 2000 : 20000;
+        auto launch = [&] { return raw.kernels(kernels); };
+        const int traced_rounds = options.quick ? 2 : 5;
+        launch();
+        const double plain = ns_per_call(traced_rounds, 1, launch) / kernels;
+        double alone = 0, ours = 0;
+        if (cupti.start()) {
+            launch();
+            alone = ns_per_call(traced_rounds, 1, launch) / kernels;
+            cupti.stop();
+        }
+        const uint32_t started[] = {engine};
+        if (engine != ~0u && source->start(started) == ZE_RESULT_SUCCESS) {
+            std::atomic<bool> quit{false};
+            std::thread drainer([&] {
+                std::vector<hal::TraceRecord> buf(4096);
+                uint64_t lost = 0;
+                // Relaxed: a stop flag; nothing else is published through it.
+                while (!quit.load(std::memory_order_relaxed))
+                    if (source->drain(buf.data(), buf.size() * sizeof(hal::TraceRecord), &lost) == 0)
+                        std::this_thread::sleep_for(std::chrono::microseconds(200));
+            });
+            launch();
+            ours = ns_per_call(traced_rounds, 1, launch) / kernels;
+            quit.store(true, std::memory_order_relaxed);
+            drainer.join();
+            source->stop();
+        }
+        if (alone > 0 && ours > 0) {
+            rows.push_back(row("cuda", "tracer overhead per kernel", std::max(ours - plain, 1.0) / 1e3, "us",
+                               std::max(alone - plain, 1.0) / 1e3, "CUPTI activity alone", false));
+            rows.push_back(row("cuda", "empty kernel launch+run, untraced", plain / 1e3, "us", 0, "", false));
+        }
+    }
+    return rows;
+}
+
+}  // namespace zehal::bench
