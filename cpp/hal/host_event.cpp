@@ -43,8 +43,9 @@ void EventDomain::register_pool(const std::shared_ptr<HostEventPool>& pool) {
     pools_.push_back(pool);
 }
 
-void EventDomain::lose() {
-    lost_.store(true, std::memory_order_seq_cst);
+bool EventDomain::lose() {
+    // seq_cst: ordered before the event bits set below and the listener's wake-ups.
+    if (lost_.exchange(true, std::memory_order_seq_cst)) return false;
     {
         std::lock_guard lock(pools_mu_);
         for (const auto& weak : pools_)
@@ -52,6 +53,7 @@ void EventDomain::lose() {
     }
     std::lock_guard lock(listener_mu_);
     if (listener_) listener_();
+    return true;
 }
 
 TimestampReference EventDomain::reference() {

@@ -51,7 +51,8 @@ public:
     bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
     // Marks the device lost: every event call answers DEVICE_LOST from now on, and every
     // thread waiting on one of its events wakes up (and so does the signal listener).
-    void lose();
+    // True for the call that lost it, false when it was lost already.
+    bool lose();
 
     // The reference pair for synchronized timestamps of a command submitted now: the last
     // pair sampled, re-sampled when older than half the wrap period of kernel timestamps.

@@ -245,10 +245,9 @@ ze_result_t SimDevice::import_dma_buf(int fd, size_t size, void** out) {
 }
 
 ze_result_t SimDevice::lose() {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     // Marks the domain (every event call answers DEVICE_LOST, event waiters wake), then
     // wakes the engines (they drop what is queued) and queue synchronizers.
-    domain_->lose();
+    if (!domain_->lose()) return ZE_RESULT_ERROR_DEVICE_LOST;
     for (const auto& group : engines_)
         for (const auto& e : group) e->on_lost();
     return ZE_RESULT_SUCCESS;

@@ -1,0 +1,137 @@
+// SimConfig: ZEHAL_SIM_* variables and validation; create_device and the sim probe.
+#include "hal/sim/sim_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "hal/sim/sim_backend.hpp"
+
+namespace zehal::sim {
+namespace {
+
+const char* const kVars[] = {"COMPUTE_ENGINES",      "COPY_ENGINES",          "MEMORY_BYTES",
+                             "TIMER_HZ",             "KERNEL_TIMESTAMP_VALID_BITS", "TIMESTAMP_VALID_BITS",
+                             "START_TICKS",          "SUBDEVICES",            "TRACE_BUFFER_BYTES",
+                             "BANDWIDTH_BYTES_PER_S", "FAIL_ALLOCATION_AFTER", "ASYNC_RECORDS_PER_S"};
+
+// Sets ZEHAL_SIM_* variables for one test and clears every one of them afterwards.
+class Env : public ::testing::Test {
+protected:
+    void TearDown() override {
+        for (const char* v : kVars) unsetenv((std::string("ZEHAL_SIM_") + v).c_str());
+    }
+    static void set(const char* name, const char* value) {
+        setenv((std::string("ZEHAL_SIM_") + name).c_str(), value, 1);
+    }
+};
+
+TEST_F(Env, DefaultsWithoutVariables) {
+    const SimConfig c = SimConfig::from_env();
+    const SimConfig d;
+    EXPECT_EQ(c.copy_engines, d.copy_engines);
+    EXPECT_EQ(c.memory_bytes, d.memory_bytes);
+    EXPECT_EQ(c.timer_hz, 19'200'000u);
+    EXPECT_EQ(c.kernel_timestamp_valid_bits, 32u);
+    EXPECT_FALSE(c.fail_allocation_after.has_value());
+    EXPECT_EQ(c.validate(), ZE_RESULT_SUCCESS);
+}
+
+TEST_F(Env, EveryVariableIsRead) {
+    set("COMPUTE_ENGINES", "2");
+    set("COPY_ENGINES", "4");
+    set("MEMORY_BYTES", "0x100000");
+    set("TIMER_HZ", "1000000000");
+    set("KERNEL_TIMESTAMP_VALID_BITS", "40");
+    set("TIMESTAMP_VALID_BITS", "48");
+    set("START_TICKS", "4294967000");
+    set("SUBDEVICES", "3");
+    set("TRACE_BUFFER_BYTES", "4096");
+    set("BANDWIDTH_BYTES_PER_S", "1000");
+    set("FAIL_ALLOCATION_AFTER", "7");
+    set("ASYNC_RECORDS_PER_S", "10");
+    const SimConfig c = SimConfig::from_env();
+    EXPECT_EQ(c.compute_engines, 2u);
+    EXPECT_EQ(c.copy_engines, 4u);
+    EXPECT_EQ(c.memory_bytes, 0x100000u);
+    EXPECT_EQ(c.timer_hz, 1'000'000'000u);
+    EXPECT_EQ(c.kernel_timestamp_valid_bits, 40u);
+    EXPECT_EQ(c.timestamp_valid_bits, 48u);
+    EXPECT_EQ(c.start_ticks, 4294967000u);
+    EXPECT_EQ(c.subdevices, 3u);
+    EXPECT_EQ(c.trace_buffer_bytes, 4096u);
+    EXPECT_EQ(c.bandwidth_bytes_per_s, 1000u);
+    ASSERT_TRUE(c.fail_allocation_after.has_value());
+    EXPECT_EQ(*c.fail_allocation_after, 7u);
+    EXPECT_EQ(c.async_records_per_s, 10u);
+    EXPECT_EQ(c.validate(), ZE_RESULT_SUCCESS);
+}
+
+TEST_F(Env, MalformedValuesAreIgnored) {
+    const SimConfig d;
+    for (const char* bad : {"", "abc", "-1", "+2", " 3", "12x", "0x", "99999999999999999999999", "4294967296"}) {
+        set("COPY_ENGINES", bad);
+        set("FAIL_ALLOCATION_AFTER", bad[0] == '4' ? "x" : bad);
+        const SimConfig c = SimConfig::from_env();
+        EXPECT_EQ(c.copy_engines, d.copy_engines) << bad;
+        EXPECT_FALSE(c.fail_allocation_after.has_value()) << bad;
+    }
+}
+
+TEST(SimConfigValidate, RangeChecks) {
+    EXPECT_EQ(SimConfig{}.validate(), ZE_RESULT_SUCCESS);
+    std::vector<SimConfig> bad(12);
+    bad[0].compute_engines = 0;
+    bad[1].memory_bytes = 0;
+    bad[2].timer_hz = 0;
+    bad[3].kernel_timestamp_valid_bits = 0;
+    bad[4].kernel_timestamp_valid_bits = 65;
+    bad[5].timestamp_valid_bits = 0;
+    bad[6].timestamp_valid_bits = 65;
+    bad[7].trace_buffer_bytes = 31;
+    bad[8].copy_engines = SimConfig::kMaxEngines + 1;
+    bad[9].subdevices = SimConfig::kMaxSubdevices + 1;
+    bad[10].timer_hz = SimConfig::kMaxTimerHz + 1;
+    bad[11].trace_buffer_bytes = SimConfig::kMaxTraceBufferBytes + 1;
+    for (size_t i = 0; i < bad.size(); ++i) {
+        EXPECT_EQ(bad[i].validate(), ZE_RESULT_ERROR_INVALID_ARGUMENT) << i;
+        hal::DeviceRef d;
+        EXPECT_EQ(create_device(bad[i], &d), ZE_RESULT_ERROR_INVALID_ARGUMENT) << i;
+        EXPECT_EQ(d, nullptr);
+    }
+    SimConfig edge;
+    edge.copy_engines = 0;
+    edge.kernel_timestamp_valid_bits = 1;
+    edge.timestamp_valid_bits = 64;
+    edge.trace_buffer_bytes = 32;
+    edge.timer_hz = 1;
+    EXPECT_EQ(edge.validate(), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(create_device(SimConfig{}, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+}
+
+TEST_F(Env, ProbeMakesOneDeviceFromTheEnvironment) {
+    set("COPY_ENGINES", "5");
+    set("MEMORY_BYTES", "65536");
+    const hal::BackendStatus s = probe();
+    EXPECT_EQ(s.name, "sim");
+    ASSERT_TRUE(s.available);
+    EXPECT_TRUE(s.reason.empty());
+    ASSERT_EQ(s.backend->devices().size(), 1u);
+    EXPECT_EQ(s.backend->name(), "sim");
+    EXPECT_EQ(s.backend->devices()[0]->properties().copy_engines, 5u);
+    EXPECT_EQ(s.backend->devices()[0]->properties().memory_bytes, 65536u);
+}
+
+TEST_F(Env, ProbeReportsSettingsOutOfRange) {
+    set("COMPUTE_ENGINES", "0");
+    const hal::BackendStatus s = probe();
+    EXPECT_EQ(s.name, "sim");
+    EXPECT_FALSE(s.available);
+    EXPECT_FALSE(s.reason.empty());
+    EXPECT_EQ(s.backend, nullptr);
+}
+
+}  // namespace
+}  // namespace zehal::sim

@@ -1,0 +1,144 @@
+// Device lost: every later call answers DEVICE_LOST, and pending waits return instead of
+// hanging.
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "hal/sim/sim_device.hpp"
+#include "hal/sim/sim_trace.hpp"
+#include "sim_fixture.hpp"
+
+namespace zehal {
+namespace {
+
+using hal::MemoryKind;
+using test::kHangGuardNs;
+
+TEST(SimLost, EveryLaterCallAnswersDeviceLost) {
+    auto d = test::sim_device();
+    auto q = test::queue(d);
+    auto p = test::pool(d, 2, hal::kPoolKernelMappedTimestamp);
+    auto e = test::event(p, 0);
+    void* dev = nullptr;
+    void* host = nullptr;
+    ASSERT_EQ(d->allocate(MemoryKind::device, 256, 0, 0, 0, &dev), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(d->allocate(MemoryKind::host, 256, 0, 0, 0, &host), ZE_RESULT_SUCCESS);
+    int fd = -1;
+    size_t size = 0;
+    ASSERT_EQ(d->export_dma_buf(sim::SimTrace::export_group(), &fd, &size), ZE_RESULT_SUCCESS);
+    const std::string name = d->properties().name;
+
+    ASSERT_EQ(d->lose(), ZE_RESULT_SUCCESS);
+
+    void* out = nullptr;
+    hal::PointerInfo info;
+    std::shared_ptr<hal::Queue> q2;
+    std::shared_ptr<hal::EventPool> p2;
+    hal::EventRef e2;
+    uint64_t h = 0;
+    uint64_t t = 0;
+    uint32_t n = 0;
+    const unsigned char v = 1;
+    EXPECT_EQ(d->allocate(MemoryKind::device, 64, 0, 0, 0, &out), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(d->allocate(MemoryKind::host, 64, 0, 0, 0, &out), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(d->pointer_info(dev, &info), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(d->create_queue(1, 0, &q2), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(d->create_event_pool(1, 0, &p2), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(d->global_timestamps(&h, &t), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(d->export_dma_buf(sim::SimTrace::export_group(), &fd, &size), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(d->import_dma_buf(fd, size, &out), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(d->lose(), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(q->append_copy(dev, host, 16, nullptr, {}), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(q->append_fill(dev, &v, 1, 16, nullptr, {}), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(q->append_barrier(nullptr, {}), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(q->host_synchronize(0), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(q->host_synchronize(kWaitForever), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(q->cancel(e), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(p->event(1, &e2), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(e->query(), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(e->host_signal(), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(e->host_reset(), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(e->host_synchronize(kWaitForever), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(e->query_kernel_timestamps(&n, nullptr), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(e->query_synchronized_timestamps(&n, nullptr), ZE_RESULT_ERROR_DEVICE_LOST);
+    // Frees answer DEVICE_LOST too, but give the memory back (nothing leaks).
+    EXPECT_EQ(d->free(dev), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(d->free(host), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(d->free(nullptr), ZE_RESULT_ERROR_DEVICE_LOST);
+    // Properties still answer.
+    EXPECT_EQ(d->properties().name, name);
+    EXPECT_EQ(d->backend_name(), "sim");
+    EXPECT_FALSE(d->metric_groups().empty());
+}
+
+// Threads waiting on an event, on a queue, and an engine throttling a long copy: all are
+// released by lose().
+TEST(SimLost, PendingWaitsReturnDeviceLost) {
+    sim::SimConfig c;
+    c.bandwidth_bytes_per_s = 1u << 10;  // a 64 KiB copy would take a minute
+    auto d = test::sim_device(c);
+    auto p = test::pool(d, 3);
+    auto gate = test::event(p, 0);
+    auto blocked = test::event(p, 1);
+    auto slow = test::event(p, 2);
+    test::Memory src(d, MemoryKind::host, 64u << 10);
+    test::Memory dst(d, MemoryKind::device, 64u << 10);
+    auto q0 = test::queue(d, hal::kCopyOrdinal, 0);
+    auto q1 = test::queue(d, hal::kCopyOrdinal, 1);
+    const hal::EventRef waits[] = {gate};
+    ASSERT_EQ(q0->append_barrier(blocked, waits), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q1->append_copy(dst.ptr(), src.ptr(), 64u << 10, slow, {}), ZE_RESULT_SUCCESS);
+    ze_result_t r_blocked = ZE_RESULT_SUCCESS;
+    ze_result_t r_slow = ZE_RESULT_SUCCESS;
+    ze_result_t r_q0 = ZE_RESULT_SUCCESS;
+    ze_result_t r_q1 = ZE_RESULT_SUCCESS;
+    std::vector<std::thread> waiters;
+    waiters.emplace_back([&] { r_blocked = blocked->host_synchronize(kWaitForever); });
+    waiters.emplace_back([&] { r_slow = slow->host_synchronize(kWaitForever); });
+    waiters.emplace_back([&] { r_q0 = q0->host_synchronize(kWaitForever); });
+    waiters.emplace_back([&] { r_q1 = q1->host_synchronize(kWaitForever); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_EQ(d->lose(), ZE_RESULT_SUCCESS);
+    for (auto& w : waiters) w.join();
+    EXPECT_EQ(r_blocked, ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(r_slow, ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(r_q0, ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(r_q1, ZE_RESULT_ERROR_DEVICE_LOST);
+    // The device can still be destroyed (engines stop) without waiting for the throttle.
+    q0.reset();
+    q1.reset();
+}
+
+// Losing one device leaves the others alone.
+TEST(SimLost, OtherDevicesAreUnaffected) {
+    auto a = test::sim_device();
+    auto b = test::sim_device();
+    ASSERT_EQ(a->lose(), ZE_RESULT_SUCCESS);
+    test::Memory m(b, MemoryKind::device, 64);
+    auto q = test::queue(b);
+    const unsigned char v = 3;
+    ASSERT_EQ(q->append_fill(m.ptr(), &v, 1, 64, nullptr, {}), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+}
+
+TEST(SimLost, LoseFromManyThreadsOnce) {
+    auto d = test::sim_device();
+    std::atomic<int> successes{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 4; ++i)
+        threads.emplace_back([&] {
+            const ze_result_t r = d->lose();
+            if (r == ZE_RESULT_SUCCESS) {
+                successes.fetch_add(1);
+            } else {
+                EXPECT_EQ(r, ZE_RESULT_ERROR_DEVICE_LOST);
+            }
+        });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(successes.load(), 1);
+}
+
+}  // namespace
+}  // namespace zehal
