@@ -36,9 +36,9 @@ public:
     WaitWord(const WaitWord&) = delete;
     WaitWord& operator=(const WaitWord&) = delete;
 
-    // The current value; acquire so that what the writer published before changing the
-    // word is visible to a reader that sees the change.
-    uint32_t load() const noexcept { return value_.load(std::memory_order_acquire); }
+    // The current value; acquire (by default) so that what the writer published before
+    // changing the word is visible to a reader that sees the change.
+    uint32_t load(std::memory_order order = std::memory_order_acquire) const noexcept { return value_.load(order); }
 
     // Sets the value and wakes every sleeper. seq_cst store, then seq_cst load of the sleeper
     // count: with the waiter's seq_cst increment-then-load this is Dekker's pattern, so

@@ -72,10 +72,10 @@ void EventDomain::set_listener(std::function<void()> listener) {
 }
 
 void EventDomain::add_watcher() noexcept {
-    watchers_.fetch_add(1, std::memory_order_relaxed);
-    // Full fence after registering and before the watcher re-reads event states; pairs with
-    // the fence in notify_signal (store state; fence; load watchers): one side sees the other.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // seq_cst, then the watcher's seq_cst loads of event states (HostEvent::signalled); the
+    // signaller does a seq_cst store of the state, then a seq_cst load of this count. In the
+    // single total order one side sees the other: no signal falls between re-check and sleep.
+    watchers_.fetch_add(1, std::memory_order_seq_cst);
 }
 
 void EventDomain::remove_watcher() noexcept {
@@ -84,9 +84,8 @@ void EventDomain::remove_watcher() noexcept {
 }
 
 void EventDomain::notify_signal() {
-    // See add_watcher: the event state was stored before this fence.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (watchers_.load(std::memory_order_relaxed) == 0) return;
+    // seq_cst: see add_watcher (the event state was stored, seq_cst, before this load).
+    if (watchers_.load(std::memory_order_seq_cst) == 0) return;
     std::lock_guard lock(listener_mu_);
     if (listener_) listener_();
 }

@@ -63,7 +63,7 @@ public:
     // Wake-ups for threads (engines) that wait for some event to be signalled: while at
     // least one watcher is registered, every signal of an event of this domain calls the
     // listener. A watcher registers, re-checks the events it waits for, then sleeps; the
-    // listener wakes it (the pattern is race-free: see notify_signal).
+    // listener wakes it (the pattern is race-free: see add_watcher).
     void set_listener(std::function<void()> listener);
     void add_watcher() noexcept;
     void remove_watcher() noexcept;
@@ -110,8 +110,10 @@ public:
     EventDomain& domain() const noexcept;
     // Whether commands signalling it record kernel timestamps (a timestamp pool).
     bool records_timestamps() const noexcept;
-    // True once signalled (and not reset). Acquire: what the signaller wrote is visible.
-    bool signalled() const noexcept { return (state_.load() & kSignalled) != 0; }
+    // True once signalled (and not reset). seq_cst (acquire at least: what the signaller
+    // wrote is visible): a watcher's registration then this load pair with the signaller's
+    // seq_cst store then its load of the watcher count (EventDomain::add_watcher).
+    bool signalled() const noexcept { return (state_.load(std::memory_order_seq_cst) & kSignalled) != 0; }
     // Signals from a command that recorded `packets` (device ticks, masked to the kernel
     // timestamp valid bits; at most the domain's max_packets) with `ref` sampled at its
     // submission. Wakes waiters and the domain's listener.

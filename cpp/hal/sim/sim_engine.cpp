@@ -295,18 +295,21 @@ void Engine::execute(QueueState& q, Command* c) {
             }
         }
     }
-    if (event && !ctx_.domain->lost()) {
-        if (aborted)
-            event->signal_without_timestamps();
-        else
-            event->signal_from_device({packets_.data(), parts_}, c->ref);
-    }
     {
+        // The event and the count change together under mu: whoever saw the event signalled
+        // finds the queue synchronized (SimQueue::host_synchronize re-checks under mu), and
+        // the other way round.
         std::lock_guard lock(q.mu);
+        if (event && !ctx_.domain->lost()) {
+            if (aborted)
+                event->signal_without_timestamps();
+            else
+                event->signal_from_device({packets_.data(), parts_}, c->ref);
+        }
         q.recycle(c);
+        // Release: a synchronizer that sees the count sees the command's writes and its event.
+        q.finished.fetch_add(1, std::memory_order_release);
     }
-    // Release: a synchronizer that sees the count sees the command's writes and its event.
-    q.finished.fetch_add(1, std::memory_order_release);
     q.progress.fetch_add(1);
 }
 

@@ -116,6 +116,12 @@ ze_result_t SimQueue::host_synchronize(uint64_t timeout_ns) {
     auto done = [&] { return state_->finished.load(std::memory_order_acquire) >= target || device_->lost(); };
     bool ok = done();
     if (!ok && timeout_ns != 0) ok = wait_until(state_->progress, done, deadline_after(timeout_ns));
+    if (!ok) {
+        // A command may be completing right now (its event already signalled, the count not
+        // yet raised): the engine does both under mu, so look once more holding it.
+        std::lock_guard lock(state_->mu);
+        ok = done();
+    }
     if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     return ok ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
 }
@@ -137,12 +143,12 @@ ze_result_t SimQueue::cancel(const hal::EventRef& signal) {
         (prev ? prev->next : state_->head) = c->next;
         if (state_->tail == c) state_->tail = prev;
         state_->pending.store(state_->pending.load(std::memory_order_relaxed) - 1, std::memory_order_release);
-        state_->recycle(c);
+        state_->recycle(c);  // the caller's reference keeps the event alive
+        // Event and count change together under mu, as when the engine completes a command.
+        event->signal_without_timestamps();
+        // Release: a synchronizer that sees the count sees the event signalled.
+        state_->finished.fetch_add(1, std::memory_order_release);
     }
-    // The caller's reference keeps the event alive.
-    event->signal_without_timestamps();
-    // Release: a synchronizer that sees the count sees the event signalled.
-    state_->finished.fetch_add(1, std::memory_order_release);
     state_->progress.fetch_add(1);
     return ZE_RESULT_SUCCESS;
 }
