@@ -92,6 +92,8 @@ int aml_dma_ze_request_create(struct aml_dma_data* data, struct aml_dma_request*
         if (!r) return AML_SUCCESS;
         // An operator that submitted nothing did its work in the call: the request is done.
         if (!r->submitted()) r->cancel();
+        // C callers read the flags word itself: keep it current.
+        h->impl->watch(*r);
         auto* handle = reinterpret_cast<aml_dma_request*>(r->handle());
         {
             std::lock_guard lock(h->mutex);

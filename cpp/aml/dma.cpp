@@ -73,6 +73,10 @@ void Dma::poll() {
     engine_->poll();
 }
 
+void Dma::watch(Request& request) {
+    engine_->watch(request);
+}
+
 ze_result_t Dma::close() {
     return engine_->close();
 }

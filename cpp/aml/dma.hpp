@@ -63,6 +63,11 @@ public:
     ze_result_t barrier();
     // Marks done the requests whose copies completed.
     void poll();
+    // Keeps the flags word of `request` (request.handle()->flags) current with no further
+    // call: a watcher thread of the engine marks it done when its copy completes. For
+    // callers that read the word instead of calling flags(), as C callers do. Costs a
+    // thread wake-up per watched completion.
+    void watch(Request& request);
     // Refuses later copies (INVALID_NULL_HANDLE), then waits for everything. Idempotent;
     // returns the wait's result.
     ze_result_t close();

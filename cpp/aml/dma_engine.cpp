@@ -1,22 +1,11 @@
 #include "aml/dma_engine.hpp"
 
-#include <cstdint>
 #include <vector>
 
 #include "aml/request.hpp"
 #include "common/clock.hpp"
 
 namespace zehal::aml::detail {
-
-namespace {
-
-bool overlap(const void* a, const void* b, size_t size) {
-    const auto x = reinterpret_cast<uintptr_t>(a);
-    const auto y = reinterpret_cast<uintptr_t>(b);
-    return x < y + size && y < x + size;
-}
-
-}  // namespace
 
 Engine::Engine(hal::DeviceRef device, std::shared_ptr<hal::Queue> queue)
     : device_(std::move(device)), queue_(std::move(queue)), events_(device_) {}
@@ -37,7 +26,6 @@ ze_result_t Engine::append_copy(void* dst, const void* src, size_t size, Request
                                 const hal::EventRef& signal) {
     if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     {
         std::lock_guard lock(mutex_);
         if (closed_) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -68,7 +56,47 @@ void Engine::unlink(Request* r, std::shared_ptr<Request>* keep) {
     (r->next_ ? r->next_->prev_ : tail_) = r->prev_;
     r->prev_ = r->next_ = nullptr;
     --tracked_;
+    if (r->watched_) --watched_;
     *keep = std::move(r->tracked_self_);
+}
+
+void Engine::watch(Request& request) {
+    std::lock_guard lock(mutex_);
+    if (!request.tracked_self_ || request.watched_ || watcher_stop_) return;
+    request.watched_ = true;
+    ++watched_;
+    if (!watcher_.joinable())
+        watcher_ = std::thread(&Engine::watch_loop, this);
+    else if (watcher_idle_)
+        watch_cv_.notify_one();
+}
+
+void Engine::watch_loop() {
+    std::unique_lock lock(mutex_);
+    while (!watcher_stop_) {
+        if (watched_ == 0) {
+            watcher_idle_ = true;
+            watch_cv_.wait(lock);
+            watcher_idle_ = false;
+            continue;
+        }
+        // Polling on a period, rather than waiting on each event, keeps the watcher from
+        // waking together with the thread that waits for the same copy.
+        watch_cv_.wait_for(lock, kWatchPeriod);
+        if (watcher_stop_) break;
+        lock.unlock();
+        poll();
+        lock.lock();
+    }
+}
+
+void Engine::stop_watcher() {
+    {
+        std::lock_guard lock(mutex_);
+        watcher_stop_ = true;
+    }
+    watch_cv_.notify_one();
+    if (watcher_.joinable()) watcher_.join();
 }
 
 void Engine::untrack(Request* request) {
@@ -138,7 +166,9 @@ ze_result_t Engine::close() {
         if (closed_) return ZE_RESULT_SUCCESS;
         closed_ = true;
     }
-    return barrier_impl(true);
+    const ze_result_t r = barrier_impl(true);
+    stop_watcher();
+    return r;
 }
 
 bool Engine::closed() const {

@@ -2,9 +2,12 @@
 // Internal to cpp/aml: Dma is the public face, Request keeps the engine alive.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "zehal/ze_result.h"
 #include "aml/event_cache.hpp"
@@ -18,7 +21,9 @@ class Request;
 namespace detail {
 
 // Tracks pending requests in submission order in an intrusive list (a pending request is
-// kept alive by the list), so that barriers and polls can mark them done.
+// kept alive by the list), so that barriers and polls can mark them done. Requests whose
+// flags word is read without calls (C callers) are watched: a watcher thread, started on
+// the first one and asleep while none is pending, polls every kWatchPeriod.
 class Engine : public std::enable_shared_from_this<Engine> {
 public:
     Engine(hal::DeviceRef device, std::shared_ptr<hal::Queue> queue);
@@ -26,9 +31,9 @@ public:
     // A request whose copy will signal `signal` (null: an event of the cache).
     ze_result_t new_request(const hal::EventRef& signal, std::shared_ptr<Request>* out);
     // Appends the copy of `size` bytes; `request` (may be null) gets its event signalled.
-    // INVALID_NULL_POINTER, INVALID_SIZE (0), OVERLAPPING_REGIONS, INVALID_NULL_HANDLE once
-    // closed, INVALID_ARGUMENT for a request of another engine or one that already has its
-    // copy; else the queue's result.
+    // INVALID_NULL_POINTER, INVALID_SIZE (0), INVALID_NULL_HANDLE once closed,
+    // INVALID_ARGUMENT for a request of another engine or one that already has its copy;
+    // else the queue's result (OVERLAPPING_REGIONS, INVALID_SIZE past an allocation, ...).
     ze_result_t append_copy(void* dst, const void* src, size_t size, Request* request, const hal::EventRef& signal);
     // Waits until every copy appended before it completed, then marks their requests done.
     ze_result_t barrier();
@@ -36,6 +41,9 @@ public:
     void poll();
     // Drops a done request from the tracked list.
     void untrack(Request* request);
+    // Keeps `request`'s flags word current without calls (see the class comment). A request
+    // already done, or not submitted, needs nothing.
+    void watch(Request& request);
     // Refuses later appends, waits for everything, marks every request done.
     ze_result_t close();
     bool closed() const;
@@ -51,6 +59,13 @@ private:
     ze_result_t barrier_impl(bool allow_closed);
     // Unlinks `r` (mutex_ held); its keep-alive reference moves into *keep.
     void unlink(Request* r, std::shared_ptr<Request>* keep);
+    // The watcher thread: polls every kWatchPeriod while a watched request is tracked.
+    void watch_loop();
+    // Stops and joins the watcher.
+    void stop_watcher();
+
+    // How often the watcher polls: the delay before a completed watched request shows DONE.
+    static constexpr std::chrono::microseconds kWatchPeriod{500};
 
     const hal::DeviceRef device_;
     const std::shared_ptr<hal::Queue> queue_;
@@ -62,6 +77,12 @@ private:
     size_t tracked_ = 0;       // guarded by mutex_
     uint64_t next_seq_ = 0;    // guarded by mutex_
     bool closed_ = false;      // guarded by mutex_
+
+    size_t watched_ = 0;            // tracked requests that are watched, guarded by mutex_
+    bool watcher_idle_ = false;     // the watcher sleeps on watch_cv_, guarded by mutex_
+    bool watcher_stop_ = false;     // guarded by mutex_
+    std::condition_variable watch_cv_;
+    std::thread watcher_;           // started by the first watch(), joined by close()
 };
 
 }  // namespace detail

@@ -45,7 +45,9 @@ int Request::flags() const {
     const ze_result_t r = event_->query();
     if (r == ZE_RESULT_NOT_READY) return AML_DMA_ZE_REQUEST_FLAGS_PENDING;
     // The completion is recorded by whoever observes it; flags() is logically const.
-    const_cast<Request*>(this)->complete(r);
+    auto* self = const_cast<Request*>(this);
+    self->complete(r);
+    engine_->untrack(self);
     return AML_DMA_ZE_REQUEST_FLAGS_DONE;
 }
 

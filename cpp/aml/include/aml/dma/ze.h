@@ -20,9 +20,10 @@ extern "C" {
 /* What a request handle of a zehal engine points to: cast a struct aml_dma_request* to it
  * to read the flags. */
 struct aml_dma_ze_request {
-    /* AML_DMA_ZE_REQUEST_FLAGS_*, kept current by zehal: set to DONE when the engine
-     * observes the completion (wait, barrier, any later call on the engine). Read it with
-     * an atomic load when other threads use the engine. */
+    /* AML_DMA_ZE_REQUEST_FLAGS_*, kept current by zehal: set to DONE within about half a
+     * millisecond of the copy's completion (the engine watches the requests it hands out),
+     * and at once by aml_dma_barrier. Written by another thread: read it with an atomic
+     * load (__atomic_load_n) when polling. */
     int flags;
 };
 
