@@ -54,6 +54,31 @@ ze_result_t DeviceMetrics::of(const hal::DeviceRef& device, std::shared_ptr<Devi
     return ZE_RESULT_SUCCESS;
 }
 
+MetricGroupRef DeviceMetrics::find_group(const void* p) {
+    if (!p) return nullptr;
+    Registry& r = registry();
+    std::lock_guard lock(r.mu);
+    for (auto& [key, state] : r.states) {
+        if (state->device_.expired()) continue;
+        for (uint32_t i = 0; i < state->groups_.size(); ++i)
+            if (state->groups_[i].get() == p) return state->group(i);
+    }
+    return nullptr;
+}
+
+MetricRef DeviceMetrics::find_metric(const void* p) {
+    if (!p) return nullptr;
+    Registry& r = registry();
+    std::lock_guard lock(r.mu);
+    for (auto& [key, state] : r.states) {
+        if (state->device_.expired()) continue;
+        for (const auto& g : state->groups_)
+            for (const Metric& m : g->metrics())
+                if (&m == p) return state->metric(m);
+    }
+    return nullptr;
+}
+
 DeviceMetrics::DeviceMetrics(const hal::DeviceRef& device) : device_(device) {
     const auto& infos = device->metric_groups();
     groups_.reserve(infos.size());

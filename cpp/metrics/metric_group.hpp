@@ -71,6 +71,11 @@ public:
     // The state of `device` (created on first use). INVALID_NULL_HANDLE for a null device.
     static ze_result_t of(const hal::DeviceRef& device, std::shared_ptr<DeviceMetrics>* out);
 
+    // The group, or metric, of a live device's state that `p` points at, as a handle;
+    // null when `p` is no such object (how the C API checks its handles).
+    static MetricGroupRef find_group(const void* p);
+    static MetricRef find_metric(const void* p);
+
     explicit DeviceMetrics(const hal::DeviceRef& device);
 
     // The device (null once it is gone).

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.hpp"
 #include "hal/sim/sim_backend.hpp"
 #include "hal/trace_record.hpp"
 #include "metrics/metric_group.hpp"
