@@ -25,8 +25,8 @@ public:
 struct BackendStatus {
     std::string name;
     bool available = false;
-    std::string reason;                // why not available; empty when available
-    std::shared_ptr<Backend> backend;  // null when not available
+    std::string reason{};              // why not available; empty when available
+    std::shared_ptr<Backend> backend{};  // null when not available
 };
 
 // Every known backend in registry order, probed once (thread-safe).
