@@ -19,8 +19,9 @@ constexpr uint64_t kGlobalTimerHz = 1'000'000'000;
 constexpr size_t kImportAlignment = 4096;
 
 // Allocation flags accepted (cached/uncached bias hints, as the sim device; CUDA has no
-// use for them) and the largest alignment (as the sim device).
+// use for them), the alignment of `alignment` 0 and the largest one (as the sim device).
 constexpr uint32_t kValidAllocationFlags = 0xF;
+constexpr size_t kDefaultAlignment = 64;
 constexpr size_t kMaxAlignment = size_t{1} << 30;
 
 }  // namespace
@@ -140,8 +141,8 @@ ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t align
         return ZE_RESULT_ERROR_INVALID_ENUMERATION;
     if (ordinal >= props_.memory_ordinals) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    if ((alignment != 0 && !std::has_single_bit(alignment)) || alignment > kMaxAlignment)
-        return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
+    if (alignment == 0) alignment = kDefaultAlignment;
+    if (!std::has_single_bit(alignment) || alignment > kMaxAlignment) return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
     if (kind != hal::MemoryKind::host && size > props_.max_allocation_bytes) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
     if (ze_result_t r = ready(); r != ZE_RESULT_SUCCESS) return r;
 
@@ -157,7 +158,6 @@ ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t align
         if (r == ZE_RESULT_ERROR_DEVICE_LOST) lost_.store(true, std::memory_order_release);
         return r;
     }
-    a.info.alignment = alignment ? alignment : natural_alignment(kind);
     hal::PointerRegistry& registry = kind == hal::MemoryKind::host ? host_->registry : memory_;
     if (!registry.insert(a)) {
         release_memory(api_, a);

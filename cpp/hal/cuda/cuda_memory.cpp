@@ -1,52 +1,57 @@
 #include "hal/cuda/cuda_memory.hpp"
 
-#include <unistd.h>
-
 #include <cstdint>
 
 namespace zehal::cuda {
-
-namespace {
-size_t page_size() {
-    static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    return page;
-}
-}  // namespace
 
 HostMemory::~HostMemory() {
     for (const hal::Allocation& a : registry.take_all()) release_memory(api, a);
 }
 
-size_t natural_alignment(hal::MemoryKind kind) noexcept {
-    return kind == hal::MemoryKind::host ? page_size() : 256;
+namespace {
+
+// Raw `bytes` of `kind` into *raw.
+CUresult raw_allocate(const DriverApi& api, hal::MemoryKind kind, size_t bytes, void** raw) {
+    CUdeviceptr p = 0;
+    CUresult r = CUDA_SUCCESS;
+    switch (kind) {
+        case hal::MemoryKind::device:
+            r = api.cuMemAlloc(&p, bytes);
+            *raw = reinterpret_cast<void*>(p);
+            break;
+        case hal::MemoryKind::shared:
+            r = api.cuMemAllocManaged(&p, bytes, CU_MEM_ATTACH_GLOBAL);
+            *raw = reinterpret_cast<void*>(p);
+            break;
+        case hal::MemoryKind::host:
+            r = api.cuMemHostAlloc(raw, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+            break;
+    }
+    return r;
 }
+
+void raw_release(const DriverApi& api, hal::MemoryKind kind, void* raw) {
+    if (kind == hal::MemoryKind::host)
+        api.cuMemFreeHost(raw);
+    else
+        api.cuMemFree(reinterpret_cast<CUdeviceptr>(raw));
+}
+
+}  // namespace
 
 ze_result_t allocate_memory(const DriverApi& api, hal::MemoryKind kind, size_t size, size_t alignment,
                             hal::Allocation* out) {
-    const size_t natural = natural_alignment(kind);
-    if (alignment < natural) alignment = natural;
-    const size_t extra = alignment - natural;
-    if (size + extra < size) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
-    const size_t bytes = size + extra;
-
+    // CUDA aligns allocations to 256 bytes at least (small pinned ones are carved out of
+    // larger blocks, so not to pages): take what it gives when that is aligned enough,
+    // else over-allocate by alignment - 1 and align inside.
     void* raw = nullptr;
-    CUresult r = CUDA_SUCCESS;
-    switch (kind) {
-        case hal::MemoryKind::device: {
-            CUdeviceptr p = 0;
-            r = api.cuMemAlloc(&p, bytes);
-            raw = reinterpret_cast<void*>(p);
-            break;
-        }
-        case hal::MemoryKind::shared: {
-            CUdeviceptr p = 0;
-            r = api.cuMemAllocManaged(&p, bytes, CU_MEM_ATTACH_GLOBAL);
-            raw = reinterpret_cast<void*>(p);
-            break;
-        }
-        case hal::MemoryKind::host:
-            r = api.cuMemHostAlloc(&raw, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
-            break;
+    size_t bytes = size;
+    CUresult r = raw_allocate(api, kind, bytes, &raw);
+    if (r == CUDA_SUCCESS && reinterpret_cast<uintptr_t>(raw) % alignment != 0) {
+        raw_release(api, kind, raw);
+        if (size + (alignment - 1) < size) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+        bytes = size + (alignment - 1);
+        r = raw_allocate(api, kind, bytes, &raw);
     }
     if (r != CUDA_SUCCESS) {
         if (r == CUDA_ERROR_OUT_OF_MEMORY || r == CUDA_ERROR_INVALID_VALUE) {
@@ -69,10 +74,7 @@ ze_result_t allocate_memory(const DriverApi& api, hal::MemoryKind kind, size_t s
 }
 
 void release_memory(const DriverApi& api, const hal::Allocation& a) {
-    if (a.info.kind == hal::MemoryKind::host)
-        api.cuMemFreeHost(a.mapping);
-    else
-        api.cuMemFree(reinterpret_cast<CUdeviceptr>(a.mapping));
+    raw_release(api, a.info.kind, a.mapping);
 }
 
 }  // namespace zehal::cuda

@@ -19,12 +19,8 @@ struct HostMemory {
     hal::PointerRegistry registry;
 };
 
-// Alignment every allocation of `kind` has without asking (256 for device and managed
-// memory, the page for pinned host memory).
-size_t natural_alignment(hal::MemoryKind kind) noexcept;
-
-// Allocates `size` bytes of `kind` aligned to `alignment` (a power of two) into `out`
-// (info and mapping; over-allocates when the alignment exceeds the natural one). The
+// Allocates `size` bytes of `kind` aligned to `alignment` (a power of two, not 0) into
+// `out` (info and mapping; over-allocates when CUDA's pointer is not aligned enough). The
 // calling thread's current context is the device's. UNSUPPORTED_SIZE when size plus
 // alignment overflows; OUT_OF_DEVICE_MEMORY or OUT_OF_HOST_MEMORY when CUDA has no room;
 // other failures as to_ze_result().

@@ -41,8 +41,9 @@ enum CommandType : uint32_t { kCopy = 0, kFill = 1, kKernel = 3 };
 // Hardware buffer and export probe ring sizes.
 constexpr size_t kBufferRecords = (1u << 20) / sizeof(hal::TraceRecord);
 constexpr size_t kProbeSlots = 1024;
-// Least time between two CUPTI flushes asked for by the drainer.
-constexpr uint64_t kFlushEveryNs = 2'000'000;
+// How often (ms) CUPTI's own thread hands completed records over. Flushing from the drain
+// loop instead stalls the launches of the traced program on CUPTI's locks.
+constexpr uint32_t kCuptiFlushPeriodMs = 5;
 
 hal::MetricInfo metric(const char* name, const char* description, const char* component, uint32_t type,
                        uint32_t result, const char* units) {
@@ -137,8 +138,6 @@ public:
     ze_result_t start();
     // Flushes what CUPTI holds, then disables the kinds when the last user stops.
     void stop();
-    // Hands every completed record over now.
-    void flush() { api_.cuptiActivityFlushAll(0); }
 
 private:
     explicit CuptiHub(const CuptiApi& api) : api_(api) {}
@@ -231,16 +230,6 @@ public:
     size_t drain(void* dst, size_t capacity, uint64_t* lost) override {
         const size_t max_records = dst ? capacity / sizeof(hal::TraceRecord) : 0;
         if (max_records == 0) return 0;
-#ifdef ZEHAL_HAVE_CUPTI_H
-        // Relaxed: only this (single) drainer reads and writes the flush time.
-        if (hub_started_.load(std::memory_order_relaxed)) {
-            const uint64_t now = host_now_ns();
-            if (now - last_flush_ns_ >= kFlushEveryNs) {
-                last_flush_ns_ = now;
-                hub_->flush();
-            }
-        }
-#endif
         auto* out = static_cast<hal::TraceRecord*>(dst);
         std::lock_guard lock(mu_);
         harvest_probes_locked();
@@ -290,8 +279,9 @@ public:
 
     // A GPU command CUPTI reported for this device (any thread; CUPTI's callbacks).
     void on_activity(const Activity& a) {
-        uint64_t start = 0, end = 0;
-        if (!clock_->to_ticks_fitted(a.start_ns, &start) || !clock_->to_ticks_fitted(a.end_ns, &end)) return;
+        uint64_t ticks[2] = {a.start_ns, a.end_ns};
+        if (!clock_->to_ticks_fitted(ticks)) return;
+        const uint64_t start = ticks[0], end = ticks[1];
         const hal::TraceRecord recs[kRecordsPerCommand] = {
             record(hal::kRecordSample, kCommandStart, start, a.correlation),
             record(hal::kRecordSample, kCommandEnd, end, a.correlation),
@@ -376,8 +366,7 @@ private:
     DeviceClock* const clock_;
 #ifdef ZEHAL_HAVE_CUPTI_H
     CuptiHub* hub_ = nullptr;
-    std::atomic<bool> hub_started_{false};
-    uint64_t last_flush_ns_ = 0;
+    bool hub_started_ = false;  // guarded by control_mu_
 #endif
 
     std::mutex control_mu_;  // serialises start and stop
@@ -412,8 +401,7 @@ ze_result_t CuptiHub::start() {
                    ? ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE
                    : ZE_RESULT_ERROR_UNKNOWN;
     }
-    // Completed buffers are handed over at least this often (ms) without asking.
-    api_.cuptiActivityFlushPeriod(10);
+    api_.cuptiActivityFlushPeriod(kCuptiFlushPeriodMs);
     return ZE_RESULT_SUCCESS;
 }
 

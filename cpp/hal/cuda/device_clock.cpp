@@ -115,10 +115,10 @@ ze_result_t DeviceClock::to_ticks(uint64_t host_ns, uint64_t* ticks) {
     return ZE_RESULT_SUCCESS;
 }
 
-bool DeviceClock::to_ticks_fitted(uint64_t host_ns, uint64_t* ticks) {
+bool DeviceClock::to_ticks_fitted(std::span<uint64_t> instants) {
     std::lock_guard lock(mu_);
     if (points_.empty()) return false;
-    *ticks = static_cast<uint64_t>(static_cast<long double>(host_ns) + offset_at_locked(host_ns));
+    for (uint64_t& t : instants) t = static_cast<uint64_t>(static_cast<long double>(t) + offset_at_locked(t));
     return true;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <span>
 
 #include "hal/cuda/device_kernels.hpp"
 #include "hal/cuda/driver_api.hpp"
@@ -31,9 +32,10 @@ public:
     ze_result_t to_host(uint64_t ticks, uint64_t* host_ns);
     // Device ticks of host instant `host_ns`.
     ze_result_t to_ticks(uint64_t host_ns, uint64_t* ticks);
-    // The same from the current fit, never sampling (for callers that must not launch
-    // work, such as CUPTI's callbacks); false before the first batch.
-    bool to_ticks_fitted(uint64_t host_ns, uint64_t* ticks);
+    // Host instants to device ticks in place, from the current fit, never sampling (for
+    // callers that must not launch work, such as CUPTI's callbacks); false before the
+    // first batch.
+    bool to_ticks_fitted(std::span<uint64_t> instants);
 
 private:
     // One batch's result: ticks − host ns at host instant `host_ns`.
