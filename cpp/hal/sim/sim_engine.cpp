@@ -76,6 +76,7 @@ Engine::Engine(const EngineContext& ctx, uint32_t ordinal, uint32_t index)
       index_(index),
       parts_(std::max<uint32_t>(1, ctx.config->subdevices)),
       kernel_mask_(hal::timestamp_max(ctx.config->kernel_timestamp_valid_bits)),
+      half_wrap_ns_(hal::wrap_period_ns(ctx.config->timer_hz, ctx.config->kernel_timestamp_valid_bits) / 2),
       packets_(parts_) {}
 
 Engine::~Engine() {
@@ -246,6 +247,10 @@ void Engine::execute(QueueState& q, Command* c) {
     const uint32_t depth = q.pending.load(std::memory_order_relaxed);
     auto* dst = static_cast<unsigned char*>(c->dst);
     auto* src = static_cast<const unsigned char*>(c->src);
+
+    // A command that starts more than half a wrap period after its submission (it waited
+    // for events) takes a younger reference pair, so its start ticks still map unambiguously.
+    if (timestamps && host_now_ns() > c->ref.host_ns + half_wrap_ns_) c->ref = ctx_.domain->reference();
 
     bool aborted = false;
     uint64_t last_end = 0;

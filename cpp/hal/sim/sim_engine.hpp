@@ -128,6 +128,7 @@ private:
     const uint32_t index_;
     const uint32_t parts_;  // packets per command: sub-devices, or 1
     const uint64_t kernel_mask_;
+    const uint64_t half_wrap_ns_;  // half the wrap period of kernel timestamps
 
     WaitWord wake_;
     std::atomic<bool> stop_{false};  // release by the destructor, acquire by the thread

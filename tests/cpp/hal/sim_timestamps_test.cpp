@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -162,6 +163,25 @@ TEST(SimTimestamps, DurationAcrossAForcedWrap) {
                   hal::ticks_to_ns((0xFFFFFFFFull - t.global_start) + t.global_end + 1, kHz));
     }
     EXPECT_TRUE(spanned);
+}
+
+// 16 valid bits wrap every 3.4 ms at 19.2 MHz: a command held 10 ms by a wait event starts
+// several wraps after its submission and still maps to the right host time.
+TEST(SimTimestamps, CommandStartingWrapsAfterItsSubmission) {
+    sim::SimConfig c;
+    c.kernel_timestamp_valid_bits = 16;
+    auto d = test::sim_device(c);
+    auto q = test::queue(d);
+    auto p = test::pool(d, 2, hal::kPoolKernelMappedTimestamp);
+    auto gate = test::event(p, 0);
+    auto e = test::event(p, 1);
+    const hal::EventRef waits[] = {gate};
+    ASSERT_EQ(q->append_barrier(e, waits), ZE_RESULT_SUCCESS);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const uint64_t released = host_now_ns();
+    ASSERT_EQ(gate->host_signal(), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(e->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    check_packets(d, e, released, host_now_ns(), 1);
 }
 
 TEST(SimTimestamps, CountSemanticsWithSubdevices) {
