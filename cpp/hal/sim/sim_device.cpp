@@ -65,7 +65,8 @@ SimDevice::SimDevice(const SimConfig& config, std::shared_ptr<SimHostMemory> hos
         return hal::TimestampReference{host, clock.ticks_at(host) & mask};
     });
     trace_ = SimTrace::create(config_, clock_);
-    const EngineContext ctx{&config_, &clock_, domain_.get(), trace_.get()};
+    trace_source_ = std::make_unique<SimTraceSource>(*trace_);
+    const EngineContext ctx{&config_, &clock_, domain_.get(), trace_.get(), trace_source_.get()};
     for (uint32_t i = 0; i < config.compute_engines; ++i)
         engines_[hal::kComputeOrdinal].push_back(std::make_unique<Engine>(ctx, hal::kComputeOrdinal, i));
     for (uint32_t i = 0; i < config.copy_engines; ++i)

@@ -18,6 +18,7 @@
 #include "hal/sim/sim_engine.hpp"
 #include "hal/sim/sim_memory.hpp"
 #include "hal/sim/sim_trace.hpp"
+#include "hal/sim/sim_trace_source.hpp"
 
 namespace zehal::sim {
 
@@ -48,7 +49,7 @@ public:
     ze_result_t create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) override;
     ze_result_t global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) override;
     const std::vector<hal::MetricGroupInfo>& metric_groups() const override { return SimTrace::groups(); }
-    hal::TraceSource* trace_source() override { return trace_.get(); }
+    hal::TraceSource* trace_source() override { return trace_source_.get(); }
     ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
     ze_result_t lose() override;
@@ -84,6 +85,7 @@ private:
     const std::shared_ptr<SimHostMemory> host_;
     std::shared_ptr<hal::EventDomain> domain_;
     std::unique_ptr<SimTrace> trace_;
+    std::unique_ptr<SimTraceSource> trace_source_;  // trace_ as handed out
 
     hal::PointerRegistry memory_;  // device, shared and imported allocations
     // Bytes of device and shared memory in use. Relaxed CAS: a counter no other data hangs on.

@@ -240,6 +240,9 @@ bool Engine::wait_until_ns(uint64_t deadline_ns) {
 void Engine::execute(QueueState& q, Command* c) {
     auto* event = static_cast<hal::HostEvent*>(c->signal.get());
     const bool timestamps = event && event->records_timestamps();
+    // Timestamped and traced commands keep to tick boundaries, so that their ticks map to
+    // host times between submission and completion (docs/timestamps.md).
+    const bool aligned = timestamps || ctx_.tracing->active();
     const SimClock& clock = *ctx_.clock;
     const uint64_t bandwidth = ctx_.config->bandwidth_bytes_per_s;
     const size_t unit = c->kind == CommandKind::fill ? c->pattern_size : 1;
@@ -259,9 +262,9 @@ void Engine::execute(QueueState& q, Command* c) {
         const size_t begin = units * i / parts_ * unit;
         const size_t len = units * (i + 1) / parts_ * unit - begin;
         const uint64_t host_start = host_now_ns();
-        // A timestamp event starts at the next tick boundary, so that the start maps to a
+        // An aligned command starts at the next tick boundary, so that the start maps to a
         // host time after this instant (SEMANTICS §3 ordering, see docs/timestamps.md).
-        const uint64_t start = clock.ticks_at(host_start) + (timestamps ? 1 : 0);
+        const uint64_t start = clock.ticks_at(host_start) + (aligned ? 1 : 0);
         if (len) {
             if (c->kind == CommandKind::copy)
                 std::memcpy(dst + begin, src + begin, len);
@@ -288,7 +291,7 @@ void Engine::execute(QueueState& q, Command* c) {
         std::memcpy(&word, dst, std::min<size_t>(sizeof word, c->size));
         ctx_.trace->on_export_write(c->export_group, word, first_end, parts_ > 1 ? 0 : hal::kRootDevice);
     }
-    if (timestamps && !aborted) {
+    if (aligned && !aborted) {
         // Signal only once the clock has passed the end tick: the end then maps to a host
         // time before any waiter wakes.
         const uint64_t period_ns = 1'000'000'000u / clock.hz();

@@ -16,6 +16,7 @@
 #include "hal/sim/sim_clock.hpp"
 #include "hal/sim/sim_config.hpp"
 #include "hal/sim/sim_trace.hpp"
+#include "hal/sim/sim_trace_source.hpp"
 #include "hal/timestamps.hpp"
 
 namespace zehal::sim {
@@ -84,6 +85,7 @@ struct EngineContext {
     const SimClock* clock;
     hal::EventDomain* domain;
     SimTrace* trace;
+    const SimTraceSource* tracing;  // whether a tracer runs
 };
 
 // One engine: a thread (started with its first queue) running the queues bound to it

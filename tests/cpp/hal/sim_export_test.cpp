@@ -231,6 +231,66 @@ TEST(SimExport, DeviceWritesBecomeExportWriteRecords) {
     }
 }
 
+// While a tracer runs, the start and end ticks the engines report for a command map to host
+// times between its submission and its completion, even with 50 µs ticks.
+TEST(SimTrace, TracedCommandTicksFallInsideTheirHostWindow) {
+    sim::SimConfig c;
+    c.timer_hz = 20'000;
+    c.async_records_per_s = 0;
+    auto d = test::sim_device(c);
+    const auto& groups = d->metric_groups();
+    uint32_t start_id = ~0u;
+    uint32_t end_id = ~0u;
+    std::vector<uint32_t> traced;
+    for (uint32_t g = 0; g < groups.size(); ++g) {
+        if (!(groups[g].sampling_types & hal::kSamplingTracerBased)) continue;
+        traced.push_back(g);
+        for (uint32_t m = 0; m < groups[g].metrics.size(); ++m) {
+            if (groups[g].metrics[m].metric_type == hal::kMetricEventExpStart) start_id = groups[g].first_metric_id + m;
+            if (groups[g].metrics[m].metric_type == hal::kMetricEventExpEnd) end_id = groups[g].first_metric_id + m;
+        }
+    }
+    ASSERT_NE(start_id, ~0u);
+    ASSERT_NE(end_id, ~0u);
+    hal::TraceSource* trace = d->trace_source();
+    ASSERT_EQ(trace->start(traced), ZE_RESULT_SUCCESS);
+    uint64_t ref_host = 0;
+    uint64_t ref_ticks = 0;
+    ASSERT_EQ(d->global_timestamps(&ref_host, &ref_ticks), ZE_RESULT_SUCCESS);
+    auto host_of = [&](uint64_t ticks) { return ref_host + (ticks - ref_ticks) * 1'000'000'000ull / c.timer_hz; };
+
+    auto q = test::queue(d);
+    test::Memory m(d, MemoryKind::device, 64);
+    std::vector<std::pair<uint64_t, uint64_t>> windows;
+    for (int i = 0; i < 50; ++i) {
+        const unsigned char v = static_cast<unsigned char>(i);
+        const uint64_t before = host_now_ns();
+        ASSERT_EQ(q->append_fill(m.ptr(), &v, 1, 64, nullptr, {}), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+        windows.emplace_back(before, host_now_ns());
+    }
+    ASSERT_EQ(trace->stop(), ZE_RESULT_SUCCESS);
+    std::vector<hal::TraceRecord> records(4096);
+    uint64_t lost = 0;
+    records.resize(trace->drain(records.data(), records.size() * sizeof(hal::TraceRecord), &lost) /
+                   sizeof(hal::TraceRecord));
+    ASSERT_EQ(lost, 0u);
+    std::vector<uint64_t> starts;
+    std::vector<uint64_t> ends;
+    for (const hal::TraceRecord& r : records) {
+        if (r.kind != hal::kRecordSample) continue;
+        if (r.metric == start_id) starts.push_back(r.ticks);
+        if (r.metric == end_id) ends.push_back(r.ticks);
+    }
+    ASSERT_EQ(starts.size(), windows.size());
+    ASSERT_EQ(ends.size(), windows.size());
+    for (size_t i = 0; i < windows.size(); ++i) {
+        EXPECT_LE(windows[i].first, host_of(starts[i])) << i;
+        EXPECT_LE(starts[i], ends[i]) << i;
+        EXPECT_LE(host_of(ends[i]), windows[i].second) << i;
+    }
+}
+
 // No fd leaks over 1000 export/import cycles.
 TEST(SimExport, NoFdLeakOverManyCycles) {
     const size_t before = open_fds();
