@@ -34,7 +34,7 @@ using CUdeviceptr = unsigned long long;
 constexpr CUresult kCudaSuccess = 0;
 constexpr unsigned kStreamNonBlocking = 1;
 
-// The driver entry points of the baseline, at their CUDA 12 versions.
+// The driver entry points of the baseline.
 struct RawCuda {
     DynLib lib;
     CUresult (*cuDeviceGetCount)(int*) = nullptr;
@@ -58,29 +58,25 @@ struct RawCuda {
 
     bool load() {
         lib = DynLib::open_first("libcuda.so.1");
-        using GetProc = CUresult (*)(const char*, void**, int, unsigned long long, int*);
-        auto get = lib.symbol<GetProc>("cuGetProcAddress_v2");
-        if (!get) return false;
-        bool ok = true;
-        auto resolve = [&](const char* name, auto** fn) {
-            int status = 0;
-            void* p = nullptr;
-            ok = ok && get(name, &p, 12000, 1 /* legacy default stream */, &status) == kCudaSuccess && p;
-            *fn = reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(p);
+        bool ok = static_cast<bool>(lib);
+        // By the exported names cuda.h maps these functions to (stable ABI).
+        auto resolve = [&](const char* symbol, auto** fn) {
+            *fn = lib.symbol<std::remove_pointer_t<decltype(fn)>>(symbol);
+            ok = ok && *fn;
         };
         resolve("cuDeviceGetCount", &cuDeviceGetCount);
         resolve("cuDeviceGet", &cuDeviceGet);
-        resolve("cuDeviceGetUuid", &cuDeviceGetUuid);
+        resolve("cuDeviceGetUuid_v2", &cuDeviceGetUuid);
         resolve("cuDevicePrimaryCtxRetain", &cuDevicePrimaryCtxRetain);
-        resolve("cuDevicePrimaryCtxRelease", &cuDevicePrimaryCtxRelease);
-        resolve("cuCtxPushCurrent", &cuCtxPushCurrent);
-        resolve("cuCtxPopCurrent", &cuCtxPopCurrent);
+        resolve("cuDevicePrimaryCtxRelease_v2", &cuDevicePrimaryCtxRelease);
+        resolve("cuCtxPushCurrent_v2", &cuCtxPushCurrent);
+        resolve("cuCtxPopCurrent_v2", &cuCtxPopCurrent);
         resolve("cuStreamCreate", &cuStreamCreate);
-        resolve("cuStreamDestroy", &cuStreamDestroy);
+        resolve("cuStreamDestroy_v2", &cuStreamDestroy);
         resolve("cuStreamSynchronize", &cuStreamSynchronize);
         resolve("cuMemcpyAsync", &cuMemcpyAsync);
-        resolve("cuMemAlloc", &cuMemAlloc);
-        resolve("cuMemFree", &cuMemFree);
+        resolve("cuMemAlloc_v2", &cuMemAlloc);
+        resolve("cuMemFree_v2", &cuMemFree);
         resolve("cuModuleLoadData", &cuModuleLoadData);
         resolve("cuModuleUnload", &cuModuleUnload);
         resolve("cuModuleGetFunction", &cuModuleGetFunction);
@@ -185,11 +181,9 @@ struct RawCupti {
 
 // --- measuring ----------------------------------------------------------------------
 
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+// The fastest of several rounds: the figure least disturbed by the rest of the machine
+// (the timeit convention), taken alike for zehal and its baseline.
+double best(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
 
 struct Freed {
     hal::Device& device;
@@ -202,7 +196,7 @@ struct Freed {
     }
 };
 
-// ns of one call of `f`, the median over `rounds` rounds of `reps` calls each; 0 when `f` fails.
+// ns of one call of `f`, the best of `rounds` rounds of `reps` calls each; 0 when `f` fails.
 template <typename F>
 double ns_per_call(int rounds, int reps, F&& f) {
     std::vector<double> per;
@@ -212,7 +206,7 @@ double ns_per_call(int rounds, int reps, F&& f) {
             if (!f()) return 0;
         per.push_back(static_cast<double>(host_now_ns() - t0) / reps);
     }
-    return median(per);
+    return best(per);
 }
 
 Row row(const char* suite, std::string name, double value, const char* unit, double baseline, const char* baseline_name,
@@ -270,8 +264,8 @@ std::vector<Row> cuda_vs_raw(const hal::DeviceRef& device, const Options& option
             theirs.push_back(ns_per_call(1, reps, [&] { return raw.copy(dst.ptr, src.ptr, big); }));
         }
         const double gb = static_cast<double>(big);
-        rows.push_back(row("cuda", std::string(c.name) + " " + std::to_string(big >> 20) + " MiB", gb / median(ours),
-                           "GB/s", gb / median(theirs), "cuMemcpyAsync+cuStreamSynchronize", true));
+        rows.push_back(row("cuda", std::string(c.name) + " " + std::to_string(big >> 20) + " MiB", gb / best(ours),
+                           "GB/s", gb / best(theirs), "cuMemcpyAsync+cuStreamSynchronize", true));
     }
 
     // Round trip of a 64-byte copy request (pinned host -> device).
@@ -284,7 +278,7 @@ std::vector<Row> cuda_vs_raw(const hal::DeviceRef& device, const Options& option
                 ours.push_back(ns_per_call(1, n, [&] { return zehal_copy(dst.ptr, src.ptr, 64); }));
                 theirs.push_back(ns_per_call(1, n, [&] { return raw.copy(dst.ptr, src.ptr, 64); }));
             }
-            rows.push_back(row("cuda", "64 B request round trip", median(ours) / 1e3, "us", median(theirs) / 1e3,
+            rows.push_back(row("cuda", "64 B request round trip", best(ours) / 1e3, "us", best(theirs) / 1e3,
                                "cuMemcpyAsync+cuStreamSynchronize", false));
         }
     }
@@ -317,33 +311,44 @@ std::vector<Row> cuda_vs_raw(const hal::DeviceRef& device, const Options& option
             if ((groups[i].sampling_types & hal::kSamplingTracerBased) && !(groups[i].type_flags & hal::kGroupExportDmaBuf))
                 engine = i;
         const int kernels = options.quick ? 2000 : 20000;
-        auto launch = [&] { return raw.kernels(kernels); };
         const int traced_rounds = options.quick ? 2 : 5;
-        launch();
-        const double plain = ns_per_call(traced_rounds, 1, launch) / kernels;
-        double alone = 0, ours = 0;
-        if (cupti.start()) {
-            launch();
-            alone = ns_per_call(traced_rounds, 1, launch) / kernels;
-            cupti.stop();
-        }
+        auto timed = [&]() -> double {
+            const uint64_t t0 = host_now_ns();
+            if (!raw.kernels(kernels)) return 0;
+            return static_cast<double>(host_now_ns() - t0) / kernels;
+        };
         const uint32_t started[] = {engine};
-        if (engine != ~0u && source->start(started) == ZE_RESULT_SUCCESS) {
-            std::atomic<bool> quit{false};
-            std::thread drainer([&] {
-                std::vector<hal::TraceRecord> buf(4096);
-                uint64_t lost = 0;
-                // Relaxed: a stop flag; nothing else is published through it.
-                while (!quit.load(std::memory_order_relaxed))
-                    if (source->drain(buf.data(), buf.size() * sizeof(hal::TraceRecord), &lost) == 0)
-                        std::this_thread::sleep_for(std::chrono::microseconds(200));
-            });
-            launch();
-            ours = ns_per_call(traced_rounds, 1, launch) / kernels;
-            quit.store(true, std::memory_order_relaxed);
-            drainer.join();
-            source->stop();
+        // One round of each mode; round 0 warms up (CUPTI's first enable is slow) and is
+        // not counted; the modes alternate so that drift of the machine hits all three.
+        std::vector<double> plain_ns, alone_ns, ours_ns;
+        for (int r = 0; r <= traced_rounds; ++r) {
+            const double p = timed();
+            double a = 0, o = 0;
+            if (cupti.start()) {
+                a = timed();
+                cupti.stop();
+            }
+            if (engine != ~0u && source->start(started) == ZE_RESULT_SUCCESS) {
+                std::atomic<bool> quit{false};
+                std::thread drainer([&] {
+                    std::vector<hal::TraceRecord> buf(4096);
+                    uint64_t lost = 0;
+                    // Relaxed: a stop flag; nothing else is published through it.
+                    while (!quit.load(std::memory_order_relaxed))
+                        if (source->drain(buf.data(), buf.size() * sizeof(hal::TraceRecord), &lost) == 0)
+                            std::this_thread::sleep_for(std::chrono::microseconds(200));
+                });
+                o = timed();
+                quit.store(true, std::memory_order_relaxed);
+                drainer.join();
+                source->stop();
+            }
+            if (r == 0) continue;
+            plain_ns.push_back(p);
+            if (a > 0) alone_ns.push_back(a);
+            if (o > 0) ours_ns.push_back(o);
         }
+        const double plain = best(plain_ns), alone = best(alone_ns), ours = best(ours_ns);
         if (alone > 0 && ours > 0) {
             rows.push_back(row("cuda", "tracer overhead per kernel", std::max(ours - plain, 1.0) / 1e3, "us",
                                std::max(alone - plain, 1.0) / 1e3, "CUPTI activity alone", false));

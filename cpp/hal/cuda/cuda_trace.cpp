@@ -41,9 +41,10 @@ enum CommandType : uint32_t { kCopy = 0, kFill = 1, kKernel = 3 };
 // Hardware buffer and export probe ring sizes.
 constexpr size_t kBufferRecords = (1u << 20) / sizeof(hal::TraceRecord);
 constexpr size_t kProbeSlots = 1024;
-// How often (ms) CUPTI's own thread hands completed records over. Flushing from the drain
-// loop instead stalls the launches of the traced program on CUPTI's locks.
-constexpr uint32_t kCuptiFlushPeriodMs = 5;
+// CUPTI's own thread hands over only full buffers; the drain loop asks for the completed
+// records of partly filled ones, at most this often (more often stalls the traced
+// program's launches on CUPTI's locks for nothing).
+constexpr uint64_t kFlushEveryNs = 5'000'000;
 
 hal::MetricInfo metric(const char* name, const char* description, const char* component, uint32_t type,
                        uint32_t result, const char* units) {
@@ -138,6 +139,8 @@ public:
     ze_result_t start();
     // Flushes what CUPTI holds, then disables the kinds when the last user stops.
     void stop();
+    // Hands every completed record over now (CUPTI's default flush).
+    void flush() { api_.cuptiActivityFlushAll(0); }
 
 private:
     explicit CuptiHub(const CuptiApi& api) : api_(api) {}
@@ -216,6 +219,7 @@ public:
                 return r;
             }
             hub_started_ = true;
+            hub_running_.store(true, std::memory_order_relaxed);
         }
 #endif
         return ZE_RESULT_SUCCESS;
@@ -230,6 +234,17 @@ public:
     size_t drain(void* dst, size_t capacity, uint64_t* lost) override {
         const size_t max_records = dst ? capacity / sizeof(hal::TraceRecord) : 0;
         if (max_records == 0) return 0;
+#ifdef ZEHAL_HAVE_CUPTI_H
+        // Relaxed: a hint; start and stop publish the hub state under control_mu_, and a
+        // stale answer costs one flush too many or too few.
+        if (hub_running_.load(std::memory_order_relaxed)) {
+            const uint64_t now = host_now_ns();
+            if (now - last_flush_ns_ >= kFlushEveryNs) {
+                last_flush_ns_ = now;  // only the single drainer touches it
+                hub_->flush();
+            }
+        }
+#endif
         auto* out = static_cast<hal::TraceRecord*>(dst);
         std::lock_guard lock(mu_);
         harvest_probes_locked();
@@ -314,6 +329,7 @@ private:
 #ifdef ZEHAL_HAVE_CUPTI_H
         // CUPTI's last records land while the engine group still counts as started.
         if (hub_started_) {
+            hub_running_.store(false, std::memory_order_relaxed);
             hub_->stop();
             hub_started_ = false;
         }
@@ -367,6 +383,8 @@ private:
 #ifdef ZEHAL_HAVE_CUPTI_H
     CuptiHub* hub_ = nullptr;
     bool hub_started_ = false;  // guarded by control_mu_
+    std::atomic<bool> hub_running_{false};  // hub_started_, for the drainer
+    uint64_t last_flush_ns_ = 0;
 #endif
 
     std::mutex control_mu_;  // serialises start and stop
@@ -401,7 +419,6 @@ ze_result_t CuptiHub::start() {
                    ? ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE
                    : ZE_RESULT_ERROR_UNKNOWN;
     }
-    api_.cuptiActivityFlushPeriod(kCuptiFlushPeriodMs);
     return ZE_RESULT_SUCCESS;
 }
 

@@ -13,8 +13,7 @@ namespace zehal::cuda {
 #define ZEHAL_CUPTI_FUNCTIONS(X)                                                                  \
     X(cuptiGetVersion) X(cuptiGetResultString) X(cuptiActivityEnable) X(cuptiActivityDisable)    \
     X(cuptiActivityRegisterCallbacks) X(cuptiActivityFlushAll) X(cuptiActivityGetNextRecord)     \
-    X(cuptiActivityGetNumDroppedRecords) X(cuptiActivityRegisterTimestampCallback)               \
-    X(cuptiActivityFlushPeriod)
+    X(cuptiActivityGetNumDroppedRecords) X(cuptiActivityRegisterTimestampCallback)
 
 struct CuptiApi {
 #define ZEHAL_CUPTI_DECLARE(name) decltype(&::name) name = nullptr;

@@ -1,8 +1,10 @@
 #include "hal/cuda/device_clock.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "common/clock.hpp"
+#include "common/wait_word.hpp"
 
 namespace zehal::cuda {
 
@@ -23,12 +25,12 @@ CUresult DeviceClock::init(const DriverApi& api, CUcontext ctx, const DeviceKern
         return r;
     }
     void* slot = nullptr;
-    r = api.cuMemHostAlloc(&slot, sizeof(uint64_t), CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    r = api.cuMemHostAlloc(&slot, sizeof(Slot), CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
     if (r != CUDA_SUCCESS) {
         shutdown();
         return r;
     }
-    slot_ = static_cast<uint64_t*>(slot);
+    slot_ = static_cast<Slot*>(slot);
     return CUDA_SUCCESS;
 }
 
@@ -45,14 +47,28 @@ ze_result_t DeviceClock::sample_batch_locked() {
     int64_t hi = INT64_MAX;  // smallest ticks − before
     uint64_t best_window = ~0ull;
     Point best{};
+    std::atomic_ref<uint32_t> flag(slot_->flag);
     for (int i = 0; i < kSamplesPerBatch; ++i) {
+        // Relaxed: only the device writes the flag next, after this store is long done.
+        flag.store(0, std::memory_order_relaxed);
         const uint64_t before = host_now_ns();
-        CUresult r = kernels_->timestamp(*api_, stream_, slot_);
-        if (r == CUDA_SUCCESS) r = api_->cuStreamSynchronize(stream_);
+        // The same path as a timestamp event's end: the kernel reads the timer, fences,
+        // sets the flag, and the host polls the flag; so the estimate's error is the
+        // same on both sides of every command.
+        if (CUresult r = kernels_->timestamp_signal(*api_, stream_, &slot_->ticks, &slot_->flag, 1);
+            r != CUDA_SUCCESS)
+            return to_ze_result(r);
+        // Acquire: the ticks written before the flag are visible once the flag is.
+        for (uint32_t spins = 1; flag.load(std::memory_order_acquire) == 0; ++spins) {
+            cpu_relax();
+            if (spins % 4096 == 0) {
+                const CUresult r = api_->cuStreamQuery(stream_);
+                if (r != CUDA_ERROR_NOT_READY && flag.load(std::memory_order_acquire) == 0)
+                    return r == CUDA_SUCCESS ? ZE_RESULT_ERROR_UNKNOWN : to_ze_result(r);
+            }
+        }
         const uint64_t after = host_now_ns();
-        if (r != CUDA_SUCCESS) return to_ze_result(r);
-        // The kernel's store reached host memory before the stream completed.
-        const auto ticks = static_cast<int64_t>(*const_cast<volatile uint64_t*>(slot_));
+        const auto ticks = static_cast<int64_t>(*const_cast<volatile uint64_t*>(&slot_->ticks));
         lo = std::max(lo, ticks - static_cast<int64_t>(after));
         hi = std::min(hi, ticks - static_cast<int64_t>(before));
         if (after - before < best_window) {

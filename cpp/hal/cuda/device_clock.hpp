@@ -12,8 +12,9 @@
 
 namespace zehal::cuda {
 
-// Each batch launches the timestamp kernel several times, each between two host clock
-// reads; the device read lies inside every [before, after] window, so the offset lies in
+// Each batch launches the timer kernel several times, each between two host clock reads
+// (the host polls the flag the kernel sets, as it does for events); the device read lies
+// inside every [before, after] window, so the offset lies in
 // the intersection of the windows, whose middle is the estimate. Batches taken over time
 // give the drift (least squares). The fit is refreshed when older than kRefreshNs.
 class DeviceClock {
@@ -53,8 +54,13 @@ private:
     const DriverApi* api_ = nullptr;
     CUcontext ctx_ = nullptr;
     const DeviceKernels* kernels_ = nullptr;
+    // Where the sampling kernel writes: pinned, mapped host memory.
+    struct Slot {
+        uint64_t ticks;
+        uint32_t flag;
+    };
     CUstream stream_ = nullptr;
-    uint64_t* slot_ = nullptr;  // pinned, mapped
+    Slot* slot_ = nullptr;
 
     std::mutex mu_;
     std::deque<Point> points_;  // oldest first, at most kMaxPoints

@@ -15,8 +15,9 @@ struct Loaded {
     std::string why;
 };
 
-using GetProcAddressFn = CUresult (*)(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags,
-                                      CUdriverProcAddressQueryResult* status);
+// The exported name of a declared function: its plain name after cuda.h's macros.
+#define ZEHAL_CUDA_SYMBOL_NAME(name) ZEHAL_CUDA_STRINGIZE(name)
+#define ZEHAL_CUDA_STRINGIZE(name) #name
 
 Loaded* load() {
     auto* l = new Loaded{};
@@ -25,28 +26,14 @@ Loaded* load() {
         l->why = "libcuda.so.1 not found (no NVIDIA driver): " + l->lib.error();
         return l;
     }
-    auto get_proc = l->lib.symbol<GetProcAddressFn>("cuGetProcAddress_v2");
-    if (!get_proc) {
-        l->why = "libcuda.so.1 lacks cuGetProcAddress_v2: the NVIDIA driver is older than CUDA 12";
-        return l;
-    }
-    // Each entry at the version of the header this build saw (CUDA_VERSION), legacy
-    // default stream semantics (zehal passes its own streams everywhere).
-    auto resolve = [&](const char* name, void** slot) {
-        CUdriverProcAddressQueryResult status{};
-        CUresult r = get_proc(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status);
-        if (r == CUDA_SUCCESS && *slot && status == CU_GET_PROC_ADDRESS_SUCCESS) return true;
-        *slot = nullptr;
-        if (!l->why.empty()) l->why += ", ";
-        l->why += name;
-        return false;
-    };
-    bool all = true;
-#define ZEHAL_CUDA_RESOLVE(name) all = resolve(#name, reinterpret_cast<void**>(&l->api.name)) && all;
+    std::string missing;
+#define ZEHAL_CUDA_RESOLVE(name)                                                                  \
+    l->api.name = l->lib.symbol<decltype(l->api.name)>(ZEHAL_CUDA_SYMBOL_NAME(name));            \
+    if (!l->api.name) missing += (missing.empty() ? "" : ", ") + std::string(ZEHAL_CUDA_SYMBOL_NAME(name));
     ZEHAL_CUDA_DRIVER_FUNCTIONS(ZEHAL_CUDA_RESOLVE)
 #undef ZEHAL_CUDA_RESOLVE
-    if (!all) {
-        l->why = "the NVIDIA driver lacks entry points this build needs (" + l->why + ")";
+    if (!missing.empty()) {
+        l->why = "the NVIDIA driver is older than this build's CUDA headers (it lacks " + missing + ")";
         return l;
     }
     if (CUresult r = l->api.cuInit(0); r != CUDA_SUCCESS) {

@@ -9,17 +9,20 @@
 
 namespace zehal::cuda {
 
-// The driver entry points zehal uses. Each member has the signature of the toolkit header
-// (`decltype`); cuda.h maps versioned names (cuMemAlloc → cuMemAlloc_v2), so a member and
-// its calls are spelled with the plain name and resolve to the header's version.
+// The driver entry points zehal uses. cuda.h maps plain names to the versioned symbols it
+// declares (cuMemAlloc → cuMemAlloc_v2), so each member is declared with `decltype` of the
+// plain name and resolved by that symbol's exported name: exactly the function a program
+// linked against these headers would call. (cuGetProcAddress is not used: at CUDA_VERSION
+// it can hand back a newer version whose signature differs from the one cuda.h declares
+// under the plain name, as cuCtxSynchronize's does in CUDA 13.)
 #define ZEHAL_CUDA_DRIVER_FUNCTIONS(X)                                                               \
-    X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuDeviceGetCount) X(cuDeviceGet)            \
+    X(cuInit) X(cuGetErrorName) X(cuDeviceGetCount) X(cuDeviceGet)            \
     X(cuDeviceGetName) X(cuDeviceGetUuid) X(cuDeviceTotalMem) X(cuDeviceGetAttribute)                \
     X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxGetCurrent) X(cuCtxSetCurrent)   \
-    X(cuCtxSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost)               \
+    X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost)               \
     X(cuMemAllocManaged) X(cuMemGetInfo) X(cuMemHostGetDevicePointer) X(cuStreamCreate)              \
     X(cuStreamDestroy) X(cuStreamQuery) X(cuStreamSynchronize) X(cuStreamWriteValue32)              \
-    X(cuStreamWaitValue32) X(cuMemcpyAsync) X(cuMemcpy) X(cuMemsetD8Async) X(cuMemsetD16Async)     \
+    X(cuStreamWaitValue32) X(cuMemcpyAsync) X(cuMemsetD8Async) X(cuMemsetD16Async)     \
     X(cuMemsetD32Async) X(cuMemsetD2D8Async) X(cuMemsetD2D32Async) X(cuModuleLoadData)             \
     X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemGetHandleForAddressRange)    \
     X(cuMemCreate) X(cuMemRelease) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap)          \

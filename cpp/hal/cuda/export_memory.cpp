@@ -54,9 +54,10 @@ ze_result_t ExportMemory::create_locked() {
         base_ = 0;
         return to_ze_result(r);
     }
-    // Fresh memory holds whatever was there before: start from zeros, as the sim does.
+    // Fresh memory holds whatever was there before: start from zeros, as the sim does, and
+    // wait, so that no later command on another stream races the fill.
     if ((r = api_.cuMemsetD8Async(base_, 0, size_, nullptr)) != CUDA_SUCCESS) return to_ze_result(r);
-    if ((r = api_.cuCtxSynchronize()) != CUDA_SUCCESS) return to_ze_result(r);
+    if ((r = api_.cuStreamSynchronize(nullptr)) != CUDA_SUCCESS) return to_ze_result(r);
     int fd = -1;
     r = api_.cuMemGetHandleForAddressRange(&fd, base_, size_, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
     if (r != CUDA_SUCCESS) return r == CUDA_ERROR_NOT_SUPPORTED || r == CUDA_ERROR_INVALID_VALUE
