@@ -109,6 +109,7 @@ ze_result_t CudaEvent::host_reset() {
     if (device().lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     slot_->start = 0;
     slot_->end = 0;
+    slot_->submitted_ns = 0;
     // Release: the cleared timestamps are in place before the flag says "not signalled".
     flag_of(slot_).store(0, std::memory_order_release);
     return ZE_RESULT_SUCCESS;
@@ -139,7 +140,17 @@ ze_result_t CudaEvent::query_packets(uint32_t* count, hal::KernelTimestampResult
         ref.ticks = ticks.global_start;
         if (ze_result_t r = dev.clock().to_host(ticks.global_start, &ref.host_ns); r != ZE_RESULT_SUCCESS) return r;
         const hal::DeviceProperties& p = dev.properties();
-        out[0] = hal::synchronize_packet(ticks, ref, p.timer_hz, p.kernel_timestamp_valid_bits);
+        hal::KernelTimestampResult ns = hal::synchronize_packet(ticks, ref, p.timer_hz, p.kernel_timestamp_valid_bits);
+        // The start timer ran after the submission: a mapping a few ns early (the timer's
+        // granularity, the fit's error) moves up to the submission, the whole packet with it.
+        if (ns.global_start < slot_->submitted_ns) {
+            const uint64_t shift = slot_->submitted_ns - ns.global_start;
+            ns.global_start += shift;
+            ns.global_end += shift;
+            ns.context_start += shift;
+            ns.context_end += shift;
+        }
+        out[0] = ns;
     } else {
         out[0] = ticks;
     }

@@ -20,7 +20,7 @@ struct alignas(32) EventSlot {
     uint32_t reserved;
     uint64_t start;  // %globaltimer ticks before the command
     uint64_t end;    // %globaltimer ticks after it
-    uint64_t reserved2;
+    uint64_t submitted_ns;  // host clock when the command was submitted (written by the host)
 };
 static_assert(sizeof(EventSlot) == 32, "slots are 32 bytes");
 

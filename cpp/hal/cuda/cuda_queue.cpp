@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstring>
 
+#include "common/clock.hpp"
+
 namespace zehal::cuda {
 
 namespace {
@@ -84,8 +86,10 @@ CUresult CudaQueue::begin_locked(CudaEvent* signal, std::span<const hal::EventRe
             r != CUDA_SUCCESS)
             return r;
     }
-    if (signal && signal->records_timestamps())
+    if (signal && signal->records_timestamps()) {
+        signal->slot()->submitted_ns = host_now_ns();
         return device_->kernels().timestamp(api_, stream_, &signal->slot()->start);
+    }
     return CUDA_SUCCESS;
 }
 
