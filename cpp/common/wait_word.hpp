@@ -2,9 +2,11 @@
 #pragma once
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -27,6 +29,8 @@ inline void cpu_relax() noexcept {
 // How long a waiter spins before it sleeps: long enough to catch a short command
 // (a 64-byte copy completes in well under this), short enough not to burn a core.
 inline constexpr uint64_t kDefaultSpinNs = 20'000;
+// Of which the first part spins on the pause instruction only (then it also yields).
+inline constexpr uint64_t kPauseSpinNs = 2'000;
 
 // A value plus a futex. Writers change the value and wake sleepers; waiters wait until the
 // value differs from the one they saw. Wakes cost a system call only when someone sleeps.
@@ -69,14 +73,19 @@ public:
     bool wait(uint32_t seen, uint64_t deadline_ns, uint64_t spin_ns = kDefaultSpinNs) const noexcept {
         if (load() != seen) return true;
         if (spin_ns) {
-            const uint64_t spin_end = host_now_ns() + spin_ns;
+            // Pause-spin for the first µs or so, then yield between looks: on a busy machine
+            // the thread that will change the word may need this core to run at all.
+            const uint64_t start = host_now_ns();
+            const uint64_t spin_end = start + spin_ns;
+            const uint64_t yield_from = start + std::min<uint64_t>(spin_ns, kPauseSpinNs);
             for (uint32_t i = 1;; ++i) {
                 cpu_relax();
                 if (load() != seen) return true;
-                if ((i & 63) == 0) {
+                if ((i & 15) == 0) {
                     const uint64_t now = host_now_ns();
                     if (now >= deadline_ns) return false;
                     if (now >= spin_end) break;
+                    if (now >= yield_from) sched_yield();
                 }
             }
         }
