@@ -1,0 +1,494 @@
+// Metrics from Python: MetricGroup, Metric, activate_metric_groups, MetricTracer and
+// MetricDecoder, with decoded entries as a NumPy structured array the decoder writes into.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bindings.hpp"
+#include "hal/trace_record.hpp"
+#include "metrics/decoder.hpp"
+#include "metrics/metric_export.hpp"
+#include "metrics/metric_group.hpp"
+#include "metrics/tracer.hpp"
+#include "python/int_arg.hpp"
+
+namespace zehal::py {
+namespace {
+
+// Python's view of a metric group: the handle keeps the group and its device alive.
+struct PyMetricGroup {
+    metrics::MetricGroupRef group;
+};
+
+// Python's view of a metric.
+struct PyMetric {
+    metrics::MetricRef metric;
+};
+
+std::vector<PyMetric> metric_list(const std::vector<metrics::MetricRef>& refs) {
+    std::vector<PyMetric> out;
+    out.reserve(refs.size());
+    for (const auto& r : refs) out.push_back({r});
+    return out;
+}
+
+std::vector<PyMetric> group_metrics(const PyMetricGroup& g) {
+    std::vector<PyMetric> out;
+    for (const metrics::Metric& m : g.group->metrics()) {
+        // Aliasing handles: each metric keeps its group's handle (and so the device) alive.
+        out.push_back({metrics::MetricRef(g.group, &m)});
+    }
+    return out;
+}
+
+pyb::tuple export_of_group(const PyMetricGroup& g) {
+    int fd = -1;
+    size_t size = 0;
+    check(metrics::export_dma_buf(*g.group, &fd, &size), "MetricGroup.export_dma_buf");
+    return pyb::make_tuple(fd, size);
+}
+
+pyb::tuple export_of_metric(const PyMetric& m) {
+    int fd = -1;
+    size_t size = 0;
+    check(metrics::export_dma_buf(*m.metric, &fd, &size), "Metric.export_dma_buf");
+    return pyb::make_tuple(fd, size);
+}
+
+// The groups given from Python, checked to be MetricGroup objects.
+std::vector<metrics::MetricGroupRef> groups_arg(const pyb::iterable& groups, std::string_view what) {
+    std::vector<metrics::MetricGroupRef> out;
+    for (pyb::handle h : groups) {
+        if (h.is_none()) check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, std::string(what) + ": a group is None");
+        if (!pyb::isinstance<PyMetricGroup>(h)) throw pyb::type_error(std::string(what) + ": groups must be MetricGroup objects");
+        out.push_back(h.cast<const PyMetricGroup&>().group);
+    }
+    return out;
+}
+
+pyb::dtype entry_dtype() {
+    // Never destroyed: a static Python object must not be released after the interpreter.
+    static const pyb::dtype* dt = new pyb::dtype([] {
+        pyb::dict spec;
+        spec["names"] = pyb::make_tuple("value", "timestamp", "metric_index", "on_subdevice", "subdevice_id");
+        spec["formats"] = pyb::make_tuple("<u8", "<u8", "<u4", "?", "<u4");
+        spec["offsets"] = pyb::make_tuple(offsetof(metrics::MetricEntry, value), offsetof(metrics::MetricEntry, timestamp),
+                                          offsetof(metrics::MetricEntry, metric_index),
+                                          offsetof(metrics::MetricEntry, on_subdevice),
+                                          offsetof(metrics::MetricEntry, subdevice_id));
+        spec["itemsize"] = sizeof(metrics::MetricEntry);
+        return pyb::dtype::from_args(spec);
+    }());
+    return *dt;
+}
+
+pyb::dtype record_dtype() {
+    // Never destroyed: a static Python object must not be released after the interpreter.
+    static const pyb::dtype* dt = new pyb::dtype([] {
+        pyb::dict spec;
+        spec["names"] = pyb::make_tuple("kind", "size", "metric", "ticks", "value", "subdevice", "sequence");
+        spec["formats"] = pyb::make_tuple("<u2", "<u2", "<u4", "<u8", "<u8", "<u4", "<u4");
+        spec["offsets"] = pyb::make_tuple(offsetof(hal::TraceRecord, kind), offsetof(hal::TraceRecord, size),
+                                          offsetof(hal::TraceRecord, metric), offsetof(hal::TraceRecord, ticks),
+                                          offsetof(hal::TraceRecord, value), offsetof(hal::TraceRecord, subdevice),
+                                          offsetof(hal::TraceRecord, sequence));
+        spec["itemsize"] = sizeof(hal::TraceRecord);
+        return pyb::dtype::from_args(spec);
+    }());
+    return *dt;
+}
+
+// A tracer as Python holds it. close() destroys it; every other call afterwards raises
+// InvalidArgumentError (ZE_RESULT_ERROR_INVALID_NULL_HANDLE).
+class PyTracer {
+public:
+    PyTracer(const hal::DeviceRef& device, const pyb::iterable& groups, pyb::handle notify_every_n_bytes,
+             const hal::EventRef& notification)
+        : device_(device_or_default(device)), groups_(groups_arg(groups, "MetricTracer")) {
+        uint32_t notify = int_arg<uint32_t>(notify_every_n_bytes, "MetricTracer: notify_every_n_bytes",
+                                            ZE_RESULT_ERROR_INVALID_SIZE);
+        std::vector<const metrics::MetricGroup*> raw;
+        for (const auto& g : groups_) raw.push_back(g.get());
+        std::shared_ptr<metrics::Tracer> t;
+        check(metrics::Tracer::create(device_, raw, &notify, notification, &t), "MetricTracer");
+        tracer_ = std::move(t);
+    }
+
+    void enable(bool synchronous) { run(&metrics::Tracer::enable, synchronous, "MetricTracer.enable"); }
+    void disable(bool synchronous) { run(&metrics::Tracer::disable, synchronous, "MetricTracer.disable"); }
+
+    pyb::bytes read(pyb::handle max_bytes) {
+        metrics::Tracer& t = live("MetricTracer.read");
+        size_t want = 0;
+        if (max_bytes.is_none()) {
+            want = t.available();
+        } else {
+            want = int_arg<size_t>(max_bytes, "MetricTracer.read: max_bytes", ZE_RESULT_ERROR_INVALID_SIZE);
+        }
+        // The bytes object is filled in place, without the GIL: nobody else sees it yet.
+        PyObject* raw = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(want));
+        if (!raw) throw pyb::error_already_set();
+        pyb::object holder = pyb::reinterpret_steal<pyb::object>(raw);
+        size_t size = want;
+        ze_result_t r = ZE_RESULT_SUCCESS;
+        if (want == 0) {
+            // Nothing asked for: only the state, as a size query tells it.
+            r = t.read(&size, nullptr);
+            size = 0;
+        } else {
+            pyb::gil_scoped_release unlocked;
+            r = t.read(&size, PyBytes_AS_STRING(raw));
+        }
+        if (r != ZE_RESULT_WARNING_DROPPED_DATA) check(r, "MetricTracer.read");
+        if (size != want) {
+            PyObject* resized = holder.release().ptr();
+            if (_PyBytes_Resize(&resized, static_cast<Py_ssize_t>(size)) != 0) throw pyb::error_already_set();
+            holder = pyb::reinterpret_steal<pyb::object>(resized);
+        }
+        return pyb::reinterpret_steal<pyb::bytes>(holder.release());
+    }
+
+    bool enabled() const { return tracer_ && tracer_->enabled(); }
+    size_t available() { return live("MetricTracer.available").available(); }
+    uint64_t dropped() { return live("MetricTracer.dropped").dropped(); }
+    uint32_t notify_every_n_bytes() { return live("MetricTracer.notify_every_n_bytes").notify_every_n_bytes(); }
+    uint64_t produced() {
+        live("MetricTracer.produced");
+        return device_->trace_source()->produced();
+    }
+    std::vector<PyMetric> decodable_metrics() {
+        return metric_list(live("MetricTracer.decodable_metrics").decodable_metrics());
+    }
+    std::vector<PyMetricGroup> groups() const {
+        std::vector<PyMetricGroup> out;
+        for (const auto& g : groups_) out.push_back({g});
+        return out;
+    }
+    const hal::DeviceRef& device() const { return device_; }
+    bool closed() const { return !tracer_; }
+    const std::shared_ptr<metrics::Tracer>& tracer(std::string_view what) {
+        live(what);
+        return tracer_;
+    }
+
+    // Destroys the tracer: ObjectInUseError while enabled; idempotent afterwards.
+    void close() {
+        if (!tracer_) return;
+        check(tracer_->destroy(), "MetricTracer.close");
+        std::shared_ptr<metrics::Tracer> gone = std::move(tracer_);
+        pyb::gil_scoped_release unlocked;
+        gone.reset();  // joins nothing (destroy did), but frees the ring without the GIL
+    }
+
+    // Leaving a `with` block: disable (waiting) if enabled, then close.
+    void exit() {
+        if (!tracer_) return;
+        if (tracer_->enabled()) disable(true);
+        close();
+    }
+
+private:
+    metrics::Tracer& live(std::string_view what) {
+        if (!tracer_) check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, std::string(what) + ": the tracer is closed");
+        return *tracer_;
+    }
+    void run(ze_result_t (metrics::Tracer::*f)(bool), bool synchronous, std::string_view what) {
+        metrics::Tracer& t = live(what);
+        ze_result_t r;
+        {
+            pyb::gil_scoped_release unlocked;
+            r = (t.*f)(synchronous);
+        }
+        check(r, what);
+    }
+
+    hal::DeviceRef device_;
+    std::vector<metrics::MetricGroupRef> groups_;
+    std::shared_ptr<metrics::Tracer> tracer_;
+};
+
+// A decoder as Python holds it; it keeps what it needs from its tracer, not the tracer.
+class PyDecoder {
+public:
+    explicit PyDecoder(PyTracer& tracer) {
+        std::shared_ptr<metrics::Decoder> d;
+        check(metrics::Decoder::create(tracer.tracer("MetricDecoder"), &d), "MetricDecoder");
+        decoder_ = std::move(d);
+    }
+
+    std::vector<PyMetric> decodable_metrics() { return metric_list(live("MetricDecoder.decodable_metrics").metrics()); }
+    uint32_t sets() { return live("MetricDecoder.sets").sets(); }
+
+    pyb::tuple decode(const pyb::buffer& raw, const std::optional<std::vector<PyMetric>>& metrics) {
+        metrics::Decoder& d = live("MetricDecoder.decode");
+        std::vector<const metrics::Metric*> subset;
+        if (metrics) {
+            if (metrics->empty()) check(ZE_RESULT_ERROR_INVALID_SIZE, "MetricDecoder.decode: metrics is empty");
+            for (const PyMetric& m : *metrics) subset.push_back(m.metric.get());
+        }
+        const pyb::buffer_info view = raw.request();
+        if (!view.ptr && view.size) check(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "MetricDecoder.decode");
+        bool contiguous = true;
+        ssize_t expect = view.itemsize;
+        for (ssize_t k = view.ndim - 1; k >= 0; --k) {
+            contiguous &= view.strides[k] == expect;
+            expect *= view.shape[k];
+        }
+        if (!contiguous) throw pyb::value_error("MetricDecoder.decode: raw must be C-contiguous bytes");
+        const size_t size = static_cast<size_t>(view.size * view.itemsize);
+
+        // Counting, then decoding into an array made for exactly those entries.
+        size_t raw_size = size;
+        uint32_t sets = 0, count = 0;
+        ze_result_t r;
+        {
+            pyb::gil_scoped_release unlocked;
+            r = d.decode(&raw_size, view.ptr, subset, &sets, nullptr, &count, nullptr);
+        }
+        check(r, "MetricDecoder.decode");
+        pyb::array entries(entry_dtype(), std::vector<pyb::ssize_t>{static_cast<pyb::ssize_t>(count)});
+        std::vector<uint32_t> per_set(sets, 0);
+        if (count) {
+            auto* out = static_cast<metrics::MetricEntry*>(entries.mutable_data());
+            pyb::gil_scoped_release unlocked;
+            r = d.decode(&raw_size, view.ptr, subset, &sets, per_set.data(), &count, out);
+        }
+        check(r, "MetricDecoder.decode");
+        pyb::list counts;
+        for (uint32_t c : per_set) counts.append(c);
+        return pyb::make_tuple(entries, counts);
+    }
+
+    bool closed() const { return !decoder_; }
+    void close() {
+        if (decoder_) {
+            decoder_->destroy();
+            decoder_.reset();
+        }
+    }
+
+private:
+    metrics::Decoder& live(std::string_view what) {
+        if (!decoder_) check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, std::string(what) + ": the decoder is closed");
+        return *decoder_;
+    }
+    std::shared_ptr<metrics::Decoder> decoder_;
+};
+
+void bind_constants(pyb::module_& m) {
+    const std::pair<const char*, uint32_t> constants[] = {
+        {"SAMPLING_TYPE_EVENT_BASED", hal::kSamplingEventBased},
+        {"SAMPLING_TYPE_TIME_BASED", hal::kSamplingTimeBased},
+        {"SAMPLING_TYPE_TRACER_BASED", hal::kSamplingTracerBased},
+        {"GROUP_TYPE_EXPORT_DMA_BUF", hal::kGroupExportDmaBuf},
+        {"GROUP_TYPE_USER_CREATED", hal::kGroupUserCreated},
+        {"GROUP_TYPE_OTHER", hal::kGroupOther},
+        {"GROUP_TYPE_MARKER", hal::kGroupMarker},
+        {"VALUE_TYPE_UINT32", hal::kUint32},
+        {"VALUE_TYPE_UINT64", hal::kUint64},
+        {"VALUE_TYPE_FP32", hal::kFp32},
+        {"VALUE_TYPE_FP64", hal::kFp64},
+        {"VALUE_TYPE_BOOL8", hal::kBool8},
+        {"METRIC_TYPE_DURATION", hal::kMetricDuration},
+        {"METRIC_TYPE_EVENT", hal::kMetricEvent},
+        {"METRIC_TYPE_EVENT_WITH_RANGE", hal::kMetricEventWithRange},
+        {"METRIC_TYPE_THROUGHPUT", hal::kMetricThroughput},
+        {"METRIC_TYPE_TIMESTAMP", hal::kMetricTimestamp},
+        {"METRIC_TYPE_FLAG", hal::kMetricFlag},
+        {"METRIC_TYPE_RATIO", hal::kMetricRatio},
+        {"METRIC_TYPE_RAW", hal::kMetricRaw},
+        {"METRIC_TYPE_EVENT_EXP_TIMESTAMP", hal::kMetricEventExpTimestamp},
+        {"METRIC_TYPE_EVENT_EXP_START", hal::kMetricEventExpStart},
+        {"METRIC_TYPE_EVENT_EXP_END", hal::kMetricEventExpEnd},
+        {"METRIC_TYPE_EVENT_EXP_MONOTONIC_WRAPS_VALUE", hal::kMetricEventExpMonotonicWrapsValue},
+        {"METRIC_TYPE_EXP_EXPORT_DMA_BUF", hal::kMetricExpExportDmaBuf},
+        {"METRIC_TYPE_IP_EXP", hal::kMetricIpExp},
+        {"RECORD_SAMPLE", hal::kRecordSample},
+        {"RECORD_ENABLE", hal::kRecordEnable},
+        {"RECORD_DISABLE", hal::kRecordDisable},
+        {"RECORD_DROPPED", hal::kRecordDropped},
+        {"RECORD_CLOCK_SYNC", hal::kRecordClockSync},
+        {"RECORD_EXPORT_WRITE", hal::kRecordExportWrite},
+        {"RECORD_SIZE", static_cast<uint32_t>(sizeof(hal::TraceRecord))},
+        {"ROOT_DEVICE", hal::kRootDevice},
+    };
+    for (const auto& [name, value] : constants) m.attr(name) = value;
+    m.attr("METRIC_ENTRY_DTYPE") = entry_dtype();
+    m.attr("TRACE_RECORD_DTYPE") = record_dtype();
+}
+
+void bind_groups(pyb::module_& m) {
+    auto group = pyb::class_<PyMetricGroup>(m, "MetricGroup",
+                                            "A metric group of a device (its handle keeps the device alive).")
+        .def_property_readonly(
+            "name", [](const PyMetricGroup& g) { return g.group->info().name; }, "Short name.")
+        .def_property_readonly(
+            "description", [](const PyMetricGroup& g) { return g.group->info().description; }, "What it measures.")
+        .def_property_readonly(
+            "sampling_types", [](const PyMetricGroup& g) { return g.group->info().sampling_types; },
+            "Sampling type bits: EVENT_BASED 1, TIME_BASED 2, TRACER_BASED 4.")
+        .def_property_readonly(
+            "type_flags", [](const PyMetricGroup& g) { return g.group->info().type_flags; },
+            "Group type bits: EXPORT_DMA_BUF 1, USER_CREATED 2, OTHER 4, MARKER 8.")
+        .def_property_readonly(
+            "domain", [](const PyMetricGroup& g) { return g.group->info().domain; },
+            "Domain: one activated group per domain.")
+        .def_property_readonly("metrics", &group_metrics, "Its metrics, in order (a list of Metric).")
+        .def_property_readonly(
+            "tracer_based", [](const PyMetricGroup& g) { return g.group->tracer_based(); },
+            "True when a MetricTracer can trace it.")
+        .def_property_readonly(
+            "device", [](const PyMetricGroup& g) { return g.group->owner().device(); }, "The device.")
+        .def("export_dma_buf", &export_of_group,
+             "(fd, size) of the group's exported memory (groups with EXPORT_DMA_BUF; InvalidArgumentError "
+             "for the others). The fd belongs to the group: do not close it; os.dup() it to keep it.")
+        .def("__eq__", [](const PyMetricGroup& a, pyb::object b) {
+            return pyb::isinstance<PyMetricGroup>(b) && a.group.get() == b.cast<const PyMetricGroup&>().group.get();
+        })
+        .def("__hash__", [](const PyMetricGroup& g) { return std::hash<const void*>{}(g.group.get()); })
+        .def("__repr__", [](const PyMetricGroup& g) {
+            return "<zehal.MetricGroup " + pyb::repr(pyb::str(g.group->info().name)).cast<std::string>() + ">";
+        });
+    group.attr("EVENT_BASED") = static_cast<uint32_t>(hal::kSamplingEventBased);
+    group.attr("TIME_BASED") = static_cast<uint32_t>(hal::kSamplingTimeBased);
+    group.attr("TRACER_BASED") = static_cast<uint32_t>(hal::kSamplingTracerBased);
+    group.attr("EXPORT_DMA_BUF") = static_cast<uint32_t>(hal::kGroupExportDmaBuf);
+    group.attr("USER_CREATED") = static_cast<uint32_t>(hal::kGroupUserCreated);
+    group.attr("OTHER") = static_cast<uint32_t>(hal::kGroupOther);
+    group.attr("MARKER") = static_cast<uint32_t>(hal::kGroupMarker);
+
+    auto metric = pyb::class_<PyMetric>(m, "Metric", "A metric of a group.")
+        .def_property_readonly(
+            "name", [](const PyMetric& x) { return x.metric->info().name; }, "Short name.")
+        .def_property_readonly(
+            "description", [](const PyMetric& x) { return x.metric->info().description; }, "What it measures.")
+        .def_property_readonly(
+            "component", [](const PyMetric& x) { return x.metric->info().component; }, "Part of the device.")
+        .def_property_readonly(
+            "tier", [](const PyMetric& x) { return x.metric->info().tier; }, "Tier.")
+        .def_property_readonly(
+            "metric_type", [](const PyMetric& x) { return x.metric->info().metric_type; },
+            "Level Zero metric type (METRIC_TYPE_*).")
+        .def_property_readonly(
+            "result_type", [](const PyMetric& x) { return x.metric->info().result_type; },
+            "Value type: UINT32 0, UINT64 1, FP32 2, FP64 3, BOOL8 4.")
+        .def_property_readonly(
+            "units", [](const PyMetric& x) { return x.metric->info().units; }, "Units ('' when none).")
+        .def_property_readonly(
+            "group",
+            [](const PyMetric& x) {
+                return PyMetricGroup{metrics::MetricGroupRef(x.metric, &x.metric->group())};
+            },
+            "The group it belongs to.")
+        .def("export_dma_buf", &export_of_metric,
+             "(fd, size) of its group's exported memory, for metrics of type EXP_EXPORT_DMA_BUF "
+             "(InvalidArgumentError for the others).")
+        .def("__eq__", [](const PyMetric& a, pyb::object b) {
+            return pyb::isinstance<PyMetric>(b) && a.metric.get() == b.cast<const PyMetric&>().metric.get();
+        })
+        .def("__hash__", [](const PyMetric& x) { return std::hash<const void*>{}(x.metric.get()); })
+        .def("__repr__", [](const PyMetric& x) {
+            return "<zehal.Metric " + pyb::repr(pyb::str(x.metric->info().name)).cast<std::string>() + ">";
+        });
+    metric.attr("EVENT_EXP_TIMESTAMP") = static_cast<uint32_t>(hal::kMetricEventExpTimestamp);
+    metric.attr("EVENT_EXP_START") = static_cast<uint32_t>(hal::kMetricEventExpStart);
+    metric.attr("EVENT_EXP_END") = static_cast<uint32_t>(hal::kMetricEventExpEnd);
+    metric.attr("EVENT_EXP_MONOTONIC_WRAPS_VALUE") = static_cast<uint32_t>(hal::kMetricEventExpMonotonicWrapsValue);
+    metric.attr("EXP_EXPORT_DMA_BUF") = static_cast<uint32_t>(hal::kMetricExpExportDmaBuf);
+    metric.attr("IP_EXP") = static_cast<uint32_t>(hal::kMetricIpExp);
+
+    m.def(
+        "activate_metric_groups",
+        [](const hal::DeviceRef& device, const pyb::iterable& groups) {
+            const hal::DeviceRef d = device_or_default(device);
+            check(metrics::activate(d, groups_arg(groups, "activate_metric_groups")), "activate_metric_groups");
+        },
+        pyb::arg("device"), pyb::arg("groups"),
+        "Activates `groups` on `device` (None: the default device), replacing the previous set; an "
+        "empty list deactivates all. InvalidArgumentError for a group of another device or two of "
+        "one domain.");
+}
+
+void bind_tracer(pyb::module_& m) {
+    pyb::class_<PyTracer>(m, "MetricTracer",
+                          "Traces tracer-based metric groups of a device: a drain thread moves the device's "
+                          "asynchronous events into a host ring that read() empties. Created disabled; one per "
+                          "device. A context manager: leaving the block disables and closes it.")
+        .def(pyb::init<const hal::DeviceRef&, const pyb::iterable&, pyb::handle, const hal::EventRef&>(),
+             pyb::arg("device"), pyb::arg("groups"), pyb::arg("notify_every_n_bytes") = 0,
+             pyb::arg("notification") = pyb::none(),
+             "device: a Device (None: the default device); groups: activated tracer-based MetricGroups; "
+             "notify_every_n_bytes: when `notification` (an Event) is signalled (rounded up to whole "
+             "records, clamped to the ring, 0: a default). NotReadyError for a group not activated, "
+             "ObjectInUseError when the device has a tracer, InvalidArgumentError for a group that "
+             "is not tracer-based.")
+        .def("enable", &PyTracer::enable, pyb::arg("synchronous") = true,
+             "Starts tracing (adds an enable record). synchronous=False returns at once.")
+        .def("disable", &PyTracer::disable, pyb::arg("synchronous") = true,
+             "Stops tracing (adds a disable record); what was gathered stays readable.")
+        .def("read", &PyTracer::read, pyb::arg("max_bytes") = pyb::none(),
+             "Raw data, whole 32-byte records only, at most max_bytes (None: all available), without the "
+             "GIL. b'' when enabled with nothing yet; NotReadyError when never enabled, or disabled with "
+             "nothing left. Lost records show in `dropped` and as RECORD_DROPPED records.")
+        .def_property_readonly("enabled", &PyTracer::enabled, "True after enable() (until disable()).")
+        .def_property_readonly("available", &PyTracer::available, "Bytes read() would return now.")
+        .def_property_readonly("dropped", &PyTracer::dropped, "Records lost so far (device buffer and ring).")
+        .def_property_readonly("produced", &PyTracer::produced,
+                               "Records the device produced since the last enable, lost ones included.")
+        .def_property_readonly("notify_every_n_bytes", &PyTracer::notify_every_n_bytes, "The value in use.")
+        .def_property_readonly("decodable_metrics", &PyTracer::decodable_metrics,
+                               "Metrics the raw data refers to by index.")
+        .def_property_readonly("groups", &PyTracer::groups, "The groups traced.")
+        .def_property_readonly("device", &PyTracer::device, "The device traced.")
+        .def_property_readonly("closed", &PyTracer::closed, "True after close().")
+        .def("close", &PyTracer::close, "Destroys the tracer (ObjectInUseError while enabled). Idempotent.")
+        .def("__enter__", [](pyb::object self) { return self; })
+        .def("__exit__", [](PyTracer& t, pyb::args) { t.exit(); })
+        .def("__repr__", [](const PyTracer& t) {
+            if (t.closed()) return std::string("<zehal.MetricTracer closed>");
+            return std::string("<zehal.MetricTracer ") + (t.enabled() ? "enabled" : "disabled") + ">";
+        });
+
+    pyb::class_<PyDecoder>(m, "MetricDecoder",
+                           "Decodes a MetricTracer's raw data into entries; usable after the tracer is closed.")
+        .def(pyb::init<PyTracer&>(), pyb::arg("tracer"))
+        .def_property_readonly("decodable_metrics", &PyDecoder::decodable_metrics,
+                               "Metrics the raw data refers to by index (a list of Metric).")
+        .def_property_readonly("sets", &PyDecoder::sets,
+                               "Number of entry sets: one per sub-device, one without sub-devices.")
+        .def("decode", &PyDecoder::decode, pyb::arg("raw"), pyb::arg("metrics") = pyb::none(),
+             "(entries, counts_per_set): entries a NumPy structured array (METRIC_ENTRY_DTYPE: value "
+             "uint64 bits, timestamp uint64 host ns, metric_index uint32 into `metrics`, on_subdevice bool, "
+             "subdevice_id uint32) laid out set by set; counts_per_set a list. metrics: decodable metrics "
+             "to keep (None: all). Decodes without the GIL. InvalidArgumentError for truncated or corrupt "
+             "data or empty raw.")
+        .def_property_readonly("closed", &PyDecoder::closed, "True after close().")
+        .def("close", &PyDecoder::close, "Destroys the decoder. Idempotent.")
+        .def("__enter__", [](pyb::object self) { return self; })
+        .def("__exit__", [](PyDecoder& d, pyb::args) { d.close(); })
+        .def("__repr__", [](const PyDecoder& d) {
+            return std::string("<zehal.MetricDecoder") + (d.closed() ? " closed>" : ">");
+        });
+}
+
+}  // namespace
+
+pyb::list device_metric_groups(const hal::DeviceRef& device) {
+    std::vector<metrics::MetricGroupRef> groups;
+    check(metrics::metric_groups(device, &groups), "Device.metric_groups");
+    pyb::list out;
+    for (auto& g : groups) out.append(PyMetricGroup{std::move(g)});
+    return out;
+}
+
+void bind_metrics(pyb::module_& m) {
+    bind_constants(m);
+    bind_groups(m);
+    bind_tracer(m);
+}
+
+}  // namespace zehal::py
