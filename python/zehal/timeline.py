@@ -1,0 +1,374 @@
+"""Timelines of what a device did, as Chrome trace event JSON that Perfetto
+(https://ui.perfetto.dev) and ``chrome://tracing`` open.
+
+From decoded tracer entries (:meth:`zehal.MetricDecoder.decode`), every command becomes a
+slice on the track of its engine and on the track of its queue; queue depth becomes a
+counter per engine; writes into exported metric memory and other device events become
+instant events.
+
+- :func:`chrome_trace` builds the trace (a dict) from entries and their metrics;
+  :func:`export` writes it to a file, from entries or from raw tracer data.
+- :func:`record` traces a block of Python code on a device and writes the file at its end.
+- :func:`trace_command` runs a Python script with tracing on (``zehal trace --output
+  trace.json -- python script.py``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from . import _zehal
+
+__all__ = ["ENV_RAW", "chrome_trace", "export", "record", "trace_command", "Recorder"]
+
+#: Environment variable naming where a traced process writes its data (``<value>.<pid>.npz``).
+ENV_RAW = "ZEHAL_TRACE_RAW"
+
+_COMMAND_NAMES = {0: "copy", 1: "fill", 2: "barrier", 3: "kernel"}
+_ENGINE_GROUPS = {0: "compute", 1: "copy"}
+_PID_ENGINES = 1
+_PID_QUEUES = 2
+_PID_EVENTS = 3
+
+
+def _names(metrics: Sequence[Any]) -> list[str]:
+    return [m if isinstance(m, str) else m.name for m in metrics]
+
+
+def _us(ns: int) -> float:
+    return ns / 1000.0
+
+
+class _Tracks:
+    """Thread ids of named tracks inside one process of the trace."""
+
+    def __init__(self, pid: int, process: str, events: list[dict]) -> None:
+        self.pid = pid
+        self.ids: dict[Any, int] = {}
+        self.events = events
+        events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_name", "args": {"name": process}})
+        events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_sort_index", "args": {"sort_index": pid}})
+
+    def tid(self, key: Any, label: str) -> int:
+        tid = self.ids.get(key)
+        if tid is None:
+            tid = len(self.ids) + 1
+            self.ids[key] = tid
+            self.events.append({"ph": "M", "pid": self.pid, "tid": tid, "name": "thread_name", "args": {"name": label}})
+            self.events.append(
+                {"ph": "M", "pid": self.pid, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": tid}}
+            )
+        return tid
+
+
+def _engine_label(ordinal: int | None, index: int | None, subdevice: int | None) -> str:
+    group = _ENGINE_GROUPS.get(ordinal, f"group {ordinal}") if ordinal is not None else "engine"
+    label = f"{group} engine {index if index is not None else '?'}"
+    if subdevice is not None:
+        label += f" (sub-device {subdevice})"
+    return label
+
+
+def chrome_trace(entries: np.ndarray, metrics: Sequence[Any], *, pid_offset: int = 0, label: str = "") -> dict:
+    """The Chrome trace (a dict with ``traceEvents``) of decoded ``entries``.
+
+    ``metrics`` names the entries' ``metric_index`` values: the Metric objects (or names)
+    passed to, or decodable by, the decoder. Entries of a command are the records an
+    engine wrote together, starting with ``CommandStart``; ``pid_offset`` and ``label``
+    keep the processes of several traces apart when they are merged.
+    """
+    names = _names(metrics)
+    events: list[dict] = []
+    suffix = f" {label}" if label else ""
+    engines = _Tracks(pid_offset + _PID_ENGINES, "engines" + suffix, events)
+    queues = _Tracks(pid_offset + _PID_QUEUES, "queues" + suffix, events)
+    others = _Tracks(pid_offset + _PID_EVENTS, "device events" + suffix, events)
+    if len(entries) == 0:
+        return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+    # One pass over plain Python lists: no per-entry NumPy scalars.
+    values = entries["value"].tolist()
+    stamps = entries["timestamp"].tolist()
+    index = entries["metric_index"].tolist()
+    on_sub = entries["on_subdevice"].tolist()
+    sub_id = entries["subdevice_id"].tolist()
+
+    command: dict[str, Any] | None = None
+
+    def close_command() -> None:
+        if command is None or "start" not in command:
+            return
+        start = command["start"]
+        end = command.get("end", start)
+        ordinal, engine = command.get("EngineOrdinal"), command.get("EngineIndex")
+        sub = command.get("subdevice")
+        kind = command.get("CommandType")
+        name = _COMMAND_NAMES.get(kind, f"command {kind}") if kind is not None else "command"
+        args = {
+            k: command[k]
+            for k in ("BytesMoved", "QueueId", "EngineOrdinal", "EngineIndex", "QueueDepth", "id")
+            if k in command
+        }
+        slice_ = {"ph": "X", "name": name, "ts": _us(start), "dur": _us(max(end - start, 0)), "args": args}
+        etid = engines.tid(("engine", ordinal, engine, sub), _engine_label(ordinal, engine, sub))
+        events.append({**slice_, "pid": engines.pid, "tid": etid})
+        queue = command.get("QueueId")
+        qtid = queues.tid(("queue", queue), f"queue {queue}" if queue is not None else "queue ?")
+        events.append({**slice_, "pid": queues.pid, "tid": qtid})
+        if "QueueDepth" in command:
+            events.append(
+                {
+                    "ph": "C",
+                    "pid": engines.pid,
+                    "tid": etid,
+                    "name": "queue depth " + _engine_label(ordinal, engine, sub),
+                    "ts": _us(end),
+                    "args": {"depth": command["QueueDepth"]},
+                }
+            )
+
+    for k in range(len(values)):
+        i = index[k]
+        name = names[i] if i < len(names) else f"metric {i}"
+        sub = sub_id[k] if on_sub[k] else None
+        if name == "CommandStart":
+            close_command()
+            command = {"start": stamps[k], "id": values[k], "subdevice": sub}
+        elif command is not None and name == "CommandEnd":
+            command["end"] = stamps[k]
+        elif command is not None and name in ("BytesMoved", "EngineOrdinal", "EngineIndex", "QueueId",
+                                               "CommandType", "QueueDepth"):
+            command[name] = values[k]
+        else:
+            where = f" (sub-device {sub})" if sub is not None else ""
+            tid = others.tid(("metric", name, sub), name + where)
+            args = {"value": values[k]}
+            if name == "ExportWrite":
+                args["first_word"] = f"0x{values[k] & 0xFFFFFFFF:08x}"
+            events.append(
+                {"ph": "i", "s": "t", "name": name, "ts": _us(stamps[k]), "pid": others.pid, "tid": tid, "args": args}
+            )
+    close_command()
+    return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+
+def export(
+    output: str | os.PathLike | None,
+    entries: np.ndarray | None = None,
+    metrics: Sequence[Any] | None = None,
+    *,
+    raw: bytes | None = None,
+    decoder: Any = None,
+) -> dict:
+    """Writes the Chrome trace of tracer data to ``output`` (None: only returns it).
+
+    Give ``entries`` and ``metrics`` (decoded already), or ``raw`` data and the
+    ``decoder`` of its tracer (its decodable metrics name the entries). Returns the trace.
+    """
+    if entries is None:
+        if raw is None or decoder is None:
+            raise ValueError("export: give entries and metrics, or raw and decoder")
+        metrics = decoder.decodable_metrics
+        entries = decoder.decode(raw)[0] if len(raw) else np.empty(0, dtype=_zehal.METRIC_ENTRY_DTYPE)
+    elif metrics is None:
+        raise ValueError("export: entries need their metrics")
+    trace = chrome_trace(entries, metrics)
+    if output is not None:
+        with open(output, "w", encoding="utf-8") as f:
+            json.dump(trace, f)
+    return trace
+
+
+class Recorder:
+    """Traces the command and export-memory groups of a device until :meth:`finish`.
+
+    A reader thread empties the tracer while it runs, so long runs lose nothing.
+    """
+
+    def __init__(self, device: Any = None, groups: Iterable[Any] | None = None, poll_s: float = 0.02) -> None:
+        import zehal  # the package, for the device helpers
+
+        self.device = device if device is not None else zehal.default_device()
+        if groups is None:
+            groups = [
+                g
+                for g in self.device.metric_groups()
+                if g.tracer_based
+                and (g.name == "EngineEvents" or g.type_flags & _zehal.GROUP_TYPE_EXPORT_DMA_BUF)
+            ]
+        self.groups = list(groups)
+        _zehal.activate_metric_groups(self.device, self.groups)
+        self.tracer = _zehal.MetricTracer(self.device, self.groups)
+        self.decoder = _zehal.MetricDecoder(self.tracer)
+        self._chunks: list[bytes] = []
+        self._stop = threading.Event()
+        self._poll_s = poll_s
+        self._finished = False
+        self.tracer.enable()
+        self._reader = threading.Thread(target=self._drain, name="zehal-timeline", daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        while not self._stop.wait(self._poll_s):
+            data = self.tracer.read()
+            if data:
+                self._chunks.append(data)
+
+    def finish(self) -> tuple[bytes, np.ndarray, list[str]]:
+        """Stops tracing; returns (raw data, decoded entries, metric names)."""
+        if self._finished:
+            raise RuntimeError("Recorder.finish: already finished")
+        self._finished = True
+        self._stop.set()
+        self._reader.join()
+        self.tracer.disable()
+        while True:
+            try:
+                data = self.tracer.read()
+            except _zehal.NotReadyError:
+                break
+            if data:
+                self._chunks.append(data)
+        self.tracer.close()
+        raw = b"".join(self._chunks)
+        entries = self.decoder.decode(raw)[0] if raw else np.empty(0, dtype=_zehal.METRIC_ENTRY_DTYPE)
+        names = _names(self.decoder.decodable_metrics)
+        self.decoder.close()
+        return raw, entries, names
+
+
+@contextlib.contextmanager
+def record(output: str | os.PathLike | None, device: Any = None, groups: Iterable[Any] | None = None) -> Iterator[dict]:
+    """Traces the ``with`` block on ``device`` (None: the default device) and writes its
+    Chrome trace to ``output`` at the end. Yields a dict that holds, afterwards, the
+    ``trace``, the ``raw`` data and the decoded ``entries``."""
+    result: dict = {}
+    rec = Recorder(device, groups)
+    try:
+        yield result
+    finally:
+        raw, entries, names = rec.finish()
+        result.update(raw=raw, entries=entries, metrics=names)
+        result["trace"] = export(output, entries, names)
+
+
+# --- tracing a whole process -------------------------------------------------------------
+
+_process_recorder: Recorder | None = None
+_ACTIVE = "_ZEHAL_TRACE_ACTIVE_PID"
+
+
+def _save(path: str, raw: bytes, entries: np.ndarray, names: list[str]) -> None:
+    np.savez(
+        path,
+        raw=np.frombuffer(raw, dtype=np.uint8),
+        entries=entries,
+        metrics=np.array(names, dtype=str),
+        pid=np.array(os.getpid()),
+    )
+
+
+def _start_from_env() -> None:
+    """Starts tracing this process on the default device when ``ZEHAL_TRACE_RAW`` is set;
+    its data goes to ``$ZEHAL_TRACE_RAW.<pid>.npz`` at exit. Once per process."""
+    global _process_recorder
+    base = os.environ.get(ENV_RAW)
+    # The marker holds for this process only (children have other pids), and for every
+    # copy of this module (``python -m zehal.timeline`` runs one as __main__).
+    if not base or os.environ.get(_ACTIVE) == str(os.getpid()):
+        return
+    os.environ[_ACTIVE] = str(os.getpid())
+    _process_recorder = Recorder()
+    path = f"{base}.{os.getpid()}.npz"
+
+    def finish() -> None:
+        raw, entries, names = _process_recorder.finish()
+        _save(path, raw, entries, names)
+
+    atexit.register(finish)
+
+
+def _is_python(program: str) -> bool:
+    name = os.path.basename(program)
+    return name.startswith("python") or os.path.realpath(program) == os.path.realpath(sys.executable)
+
+
+def _merge(paths: list[str]) -> dict:
+    trace: dict = {"traceEvents": [], "displayTimeUnit": "ns"}
+    for k, path in enumerate(sorted(paths)):
+        with np.load(path) as data:
+            names = [str(n) for n in data["metrics"]]
+            part = chrome_trace(data["entries"], names, pid_offset=10 * k, label=f"pid {int(data['pid'])}")
+        trace["traceEvents"].extend(part["traceEvents"])
+    return trace
+
+
+def trace_command(argv: list[str], output: str) -> int:
+    """Runs ``argv`` with tracing on and writes the Chrome trace of what the default
+    device did to ``output``; returns the command's exit status.
+
+    A Python command (``python script.py ...``, ``python -m module ...``) runs under
+    ``python -m zehal.timeline``, which traces from the start; any other command is run
+    with ``ZEHAL_TRACE_RAW`` set, so processes that import zehal trace themselves.
+    """
+    if not argv:
+        raise ValueError("trace_command: no command")
+    with tempfile.TemporaryDirectory(prefix="zehal-trace-") as tmp:
+        base = os.path.join(tmp, "raw")
+        env = dict(os.environ)
+        env[ENV_RAW] = base
+        cmd = list(argv)
+        if _is_python(cmd[0]):
+            cmd = [cmd[0], "-m", "zehal.timeline", *cmd[1:]]
+        try:
+            status = subprocess.call(cmd, env=env)
+        except OSError as e:
+            print(f"zehal trace: cannot run {argv[0]}: {e}", file=sys.stderr)
+            return 127
+        paths = glob.glob(base + ".*.npz")
+        if not paths:
+            print("zehal trace: the command recorded nothing (did it use zehal?)", file=sys.stderr)
+        trace = _merge(paths)
+    with open(output, "w", encoding="utf-8") as f:
+        json.dump(trace, f)
+    return status
+
+
+def _main(argv: list[str]) -> int:
+    """``python -m zehal.timeline script.py args...`` or ``-m module args...``: runs it traced."""
+    import runpy
+
+    if not argv:
+        print("usage: python -m zehal.timeline script.py [args...] | -m module [args...]", file=sys.stderr)
+        return 2
+    _start_from_env()
+    if argv[0] == "-m" and len(argv) > 1:
+        sys.argv = argv[1:]
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    elif argv[0] == "-c" and len(argv) > 1:
+        sys.argv = ["-c", *argv[2:]]
+        exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__"})
+    else:
+        sys.argv = argv
+        sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
+        runpy.run_path(argv[0], run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        code = _main(sys.argv[1:])
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    sys.exit(code)
