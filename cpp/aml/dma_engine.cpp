@@ -18,7 +18,7 @@ ze_result_t Engine::new_request(const hal::EventRef& signal, std::shared_ptr<Req
     if (pooled) {
         if (ze_result_t r = events_.acquire(&event); r != ZE_RESULT_SUCCESS) return r;
     }
-    out->reset(new Request(shared_from_this(), std::move(event), pooled));
+    *out = std::make_shared<Request>(Request::Key{}, shared_from_this(), std::move(event), pooled);
     return ZE_RESULT_SUCCESS;
 }
 
@@ -26,27 +26,29 @@ ze_result_t Engine::append_copy(void* dst, const void* src, size_t size, Request
                                 const hal::EventRef& signal) {
     if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    {
-        std::lock_guard lock(mutex_);
-        if (closed_) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-        if (!request) return queue_->append_copy(dst, src, size, signal, {});
-        if (request->engine_.get() != this || request->submitted_.load(std::memory_order_relaxed) ||
-            request->result_.load(std::memory_order_relaxed) != Request::kPending)
-            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        if (ze_result_t r = queue_->append_copy(dst, src, size, request->event_, {}); r != ZE_RESULT_SUCCESS)
-            return r;
-        // release: a thread that sees submitted (flags(), wait()) also sees the tracking below
-        // is under way; the list itself is guarded by mutex_.
-        request->submitted_.store(true, std::memory_order_release);
-        request->seq_ = next_seq_++;
-        request->tracked_self_ = request->shared_from_this();
-        request->prev_ = tail_;
-        request->next_ = nullptr;
-        (tail_ ? tail_->next_ : head_) = request;
-        tail_ = request;
-        ++tracked_;
+    std::vector<std::shared_ptr<Request>> keep;  // released after the lock
+    std::lock_guard lock(mutex_);
+    if (closed_) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!request) {
+        const ze_result_t r = queue_->append_copy(dst, src, size, signal, {});
+        poll_locked(&keep);
+        return r;
     }
-    poll();
+    if (request->engine_.get() != this || request->submitted_.load(std::memory_order_relaxed) ||
+        request->result_.load(std::memory_order_relaxed) != Request::kPending)
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (ze_result_t r = queue_->append_copy(dst, src, size, request->event_, {}); r != ZE_RESULT_SUCCESS) return r;
+    // release: a thread that sees submitted (flags(), wait()) may wait on the event; the
+    // list itself is guarded by mutex_.
+    request->submitted_.store(true, std::memory_order_release);
+    request->seq_ = next_seq_++;
+    request->tracked_self_ = request->shared_from_this();
+    request->prev_ = tail_;
+    request->next_ = nullptr;
+    (tail_ ? tail_->next_ : head_) = request;
+    tail_ = request;
+    ++tracked_;
+    poll_locked(&keep);
     return ZE_RESULT_SUCCESS;
 }
 
@@ -108,13 +110,17 @@ void Engine::untrack(Request* request) {
 void Engine::poll() {
     std::vector<std::shared_ptr<Request>> keep;  // released after the lock
     std::lock_guard lock(mutex_);
+    poll_locked(&keep);
+}
+
+void Engine::poll_locked(std::vector<std::shared_ptr<Request>>* keep) {
     while (head_) {
         Request* r = head_;
         const ze_result_t q = r->event_->query();
         if (q == ZE_RESULT_NOT_READY) break;
         r->complete(q);
-        keep.emplace_back();
-        unlink(r, &keep.back());
+        keep->emplace_back();
+        unlink(r, &keep->back());
     }
 }
 

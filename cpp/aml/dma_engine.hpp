@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "zehal/ze_result.h"
 #include "aml/event_cache.hpp"
@@ -59,6 +60,9 @@ private:
     ze_result_t barrier_impl(bool allow_closed);
     // Unlinks `r` (mutex_ held); its keep-alive reference moves into *keep.
     void unlink(Request* r, std::shared_ptr<Request>* keep);
+    // poll() with mutex_ held; the references of requests it unlinks move into *keep, for
+    // the caller to drop after unlocking.
+    void poll_locked(std::vector<std::shared_ptr<Request>>* keep);
     // The watcher thread: polls every kWatchPeriod while a watched request is tracked.
     void watch_loop();
     // Stops and joins the watcher.

@@ -6,7 +6,7 @@
 
 namespace zehal::aml {
 
-Request::Request(std::shared_ptr<detail::Engine> engine, hal::EventRef event, bool pooled_event)
+Request::Request(Key, std::shared_ptr<detail::Engine> engine, hal::EventRef event, bool pooled_event)
     : engine_(std::move(engine)), event_(std::move(event)), pooled_event_(pooled_event) {
     handle_.flags = AML_DMA_ZE_REQUEST_FLAGS_PENDING;
     handle_.owner = this;

@@ -21,7 +21,13 @@ class Engine;
 // of the C handle is the same storage. Every method is thread-safe; several threads may wait.
 // The event is the engine's (recycled when the request is destroyed) or the caller's signal.
 class Request : public std::enable_shared_from_this<Request> {
+    struct Key {
+        explicit Key() = default;
+    };
+
 public:
+    // Made by the engine only (Key is private): see Dma::new_request() and Dma::copy().
+    Request(Key, std::shared_ptr<detail::Engine> engine, hal::EventRef event, bool pooled_event);
     ~Request();
     Request(const Request&) = delete;
     Request& operator=(const Request&) = delete;
@@ -59,7 +65,6 @@ private:
     };
     static constexpr uint32_t kPending = ~0u;
 
-    Request(std::shared_ptr<detail::Engine> engine, hal::EventRef event, bool pooled_event);
     // Records the result (the first call wins) and sets the flags to DONE.
     void complete(ze_result_t r) noexcept;
 
