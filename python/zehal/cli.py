@@ -18,11 +18,12 @@ def _format_bytes(n: int) -> str:
     return f"{int(value)} {unit}" if value.is_integer() else f"{value:.1f} {unit}"
 
 
-def print_info(out: TextIO = sys.stdout) -> None:
+def print_info(out: TextIO | None = None) -> None:
     """Prints the backends (with why one is unavailable) and every device with its
     properties."""
     import zehal
 
+    out = sys.stdout if out is None else out
     print(f"zehal {zehal.__version__}", file=out)
     print("backends:", file=out)
     statuses = zehal.backends()
