@@ -18,7 +18,10 @@ import platform
 import sys
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._zehal import Area, Device
 
 Row = dict[str, Any]
 
@@ -53,7 +56,7 @@ def _time_per_call_us(fn: Callable[[], object], iterations: int, repeats: int) -
     return best / 1000.0
 
 
-def _host_area_for(device):
+def _host_area_for(device: Device) -> Area:
     """A host area usable by ``device``: the default host area when ``device`` belongs to
     the default backend, else shared memory of ``device`` itself."""
     import zehal
@@ -65,7 +68,7 @@ def _host_area_for(device):
     return zehal.Area.host() if same_backend else zehal.Area.shared(device)
 
 
-def python_round_trip(device=None, quick: bool = False) -> list[Row]:
+def python_round_trip(device: Device | None = None, quick: bool = False) -> list[Row]:
     """64-byte copy request round trip from Python: ``Dma.copy`` host -> device then
     ``Request.wait``, beside ``ctypes.memmove`` of 64 bytes (and CuPy on CUDA devices)."""
     import zehal
@@ -81,7 +84,12 @@ def python_round_trip(device=None, quick: bool = False) -> list[Row]:
     dma = zehal.Dma(device)
     try:
         submit_wait = _time_per_call_us(lambda: dma.copy(dst, src, 64).wait(), iterations, repeats)
-        fire_barrier = _time_per_call_us(lambda: (dma.copy(dst, src, 64, request=False), dma.barrier()), iterations, repeats)
+
+        def fire_and_barrier() -> None:
+            dma.copy(dst, src, 64, request=False)
+            dma.barrier()
+
+        fire_barrier = _time_per_call_us(fire_and_barrier, iterations, repeats)
     finally:
         dma.barrier()
         dst_area.munmap(dst)
@@ -103,13 +111,13 @@ def python_round_trip(device=None, quick: bool = False) -> list[Row]:
     return rows
 
 
-def _cupy_round_trip_us(device, iterations: int, repeats: int) -> float | None:
+def _cupy_round_trip_us(device: Device, iterations: int, repeats: int) -> float | None:
     """CuPy's 64-byte host -> device ``memcpyAsync`` + stream ``synchronize`` in us, on
     CUDA devices where CuPy is installed; None elsewhere."""
     if device.backend != "cuda":
         return None
     try:
-        import cupy
+        import cupy  # type: ignore[import-not-found]
         import numpy as np
     except ImportError:
         return None
@@ -141,7 +149,7 @@ def _native_suites() -> dict[str, Callable[..., list[Row]]]:
 
 
 def run(
-    device=None,
+    device: Device | None = None,
     *,
     quick: bool = False,
     suites: Iterable[str] | None = None,
@@ -205,7 +213,7 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def device_description(device) -> dict[str, Any]:
+def device_description(device: Device) -> dict[str, Any]:
     """What a JSON report says of the device and the machine."""
     return {
         "backend": device.backend,
@@ -216,7 +224,7 @@ def device_description(device) -> dict[str, Any]:
     }
 
 
-def parse_device(spec: str | None):
+def parse_device(spec: str | None) -> Device:
     """``None`` -> the default device; ``"sim"`` -> device 0 of that backend;
     ``"cuda:1"`` -> device 1 of that backend."""
     import zehal

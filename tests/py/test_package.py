@@ -120,3 +120,53 @@ def test_cpp_tool_built_with_find_package(examples_build):
     assert "packet 0:" in out
     assert "within the host reads" in out
     assert out.rstrip().endswith("device_timestamps: ok")
+
+
+def public_names(obj) -> set[str]:
+    return {n for n in dir(obj) if not n.startswith("_")}
+
+
+def test_package_reexports_the_native_module():
+    native = public_names(zehal._zehal) - {"benchmarks"}
+    assert native <= set(zehal.__all__)
+    for name in zehal.__all__:
+        assert hasattr(zehal, name), name
+    for name in ("bench", "cli", "timeline"):
+        assert getattr(zehal, name).__name__ == f"zehal.{name}"
+    with pytest.raises(AttributeError):
+        zehal.no_such_name  # noqa: B018
+
+
+def test_stubs_match_the_native_module():
+    import ast
+
+    tree = ast.parse((Path(zehal.__file__).parent / "_zehal.pyi").read_text())
+
+    def members(body) -> dict[str, ast.AST]:
+        out = {}
+        for node in body:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+                out[node.name] = node
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                out[node.target.id] = node
+        return out
+
+    top = members(tree.body)
+    native = zehal._zehal
+    # Every public name of the module has a stub, and every stub names something real.
+    assert public_names(native) <= set(top)
+    for name, node in top.items():
+        if name.startswith("_") and name not in ("_raise_result", "_raise_aml"):
+            continue
+        assert hasattr(native, name), f"stub for missing {name}"
+        if isinstance(node, ast.ClassDef):
+            cls = getattr(native, name)
+            stubbed = set(members(node.body))
+            runtime = public_names(cls) - public_names(BaseException) - {"message"}
+            assert runtime <= stubbed, f"{name}: no stub for {sorted(runtime - stubbed)}"
+            # Exceptions carry their attributes on instances.
+            probe = cls(1, "ZE_RESULT_NOT_READY", 6) if issubclass(cls, BaseException) else cls
+            for member in stubbed:
+                if member in ("__buffer__", "__release_buffer__"):
+                    continue  # the buffer protocol: C slots before Python 3.12
+                assert hasattr(probe, member), f"{name}.{member} is stubbed but missing"
