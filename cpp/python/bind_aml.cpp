@@ -485,6 +485,10 @@ public:
         const auto i = int_arg<uint32_t>(index, "Dma: index");
         check(aml::Dma::create(device_or_default(device), o, i, &dma_), "Dma");
     }
+    // Waits for every copy before the operands of fire-and-forget ones are dropped.
+    ~PyDma() { close(); }
+    PyDma(const PyDma&) = delete;
+    PyDma& operator=(const PyDma&) = delete;
 
     // The default engine: copy engine 0 of the default device (compute engine 0 without
     // copy engines), as aml_dma_ze_default.

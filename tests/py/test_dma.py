@@ -186,6 +186,21 @@ def test_a_pending_request_keeps_its_buffers_alive():
     dma.close()
 
 
+def test_dropping_an_engine_waits_for_its_copies():
+    sim = zehal.sim_device(bandwidth_bytes_per_s=64 << 20)
+    dma = zehal.Dma(sim)
+    src = zehal.Area.shared(sim).mmap(2 << 20)
+    dst = zehal.Area.shared(sim).mmap(2 << 20)
+    memoryview(src)[:] = b"\x33" * (2 << 20)
+    dma.copy(dst, src, request=False)
+    watch = weakref.ref(src)
+    keep = np.frombuffer(dst, np.uint8)  # dst stays; src goes with the engine
+    del dma, src
+    gc.collect()
+    assert watch() is None  # released only after the engine waited for the copy
+    assert keep[-1] == 0x33
+
+
 def test_buffer_close_waits_for_its_copies():
     sim = zehal.sim_device(bandwidth_bytes_per_s=64 << 20)
     with zehal.Dma(sim) as dma:
