@@ -409,7 +409,8 @@ uintptr_t layout_deref(const PyLayout& l, pyb::args args) {
 // A request as Python holds it: the copy's operands stay alive until it is done.
 class PyRequest {
 public:
-    PyRequest(std::shared_ptr<aml::Request> request, pyb::object keep) : request_(std::move(request)), keep_(std::move(keep)) {}
+    PyRequest(std::shared_ptr<aml::Request> request, pyb::object keep)
+        : request_(std::move(request)), keep_(std::move(keep)) {}
 
     void wait(const std::optional<double>& timeout) {
         wait_slices(timeout, "Request.wait");
@@ -506,7 +507,8 @@ public:
         Operand s = operand(src, "Dma.copy: src");
         if (op == "copy_1D") {
             if (!d.one_d || !s.one_d)
-                check(ZE_RESULT_ERROR_INVALID_ARGUMENT, "Dma.copy: copy_1D needs one-dimensional layouts of unit stride");
+                check(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+                      "Dma.copy: copy_1D needs one-dimensional layouts of unit stride");
         } else if (op != "memcpy") {
             check(ZE_RESULT_ERROR_INVALID_ENUMERATION, "Dma.copy: op must be 'copy_1D' or 'memcpy', not '" + op + "'");
         }

@@ -115,7 +115,8 @@ TEST_F(DmaTest, RoundTripsAcrossEveryPairOfKinds) {
     for (int from = 0; from < 3; ++from) {
         for (int to = 0; to < 3; ++to) {
             for (bool with_layouts : {true, false}) {
-                SCOPED_TRACE(std::string(names[from]) + " -> " + names[to] + (with_layouts ? " copy_1D" : " memcpy_op"));
+                SCOPED_TRACE(std::string(names[from]) + " -> " + names[to] +
+                             (with_layouts ? " copy_1D" : " memcpy_op"));
                 unsigned char* src = map(kinds[from], kSize);
                 unsigned char* dst = map(kinds[to], kSize);
                 const std::vector<unsigned char> data = pattern(kSize, seed++);
