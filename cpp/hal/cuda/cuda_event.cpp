@@ -55,6 +55,10 @@ CudaEventPool::CudaEventPool(std::shared_ptr<CudaDevice> device, uint32_t count,
     : device_(std::move(device)), count_(count), flags_(flags), events_(new CudaEvent[count]) {}
 
 CudaEventPool::~CudaEventPool() {
+    // A stream still waiting on an event of this pool would wait forever on freed memory:
+    // release every waiter first (destroying a pool in use is the caller's error; this
+    // keeps it from hanging the device). Release: the flags are set before the free.
+    for (uint32_t i = 0; slots_ && i < count_; ++i) flag_of(&slots_[i]).store(kSignalledByHost, std::memory_order_release);
     // cuMemFreeHost waits for the device's work, so no command still writes a slot.
     if (slots_) {
         ContextScope scope(device_->api(), device_->context());
