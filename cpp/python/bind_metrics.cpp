@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -128,6 +129,8 @@ public:
             want = t.available();
         } else {
             want = int_arg<size_t>(max_bytes, "MetricTracer.read: max_bytes", ZE_RESULT_ERROR_INVALID_SIZE);
+            // Never more than the ring holds: no need for a larger buffer.
+            want = std::min(want, t.ring_capacity());
         }
         // The bytes object is filled in place, without the GIL: nobody else sees it yet.
         PyObject* raw = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(want));
