@@ -363,9 +363,8 @@ private:
             const size_t i = p % kProbeSlots;
             if (probe_state_[i] == kProbeFree) continue;
             ExportProbeSlot* slot = &probes_[i];
-            if (*const_cast<volatile uint32_t*>(&slot->ready) == 0) continue;
             // Acquire: the ticks and word the device wrote before the flag are seen.
-            std::atomic_thread_fence(std::memory_order_acquire);
+            if (std::atomic_ref<uint32_t>(slot->ready).load(std::memory_order_acquire) == 0) continue;
             if (probe_state_[i] == kProbeLive && (started_ & (1u << kExportGroup))) {
                 const hal::TraceRecord r = record(hal::kRecordExportWrite, kExportWrite,
                                                   *const_cast<volatile uint64_t*>(&slot->ticks),
