@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TextIO
 
@@ -86,6 +87,20 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``zehal`` command; returns the exit status."""
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # a closed reader shows here, inside the handler below
+        return status
+    except BrokenPipeError:
+        # The reader of our output went away (`zehal info | head`): stop quietly, as the
+        # Python documentation recommends, with stdout pointed at /dev/null so that the
+        # interpreter's final flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _run(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "info":
         print_info()

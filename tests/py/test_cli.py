@@ -158,3 +158,14 @@ def test_main_entry_module():
     assert out.returncode == 0, out.stderr
     assert "ring" in out.stdout
     assert Path(bench.__file__).name == "bench.py"
+
+
+def test_output_closed_early():
+    # `zehal info | head -n 0`: the reader is gone before anything is written.
+    exe = shutil.which("zehal")
+    cmd = [exe, "info"] if exe else [sys.executable, "-m", "zehal", "info"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1
+    assert b"Traceback" not in err and b"Exception ignored" not in err, err.decode()
