@@ -21,9 +21,10 @@ namespace {
 // (ZE_RESULT_ERROR_INVALID_NULL_HANDLE).
 class PyEventPool {
 public:
-    PyEventPool(const hal::DeviceRef& device, pyb::handle count, const std::optional<std::string>& timestamps)
+    PyEventPool(const hal::DeviceRef& device, pyb::handle count, const std::optional<std::string>& timestamps,
+                bool host_visible)
         : device_(device_or_default(device)) {
-        uint32_t flags = hal::kPoolHostVisible;
+        uint32_t flags = host_visible ? hal::kPoolHostVisible : 0u;
         if (timestamps) {
             if (*timestamps == "kernel")
                 flags |= hal::kPoolKernelTimestamp;
@@ -118,7 +119,8 @@ pyb::array query_timestamps(hal::Event& e, QueryFn fn, const std::optional<uint3
         r = (e.*fn)(&packets, nullptr);
     }
     check(r, what);
-    uint32_t n = want ? std::min(*want, packets) : packets;
+    // count 0, like None, asks for every packet (the native query's count 0 → all).
+    uint32_t n = want && *want ? std::min(*want, packets) : packets;
     auto results = std::make_unique<hal::KernelTimestampResult[]>(n ? n : 1);
     if (n) {
         {
@@ -140,12 +142,13 @@ std::optional<uint32_t> count_arg(pyb::handle count, std::string_view what) {
 
 void bind_pool(pyb::module_& m) {
     pyb::class_<PyEventPool>(m, "EventPool",
-                             "A pool of host-visible events. timestamps='kernel' makes commands that signal its "
+                             "A pool of events, host-visible unless host_visible=False (such events cannot be a "
+                             "MetricTracer's notification). timestamps='kernel' makes commands that signal its "
                              "events record kernel timestamps (device ticks); 'mapped' also gives synchronized "
                              "timestamps (host ns).")
-        .def(pyb::init<const hal::DeviceRef&, pyb::handle, const std::optional<std::string>&>(),
+        .def(pyb::init<const hal::DeviceRef&, pyb::handle, const std::optional<std::string>&, bool>(),
              pyb::arg("device") = pyb::none(), pyb::arg("count") = 1, pyb::kw_only(),
-             pyb::arg("timestamps") = pyb::none())
+             pyb::arg("timestamps") = pyb::none(), pyb::arg("host_visible") = true)
         .def("event", &PyEventPool::event, pyb::arg("index"),
              "Event `index` (< count, else InvalidArgumentError); it keeps the pool alive.")
         .def("__getitem__", &PyEventPool::event, pyb::arg("index"))
@@ -199,7 +202,7 @@ void bind_event(pyb::module_& m) {
             pyb::arg("count") = pyb::none(),
             "Kernel timestamps in device ticks, one row per packet (an engine or sub-device that took "
             "part): a NumPy structured array with uint64 fields global_start, global_end, context_start, "
-            "context_end. count: at most this many packets (None: all). NotReadyError before the event "
+            "context_end. count: at most this many packets (None or 0: all; more than recorded: all). NotReadyError before the event "
             "is signalled; UnsupportedError for a pool without timestamps.")
         .def(
             "synchronized_timestamps",

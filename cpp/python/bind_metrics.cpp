@@ -123,7 +123,10 @@ public:
     void disable(bool synchronous) { run(&metrics::Tracer::disable, synchronous, "MetricTracer.disable"); }
 
     pyb::bytes read(pyb::handle max_bytes) {
-        metrics::Tracer& t = live("MetricTracer.read");
+        // A reference of our own: a close() from another thread while the GIL is released
+        // must not free the tracer under this call.
+        const std::shared_ptr<metrics::Tracer> keep = live_ref("MetricTracer.read");
+        metrics::Tracer& t = *keep;
         size_t want = 0;
         if (max_bytes.is_none()) {
             want = t.available();
@@ -178,13 +181,22 @@ public:
         return tracer_;
     }
 
-    // Destroys the tracer: ObjectInUseError while enabled; idempotent afterwards.
+    // Destroys the tracer: ObjectInUseError while enabled; idempotent afterwards. Waits
+    // for the drain thread without the GIL.
     void close() {
         if (!tracer_) return;
-        check(tracer_->destroy(), "MetricTracer.close");
-        std::shared_ptr<metrics::Tracer> gone = std::move(tracer_);
+        std::shared_ptr<metrics::Tracer> keep = tracer_;
+        ze_result_t r;
+        {
+            pyb::gil_scoped_release unlocked;
+            r = keep->destroy();
+        }
+        // Another thread closed it while the GIL was released: closed all the same.
+        if (r == ZE_RESULT_ERROR_INVALID_NULL_HANDLE && keep->closed()) r = ZE_RESULT_SUCCESS;
+        check(r, "MetricTracer.close");
+        if (tracer_ == keep) tracer_.reset();
         pyb::gil_scoped_release unlocked;
-        gone.reset();  // joins nothing (destroy did), but frees the ring without the GIL
+        keep.reset();  // frees the ring without the GIL (when this was the last reference)
     }
 
     // Leaving a `with` block: disable (waiting) if enabled, then close.
@@ -199,12 +211,17 @@ private:
         if (!tracer_) check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, std::string(what) + ": the tracer is closed");
         return *tracer_;
     }
+    // The tracer, held by the caller for a call made without the GIL.
+    std::shared_ptr<metrics::Tracer> live_ref(std::string_view what) {
+        live(what);
+        return tracer_;
+    }
     void run(ze_result_t (metrics::Tracer::*f)(bool), bool synchronous, std::string_view what) {
-        metrics::Tracer& t = live(what);
+        const std::shared_ptr<metrics::Tracer> keep = live_ref(what);
         ze_result_t r;
         {
             pyb::gil_scoped_release unlocked;
-            r = (t.*f)(synchronous);
+            r = (keep.get()->*f)(synchronous);
         }
         check(r, what);
     }
@@ -227,7 +244,10 @@ public:
     uint32_t sets() { return live("MetricDecoder.sets").sets(); }
 
     pyb::tuple decode(const pyb::buffer& raw, const std::optional<std::vector<PyMetric>>& metrics) {
-        metrics::Decoder& d = live("MetricDecoder.decode");
+        // A reference of our own: a close() from another thread while the GIL is released
+        // must not free the decoder under this call.
+        const std::shared_ptr<metrics::Decoder> keep = live_ref("MetricDecoder.decode");
+        metrics::Decoder& d = *keep;
         std::vector<const metrics::Metric*> subset;
         if (metrics) {
             if (metrics->empty()) check(ZE_RESULT_ERROR_INVALID_SIZE, "MetricDecoder.decode: metrics is empty");
@@ -278,6 +298,10 @@ private:
     metrics::Decoder& live(std::string_view what) {
         if (!decoder_) check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, std::string(what) + ": the decoder is closed");
         return *decoder_;
+    }
+    std::shared_ptr<metrics::Decoder> live_ref(std::string_view what) {
+        live(what);
+        return decoder_;
     }
     std::shared_ptr<metrics::Decoder> decoder_;
 };

@@ -4,6 +4,11 @@
 again on the first CUDA device (marked ``cuda``; skipped with the backend's reason
 elsewhere), so the whole suite runs against CUDA where a GPU exists. ``sim`` is a fresh
 sim device for tests of sim-only behaviour (configuration, fault injection).
+
+Both fixtures set ``ZEHAL_BACKEND`` to the device's own backend for the test's duration
+(the registry reads the variable on every call), so default-backend objects such as
+``zehal.Area.host()`` belong to the backend of the device under test, on a GPU machine
+too. ``sim_backend`` does the same for tests that build their own sim devices.
 """
 
 from __future__ import annotations
@@ -36,14 +41,20 @@ def cuda_device() -> zehal.Device:
 
 
 @pytest.fixture(params=["sim", pytest.param("cuda", marks=pytest.mark.cuda)])
-def device(request) -> zehal.Device:
-    if request.param == "sim":
-        return zehal.sim_device()
-    return cuda_device()
+def device(request, monkeypatch) -> zehal.Device:
+    d = zehal.sim_device() if request.param == "sim" else cuda_device()
+    monkeypatch.setenv("ZEHAL_BACKEND", d.backend)
+    return d
 
 
 @pytest.fixture
-def sim() -> zehal.Device:
+def sim_backend(monkeypatch) -> None:
+    """The sim backend is the default one for the test's duration."""
+    monkeypatch.setenv("ZEHAL_BACKEND", "sim")
+
+
+@pytest.fixture
+def sim(sim_backend) -> zehal.Device:
     return zehal.sim_device()
 
 

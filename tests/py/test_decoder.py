@@ -121,7 +121,7 @@ def test_bad_raw_arguments(sim):
         assert np.array_equal(dec.decode(view)[0], expected)
 
 
-def test_decoder_outlives_its_tracer_and_device():
+def test_decoder_outlives_its_tracer_and_device(sim_backend):
     d = zehal.sim_device(async_records_per_s=0)
     raw, dec, _ = traced_copies(d, 2)
     del d
@@ -138,7 +138,7 @@ def test_decoder_outlives_its_tracer_and_device():
         dec.decodable_metrics  # noqa: B018
 
 
-def test_one_set_per_subdevice():
+def test_one_set_per_subdevice(sim_backend):
     d = zehal.sim_device(subdevices=2, async_records_per_s=0)
     raw, dec, _ = traced_copies(d, 4)
     assert dec.sets == 2
@@ -150,7 +150,7 @@ def test_one_set_per_subdevice():
     assert np.all(entries["subdevice_id"][counts[0]:] == 1)
 
 
-def test_crafted_ticks_before_the_sync_and_across_the_wrap():
+def test_crafted_ticks_before_the_sync_and_across_the_wrap(sim_backend):
     d = zehal.sim_device(timestamp_valid_bits=32, async_records_per_s=0)
     t = tracer_of(d, "EngineEvents")
     dec = zehal.MetricDecoder(t)
@@ -193,3 +193,39 @@ def test_thousands_of_random_and_truncated_strings_never_crash(sim):
         except zehal.InvalidArgumentError:
             outcomes.add("invalid")
     assert outcomes == {"ok", "invalid"}
+
+
+def test_close_while_another_thread_decodes(sim):
+    """close() from one thread while another decodes without the GIL: the decode ends
+    normally or raises InvalidArgumentError (closed), never touching freed memory."""
+    import threading
+
+    raw, _, _ = traced_copies(sim, 20)
+    for _ in range(30):
+        t = tracer_of(sim, "EngineEvents")
+        dec = zehal.MetricDecoder(t)
+        t.close()
+        errors = []
+        go = threading.Event()
+
+        def worker():
+            go.wait()
+            try:
+                for _ in range(50):
+                    dec.decode(raw)
+            except zehal.InvalidArgumentError:
+                pass
+            except Exception as e:  # noqa: BLE001 - collected for the assert
+                errors.append(e)
+
+        th = threading.Thread(target=worker, daemon=True)
+        try:
+            th.start()
+            go.set()
+            time.sleep(0.0005)
+            dec.close()
+        finally:
+            go.set()
+            th.join(timeout=60)
+        assert not errors
+        assert dec.closed

@@ -122,7 +122,7 @@ def test_a_child_process_mapping_the_fd_sees_device_writes(sim):
     imported.close()
 
 
-def test_fd_lives_as_long_as_the_group_and_is_released_after():
+def test_fd_lives_as_long_as_the_group_and_is_released_after(sim_backend):
     d = zehal.sim_device(async_records_per_s=0)
     g = export_group(d)
     fd, _ = g.export_dma_buf()

@@ -110,7 +110,7 @@ def test_same_group_same_object_identity(sim):
     assert other.metric_groups()[0] != a[0]
 
 
-def test_group_handles_keep_the_device_alive():
+def test_group_handles_keep_the_device_alive(sim_backend):
     d = zehal.sim_device()
     g = group(d, "EngineEvents")
     m = g.metrics[2]
@@ -181,7 +181,7 @@ def test_concurrent_activation(sim):
     assert not errors
 
 
-def test_device_lives_while_groups_live():
+def test_device_lives_while_groups_live(sim_backend):
     d = zehal.sim_device()
     ref = weakref.ref(d)
     groups = d.metric_groups()

@@ -61,7 +61,7 @@ def track_names(trace, pid):
     return {e["tid"]: e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == pid}
 
 
-def test_one_track_per_engine_and_per_queue():
+def test_one_track_per_engine_and_per_queue(sim_backend):
     d = zehal.sim_device(copy_engines=2, async_records_per_s=0)
     raw, dec = traced(d, copies_on_two_engines(d))
     entries, _ = dec.decode(raw)
@@ -99,7 +99,7 @@ def test_metric_names_may_be_given_as_strings_and_unknown_events_are_instants():
     assert timeline.chrome_trace(entries[:0], names)["traceEvents"]  # metadata only
 
 
-def test_export_writes_json_from_raw_or_entries(tmp_path):
+def test_export_writes_json_from_raw_or_entries(sim_backend, tmp_path):
     d = zehal.sim_device(async_records_per_s=0)
     raw, dec = traced(d, copies_on_two_engines(d, 1))
     out = tmp_path / "t.json"
@@ -113,7 +113,7 @@ def test_export_writes_json_from_raw_or_entries(tmp_path):
         timeline.export(None, entries)
 
 
-def test_record_traces_a_block(tmp_path):
+def test_record_traces_a_block(sim_backend, tmp_path):
     d = zehal.sim_device(async_records_per_s=0)
     out = tmp_path / "block.json"
     with timeline.record(out, device=d) as result:

@@ -89,11 +89,14 @@ def test_kernel_timestamps_array(device, copier):
 
 
 def test_count_argument(device, copier):
-    e = signalled_event(device, copier)
+    mapped = device.properties.synchronized_timestamps
+    e = signalled_event(device, copier, "mapped" if mapped else "kernel")
     n = e.packets
     assert len(e.kernel_timestamps(count=1)) == 1
     assert len(e.kernel_timestamps(count=n + 5)) == n  # corrected to the packet count
-    assert len(e.kernel_timestamps(count=0)) == 0
+    assert len(e.kernel_timestamps(count=0)) == n  # 0 asks for every packet
+    if mapped:
+        assert len(e.synchronized_timestamps(count=0)) == n
     np.testing.assert_array_equal(e.kernel_timestamps(count=1), e.kernel_timestamps()[:1])
     with pytest.raises(zehal.InvalidArgumentError):
         e.kernel_timestamps(count=-1)
@@ -180,7 +183,7 @@ def check_durations(d, copies, nbytes=1 << 20):
     return wraps
 
 
-def test_forced_wrap_at_32_bits():
+def test_forced_wrap_at_32_bits(sim_backend):
     # A sim clock started just below 2^32 with 32 valid bits wraps during the first
     # (throttled, about 1 ms) copies.
     d = zehal.sim_device(start_ticks=(1 << 32) - 10_000, kernel_timestamp_valid_bits=32, bandwidth_bytes_per_s=1 << 30)
@@ -189,14 +192,14 @@ def test_forced_wrap_at_32_bits():
     assert ticks > 1 << 32, "the clock never passed 2^32"
 
 
-def test_frequent_wraps():
+def test_frequent_wraps(sim_backend):
     # 12 valid bits at 19.2 MHz wrap every 213 us; a throttled 64 KiB copy takes about
     # 61 us, so about one copy in four straddles a wrap.
     d = zehal.sim_device(kernel_timestamp_valid_bits=12, bandwidth_bytes_per_s=1 << 30)
     assert check_durations(d, 60, nbytes=64 << 10) >= 1
 
 
-def test_period_not_whole_ns():
+def test_period_not_whole_ns(sim_backend):
     # 19.2 MHz: a tick is 52.083... ns; durations convert exactly per SEMANTICS 3.
     d = zehal.sim_device(timer_hz=19_200_000, bandwidth_bytes_per_s=1 << 30)
     c = Copier(d, nbytes=1 << 20)
@@ -214,7 +217,7 @@ def test_period_not_whole_ns():
         c.close()
 
 
-def test_packets_per_subdevice():
+def test_packets_per_subdevice(sim_backend):
     d = zehal.sim_device(subdevices=2)
     c = Copier(d)
     try:

@@ -53,7 +53,7 @@ def copies(device, n=4, nbytes=4096):
 
 
 @pytest.fixture
-def quiet():
+def quiet(sim_backend):
     return zehal.sim_device(async_records_per_s=0)
 
 
@@ -201,7 +201,7 @@ def test_context_manager_disables_and_closes(quiet):
     tracer_of(quiet, "EngineEvents").close()
 
 
-def test_dropping_an_enabled_tracer_frees_the_device():
+def test_dropping_an_enabled_tracer_frees_the_device(sim_backend):
     d = zehal.sim_device(async_records_per_s=100_000)
     t = tracer_of(d, "AsyncEvents")
     t.enable()
@@ -236,7 +236,7 @@ def test_notification_event(sim):
     t.close()
 
 
-def test_host_ring_drops_are_counted_and_marked():
+def test_host_ring_drops_are_counted_and_marked(sim_backend):
     d = zehal.sim_device(async_records_per_s=2_000_000)
     t = tracer_of(d, "AsyncEvents")
     t.enable()
@@ -255,7 +255,7 @@ def test_host_ring_drops_are_counted_and_marked():
     t.close()
 
 
-def test_stress_millions_of_records_accounted_exactly():
+def test_stress_millions_of_records_accounted_exactly(sim_backend):
     """The asynchronous source produces millions of records in about two seconds while one
     reader drains: received + reported dropped == produced, sequences consistent."""
     d = zehal.sim_device(async_records_per_s=2_000_000)
@@ -301,7 +301,7 @@ def test_stress_millions_of_records_accounted_exactly():
     t.close()
 
 
-def test_concurrent_readers_get_every_record_once():
+def test_concurrent_readers_get_every_record_once(sim_backend):
     d = zehal.sim_device(async_records_per_s=300_000)
     t = tracer_of(d, "AsyncEvents")
     t.enable()
@@ -322,14 +322,16 @@ def test_concurrent_readers_get_every_record_once():
         except Exception as e:  # noqa: BLE001 - collected for the assert
             errors.append(e)
 
-    threads = [threading.Thread(target=reader, args=(i,)) for i in range(4)]
-    for th in threads:
-        th.start()
-    time.sleep(0.3)
-    t.disable()
-    stop.set()
-    for th in threads:
-        th.join()
+    threads = [threading.Thread(target=reader, args=(i,), daemon=True) for i in range(4)]
+    try:
+        for th in threads:
+            th.start()
+        time.sleep(0.3)
+        t.disable()
+    finally:
+        stop.set()
+        for th in threads:
+            th.join(timeout=60)
     assert not errors
     produced = t.produced
     allr = np.concatenate([np.concatenate(g) for g in got if g])
@@ -364,18 +366,25 @@ def test_concurrent_enablers_keep_the_stream_well_formed(quiet):
                 chunks.append(t.read())
             except zehal.NotReadyError:
                 time.sleep(0.0005)
+            except Exception as e:  # noqa: BLE001 - collected for the assert
+                errors.append(e)
+                return
 
-    r = threading.Thread(target=reader)
-    r.start()
-    threads = [threading.Thread(target=toggler, args=(i,)) for i in range(4)]
-    for th in threads:
-        th.start()
-    copies(quiet, 10, 256)
-    for th in threads:
-        th.join()
-    t.disable()
-    stop.set()
-    r.join()
+    r = threading.Thread(target=reader, daemon=True)
+    threads = [threading.Thread(target=toggler, args=(i,), daemon=True) for i in range(4)]
+    try:
+        r.start()
+        for th in threads:
+            th.start()
+        copies(quiet, 10, 256)
+    finally:
+        for th in threads:
+            th.join(timeout=60)
+        try:
+            t.disable()
+        finally:
+            stop.set()
+            r.join(timeout=60)
     recs = records(b"".join(chunks) + read_until_drained(t))
     assert not errors
     assert np.array_equal(recs["sequence"], np.arange(len(recs), dtype=np.uint32))
@@ -405,12 +414,71 @@ def test_read_releases_the_gil(sim):
         while not stop.is_set():
             ticks += 1
 
-    th = threading.Thread(target=spin)
+    th = threading.Thread(target=spin, daemon=True)
     th.start()
-    for _ in range(200):
-        t.read()
-    t.disable()
-    stop.set()
-    th.join()
+    try:
+        for _ in range(200):
+            t.read()
+        t.disable()
+    finally:
+        stop.set()
+        th.join(timeout=60)
     assert ticks > 0
     t.close()
+
+
+def test_notification_from_a_pool_that_is_not_host_visible(sim):
+    pool = zehal.EventPool(sim, 1, host_visible=False)
+    assert pool.flags & 1 == 0
+    with pytest.raises(zehal.InvalidArgumentError) as info:
+        tracer_of(sim, "AsyncEvents", notification=pool.event(0))
+    assert info.value.result_name == "ZE_RESULT_ERROR_INVALID_ARGUMENT"
+    # Nothing was claimed: a tracer with a host-visible event can still be made.
+    t = tracer_of(sim, "AsyncEvents", notification=zehal.EventPool(sim, 1).event(0))
+    t.close()
+
+
+def test_close_while_other_threads_call_the_tracer(sim):
+    """close() from one thread while others are inside enable/disable/read without the
+    GIL: they finish or raise InvalidArgumentError (closed), never touch freed memory."""
+    for _ in range(20):
+        t = tracer_of(sim, "AsyncEvents")
+        go = threading.Event()
+        errors = []
+
+        def worker(k):
+            go.wait()
+            try:
+                for i in range(200):
+                    if k == 0:
+                        (t.enable if i % 2 else t.disable)(synchronous=True)
+                    else:
+                        t.read()
+            except (zehal.InvalidArgumentError, zehal.NotReadyError):
+                pass
+            except Exception as e:  # noqa: BLE001 - collected for the assert
+                errors.append(e)
+
+        threads = [threading.Thread(target=worker, args=(k,), daemon=True) for k in range(3)]
+        try:
+            for th in threads:
+                th.start()
+            go.set()
+            for _ in range(1000):
+                try:
+                    t.close()
+                    break
+                except zehal.ObjectInUseError:
+                    time.sleep(0.0002)
+        finally:
+            go.set()
+            for th in threads:
+                th.join(timeout=60)
+        if not t.closed:
+            t.disable()
+            t.close()
+        assert not errors
+        t.close()  # idempotent
+        with pytest.raises(zehal.InvalidArgumentError):
+            t.read()
+
