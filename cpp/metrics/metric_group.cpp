@@ -138,9 +138,16 @@ ze_result_t metric_groups(const hal::DeviceRef& device, std::vector<MetricGroupR
     return ZE_RESULT_SUCCESS;
 }
 
+ze_result_t device_alive(hal::Device& device) {
+    uint64_t host = 0, ticks = 0;
+    return device.global_timestamps(&host, &ticks) == ZE_RESULT_ERROR_DEVICE_LOST ? ZE_RESULT_ERROR_DEVICE_LOST
+                                                                                   : ZE_RESULT_SUCCESS;
+}
+
 ze_result_t activate(const hal::DeviceRef& device, std::span<const MetricGroupRef> groups) {
     std::shared_ptr<DeviceMetrics> state;
     if (ze_result_t r = DeviceMetrics::of(device, &state); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_alive(*device); r != ZE_RESULT_SUCCESS) return r;
     std::vector<const MetricGroup*> raw;
     raw.reserve(groups.size());
     for (const MetricGroupRef& g : groups) raw.push_back(g.get());

@@ -112,6 +112,9 @@ private:
 // Handles of every metric group of `device`.
 ze_result_t metric_groups(const hal::DeviceRef& device, std::vector<MetricGroupRef>* out);
 // Activates `groups` on `device`, replacing the previous set (SEMANTICS §4).
+// DEVICE_LOST once the device is lost.
 ze_result_t activate(const hal::DeviceRef& device, std::span<const MetricGroupRef> groups);
+// DEVICE_LOST when `device` was lost, else SUCCESS (a global timestamp read probes it).
+ze_result_t device_alive(hal::Device& device);
 
 }  // namespace zehal::metrics

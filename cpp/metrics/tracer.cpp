@@ -60,6 +60,7 @@ ze_result_t Tracer::create(const hal::DeviceRef& device, std::span<const MetricG
     if (!device) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (groups.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (ze_result_t r = device_alive(*device); r != ZE_RESULT_SUCCESS) return r;
     std::shared_ptr<DeviceMetrics> state;
     if (ze_result_t r = DeviceMetrics::of(device, &state); r != ZE_RESULT_SUCCESS) return r;
 

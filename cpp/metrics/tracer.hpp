@@ -39,7 +39,8 @@ public:
     // INVALID_NULL_POINTER: null out; INVALID_SIZE: no group; INVALID_ARGUMENT: a group of
     // another device, not tracer-based or given twice, a notification event that is not
     // host-visible, a ring under two records; UNSUPPORTED_FEATURE: no tracer on the device;
-    // NOT_READY: a group not activated; HANDLE_OBJECT_IN_USE: the device has a tracer.
+    // NOT_READY: a group not activated; HANDLE_OBJECT_IN_USE: the device has a tracer;
+    // DEVICE_LOST: the device was lost.
     static ze_result_t create(const hal::DeviceRef& device, std::span<const MetricGroup* const> groups,
                               uint32_t* notify_every_n_bytes, const hal::EventRef& notification,
                               std::shared_ptr<Tracer>* out, const TracerOptions& options = {});

@@ -633,5 +633,30 @@ TEST(TracerStress, ConcurrentEnablersKeepTheStreamWellFormed) {
     EXPECT_EQ(t->destroy(), ZE_RESULT_SUCCESS);
 }
 
+// A lost device refuses new activations, tracers and enables; a tracer it had can still
+// be disabled and destroyed, and what it gathered stays readable.
+TEST(Tracer, LostDeviceRefusesActivationCreateAndEnable) {
+    auto d = make_device(quiet());
+    auto t = make_tracer(d, {"EngineEvents"});
+    ASSERT_TRUE(t);
+    ASSERT_EQ(t->enable(true), ZE_RESULT_SUCCESS);
+    auto g = group_named(d, "EngineEvents");
+    ASSERT_EQ(d->lose(), ZE_RESULT_SUCCESS);
+    const MetricGroupRef groups[] = {g};
+    EXPECT_EQ(activate(d, groups), ZE_RESULT_ERROR_DEVICE_LOST);
+    const MetricGroup* raw[] = {g.get()};
+    std::shared_ptr<Tracer> second;
+    uint32_t notify = 0;
+    EXPECT_EQ(Tracer::create(d, raw, &notify, nullptr, &second), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_FALSE(second);
+    ASSERT_EQ(t->disable(true), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(t->enable(true), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_FALSE(t->enabled());
+    size_t size = 0;
+    EXPECT_EQ(t->read(&size, nullptr), ZE_RESULT_SUCCESS);
+    EXPECT_GT(size, 0u);
+    EXPECT_EQ(t->destroy(), ZE_RESULT_SUCCESS);
+}
+
 }  // namespace
 }  // namespace zehal::metrics::test
