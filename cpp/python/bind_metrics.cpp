@@ -191,8 +191,8 @@ public:
             pyb::gil_scoped_release unlocked;
             r = keep->destroy();
         }
-        // Another thread closed it while the GIL was released: closed all the same.
-        if (r == ZE_RESULT_ERROR_INVALID_NULL_HANDLE && keep->closed()) r = ZE_RESULT_SUCCESS;
+        // Another thread closed (or is closing) it while the GIL was released: closed all the same.
+        if (r == ZE_RESULT_ERROR_INVALID_NULL_HANDLE) r = ZE_RESULT_SUCCESS;
         check(r, "MetricTracer.close");
         if (tracer_ == keep) tracer_.reset();
         pyb::gil_scoped_release unlocked;
@@ -272,17 +272,34 @@ public:
             pyb::gil_scoped_release unlocked;
             r = d.decode(&raw_size, view.ptr, subset, &sets, nullptr, &count, nullptr);
         }
-        check(r, "MetricDecoder.decode");
+        // Corrupt or truncated data still counts the whole records before the fault: they
+        // are decoded and ride on the InvalidArgumentError raised below.
+        const bool corrupt = r == ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (!corrupt) check(r, "MetricDecoder.decode");
         pyb::array entries(entry_dtype(), std::vector<pyb::ssize_t>{static_cast<pyb::ssize_t>(count)});
         std::vector<uint32_t> per_set(sets, 0);
+        raw_size = corrupt ? 0 : size;
         if (count) {
             auto* out = static_cast<metrics::MetricEntry*>(entries.mutable_data());
+            raw_size = size;
             pyb::gil_scoped_release unlocked;
             r = d.decode(&raw_size, view.ptr, subset, &sets, per_set.data(), &count, out);
         }
-        check(r, "MetricDecoder.decode");
         pyb::list counts;
         for (uint32_t c : per_set) counts.append(c);
+        if (corrupt && r == ZE_RESULT_SUCCESS) r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        try {
+            check(r, r == ZE_RESULT_ERROR_INVALID_ARGUMENT
+                         ? "MetricDecoder.decode: raw data truncated or corrupt (whole records before it: .entries)"
+                         : "MetricDecoder.decode");
+        } catch (pyb::error_already_set& e) {
+            if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT) {
+                e.value().attr("entries") = entries;
+                e.value().attr("counts_per_set") = counts;
+                e.value().attr("consumed") = raw_size;
+            }
+            throw;
+        }
         return pyb::make_tuple(entries, counts);
     }
 
@@ -492,7 +509,8 @@ void bind_tracer(pyb::module_& m) {
              "uint64 bits, timestamp uint64 host ns, metric_index uint32 into `metrics`, on_subdevice bool, "
              "subdevice_id uint32) laid out set by set; counts_per_set a list. metrics: decodable metrics "
              "to keep (None: all). Decodes without the GIL. InvalidArgumentError for truncated or corrupt "
-             "data or empty raw.")
+             "data (its `entries`, `counts_per_set` and `consumed` hold the whole records decoded before "
+             "the fault and the raw bytes they span) or empty raw.")
         .def_property_readonly("closed", &PyDecoder::closed, "True after close().")
         .def("close", &PyDecoder::close, "Destroys the decoder. Idempotent.")
         .def("__enter__", [](pyb::object self) { return self; })

@@ -229,3 +229,19 @@ def test_close_while_another_thread_decodes(sim):
             th.join(timeout=60)
         assert not errors
         assert dec.closed
+
+
+def test_corrupt_data_raises_with_the_whole_records_before_it(sim):
+    raw, dec, _ = traced_copies(sim, 2)
+    whole, counts = dec.decode(raw)
+    assert len(whole) > 0
+    assert np.frombuffer(raw, dtype=_zehal.TRACE_RECORD_DTYPE)["kind"][-1] == _zehal.RECORD_DISABLE
+    for bad in (raw + b"\x01\x00", raw + b"\x01\x00\x00\x00" + b"\x00" * 28, raw[:-3]):
+        with pytest.raises(zehal.InvalidArgumentError) as info:
+            dec.decode(bad)
+        err = info.value
+        assert err.result_name == "ZE_RESULT_ERROR_INVALID_ARGUMENT"
+        # The raw data ends with the disable record, not an entry: every entry survives.
+        assert np.array_equal(err.entries, whole)
+        assert err.counts_per_set == counts
+        assert err.consumed % _zehal.RECORD_SIZE == 0 and err.consumed <= len(bad)

@@ -267,7 +267,7 @@ def test_global_timestamps_from_threads(device):
         except BaseException as e:  # noqa: BLE001 - reported by the main thread
             errors.append(e)
 
-    threads = [threading.Thread(target=worker) for _ in range(8)]
+    threads = [threading.Thread(daemon=True, target=worker) for _ in range(8)]
     for t in threads:
         t.start()
     for t in threads:

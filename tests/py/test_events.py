@@ -115,7 +115,7 @@ def test_synchronize_wakes_on_signal_from_another_thread(device):
         started.wait()
         e.signal()
 
-    t = threading.Thread(target=signaller)
+    t = threading.Thread(daemon=True, target=signaller)
     t.start()
     started.set()
     e.synchronize(timeout=30)  # generous: only guards against a hang
@@ -134,7 +134,7 @@ def test_synchronize_releases_the_gil(device):
             progress.append(i)
         e.signal()
 
-    t = threading.Thread(target=worker)
+    t = threading.Thread(daemon=True, target=worker)
     t.start()
     e.synchronize(timeout=30)
     t.join()
@@ -151,7 +151,7 @@ def test_many_waiters(device):
         with lock:
             woke.append(True)
 
-    threads = [threading.Thread(target=waiter) for _ in range(8)]
+    threads = [threading.Thread(daemon=True, target=waiter) for _ in range(8)]
     for t in threads:
         t.start()
     e.signal()
@@ -174,7 +174,7 @@ def test_concurrent_signal_reset_query(device):
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             errors.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    threads = [threading.Thread(daemon=True, target=worker, args=(i,)) for i in range(8)]
     for t in threads:
         t.start()
     for t in threads:

@@ -173,7 +173,7 @@ def test_concurrent_activation(sim):
         except Exception as e:  # noqa: BLE001 - collected for the assert
             errors.append(e)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    threads = [threading.Thread(daemon=True, target=work, args=(i,)) for i in range(4)]
     for t in threads:
         t.start()
     for t in threads:

@@ -248,7 +248,7 @@ def test_threads_query_one_event(device, copier):
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             errors.append(exc)
 
-    threads = [threading.Thread(target=reader) for _ in range(8)]
+    threads = [threading.Thread(daemon=True, target=reader) for _ in range(8)]
     for t in threads:
         t.start()
     for t in threads:

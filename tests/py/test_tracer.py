@@ -482,3 +482,46 @@ def test_close_while_other_threads_call_the_tracer(sim):
         with pytest.raises(zehal.InvalidArgumentError):
             t.read()
 
+
+
+def test_lost_device_refuses_activation_tracers_and_enable(sim):
+    t = tracer_of(sim, "EngineEvents")
+    t.enable()
+    sim.lose()
+    with pytest.raises(zehal.DeviceLostError):
+        zehal.activate_metric_groups(sim, [group(sim, "EngineEvents")])
+    t.disable()
+    with pytest.raises(zehal.DeviceLostError):
+        t.enable()
+    assert len(read_until_drained(t)) > 0  # what was gathered stays readable
+    t.close()
+    with pytest.raises(zehal.DeviceLostError):
+        zehal.MetricTracer(sim, [group(sim, "EngineEvents")])
+
+
+def test_two_threads_closing_at_once_both_return(sim):
+    for _ in range(20):
+        t = tracer_of(sim, "AsyncEvents")
+        t.enable()
+        t.disable()
+        errors = []
+        go = threading.Event()
+
+        def closer():
+            go.wait()
+            try:
+                t.close()
+            except Exception as e:  # noqa: BLE001 - collected for the assert
+                errors.append(e)
+
+        threads = [threading.Thread(target=closer, daemon=True) for _ in range(2)]
+        try:
+            for th in threads:
+                th.start()
+            go.set()
+        finally:
+            go.set()
+            for th in threads:
+                th.join(timeout=60)
+        assert not errors
+        assert t.closed
