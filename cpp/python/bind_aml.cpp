@@ -400,7 +400,10 @@ uintptr_t layout_deref(const PyLayout& l, pyb::args args) {
     else
         for (pyb::handle a : args) coords.push_back(int_arg<size_t>(a, "Layout.deref: coordinate"));
     void* p = nullptr;
-    check_aml(l.layout->deref(coords, &p), "Layout.deref");
+    const int r = l.layout->deref(coords, &p);
+    if (r == -AML_EDOM) check_aml(r, "Layout.deref: a coordinate is out of its dimension (AML_EDOM)");
+    if (r == -AML_EINVAL) check_aml(r, "Layout.deref: one coordinate per dimension is needed");
+    check_aml(r, "Layout.deref");
     return reinterpret_cast<uintptr_t>(p);
 }
 
@@ -657,11 +660,12 @@ void bind_buffer(pyb::module_& m) {
              "idempotent.")
         .def("__enter__", [](pyb::object self) { return self; })
         .def("__exit__", [](Buffer& b, pyb::args) { b.close(); })
-        .def("__dlpack__", &buffer_dlpack, pyb::arg("stream") = pyb::none(), pyb::kw_only(),
-             pyb::arg("max_version") = pyb::none(), pyb::arg("dl_device") = pyb::none(),
-             pyb::arg("copy") = pyb::none(),
-             "A DLPack capsule over the memory (no copy): versioned when max_version >= (1, 0), else legacy. "
-             "copy=True or another dl_device raise BufferError.")
+        // Positional or keyword: consumers pass them by keyword (the array API), older callers by position.
+        .def("__dlpack__", &buffer_dlpack, pyb::arg("stream") = pyb::none(), pyb::arg("max_version") = pyb::none(),
+             pyb::arg("dl_device") = pyb::none(), pyb::arg("copy") = pyb::none(),
+             "__dlpack__(stream=None, max_version=None, dl_device=None, copy=None): a DLPack capsule over the "
+             "memory (no copy): versioned when max_version >= (1, 0), else legacy. copy=True or another dl_device "
+             "raise BufferError.")
         .def(
             "__dlpack_device__",
             [](const Buffer& b) {

@@ -107,6 +107,10 @@ def test_dlpack_capsules_versioned_and_legacy(device):
         buf.__dlpack__(dl_device=(KDL_CUDA, 7))
     cap = buf.__dlpack__(dl_device=buf.__dlpack_device__(), copy=False, stream=None)
     del cap
+    # The four parameters by position too: __dlpack__(stream, max_version, dl_device, copy).
+    cap = buf.__dlpack__(None, (1, 0), buf.__dlpack_device__(), False)
+    assert "dltensor_versioned" in repr(cap)
+    del cap
     with pytest.raises(TypeError):
         buf.__dlpack__(stream="default")
     gc.collect()

@@ -66,6 +66,7 @@ def test_deref_out_of_bounds(buf):
     with pytest.raises(zehal.InvalidArgumentError) as info:
         layout.deref(3, 0)
     assert info.value.aml_errno == 4  # AML_EDOM
+    assert "out of its dimension" in str(info.value)
     with pytest.raises(zehal.InvalidArgumentError):
         layout.deref(0, 4)
     with pytest.raises(zehal.InvalidArgumentError):
