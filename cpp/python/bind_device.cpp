@@ -104,6 +104,14 @@ void bind_properties(pyb::module_& m) {
         .def_readonly("dma_buf_export", &P::dma_buf_export, "Metric export memory (dma-buf) is supported.")
         .def_readonly("tracer", &P::tracer, "The device has a hardware trace source (tracer-based metrics).")
         .def("to_dict", &properties_dict, "The properties as a plain dict.")
+        .def(
+            "__getitem__",
+            [](const P& p, const std::string& key) {
+                pyb::dict all = properties_dict(p);
+                if (!all.contains(key)) throw pyb::key_error(key);
+                return pyb::object(all[pyb::str(key)]);
+            },
+            pyb::arg("key"), "A property by name, as the attribute of that name (KeyError for others).")
         .def("__repr__", [](const P& p) { return "DeviceProperties(" + pyb::repr(properties_dict(p)).cast<std::string>() + ")"; });
 }
 

@@ -153,6 +153,10 @@ def test_properties(device):
     d = p.to_dict()
     assert set(ALL_PROPERTY_NAMES) <= set(d)
     assert d["timer_hz"] == p.timer_hz
+    for name in d:
+        assert p[name] == getattr(p, name)  # also by name, as a mapping
+    with pytest.raises(KeyError):
+        p["no_such_property"]
     assert device.name in repr(device) and device.backend in repr(device)
 
 
