@@ -237,17 +237,27 @@ void fill_tensor(DLTensor* t, Buffer& b, void* ptr, DLPackContext* ctx) {
 }
 
 // Buffer.__dlpack__: a versioned capsule ("dltensor_versioned") when max_version >= (1, 0),
-// else a legacy one ("dltensor"). No copy is ever made: copy=True or another dl_device
-// raise BufferError.
+// else a legacy one ("dltensor"), over the buffer's memory. copy=True (the array API: the
+// producer copies) copies memory of DLPack device kDLCPU into a NumPy array and exports
+// that; any other copy, or another dl_device, raises BufferError.
 pyb::capsule buffer_dlpack(pyb::object self, pyb::object stream, pyb::object max_version, pyb::object dl_device,
                            pyb::object copy) {
     Buffer& b = self.cast<Buffer&>();
     void* ptr = b.live("Buffer.__dlpack__");
     if (!stream.is_none() && !PyLong_Check(stream.ptr()))
         throw pyb::type_error("Buffer.__dlpack__: stream must be None or an integer");
-    if (!copy.is_none() && copy.cast<bool>())
-        throw pyb::buffer_error("Buffer.__dlpack__: zehal exports its memory without copying (copy=True asked)");
     const auto [type, id] = dlpack_device(b);
+    if (!copy.is_none() && copy.cast<bool>()) {
+        using Device = std::pair<int32_t, int32_t>;
+        const bool to_cpu = dl_device.is_none() || dl_device.cast<Device>() == Device{kDLCPU, 0};
+        if (type != kDLCPU || !to_cpu)
+            throw pyb::buffer_error("Buffer.__dlpack__: copy=True is only possible for host-visible memory (DLPack "
+                                    "device (1, 0)); copy device memory with Dma.copy");
+        pyb::object numpy = pyb::module_::import("numpy");
+        pyb::object copied = numpy.attr("frombuffer")(self, numpy.attr("uint8")).attr("copy")();
+        return pyb::reinterpret_steal<pyb::capsule>(
+            copied.attr("__dlpack__")(pyb::arg("max_version") = max_version).release());
+    }
     if (!dl_device.is_none()) {
         const auto want = dl_device.cast<std::pair<int32_t, int32_t>>();
         if (want.first != type || want.second != id)
@@ -664,8 +674,8 @@ void bind_buffer(pyb::module_& m) {
         .def("__dlpack__", &buffer_dlpack, pyb::arg("stream") = pyb::none(), pyb::arg("max_version") = pyb::none(),
              pyb::arg("dl_device") = pyb::none(), pyb::arg("copy") = pyb::none(),
              "__dlpack__(stream=None, max_version=None, dl_device=None, copy=None): a DLPack capsule over the "
-             "memory (no copy): versioned when max_version >= (1, 0), else legacy. copy=True or another dl_device "
-             "raise BufferError.")
+             "memory (no copy): versioned when max_version >= (1, 0), else legacy. copy=True copies host-visible "
+             "memory (DLPack device (1, 0)) into a new array; else it, or another dl_device, raises BufferError.")
         .def(
             "__dlpack_device__",
             [](const Buffer& b) {

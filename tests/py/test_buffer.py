@@ -102,9 +102,9 @@ def test_dlpack_capsules_versioned_and_legacy(device):
     gc.collect()
     assert buf.exports == 0
     with pytest.raises(BufferError):
-        buf.__dlpack__(copy=True)
-    with pytest.raises(BufferError):
         buf.__dlpack__(dl_device=(KDL_CUDA, 7))
+    gc.collect()
+    assert buf.exports == 0
     cap = buf.__dlpack__(dl_device=buf.__dlpack_device__(), copy=False, stream=None)
     del cap
     # The four parameters by position too: __dlpack__(stream, max_version, dl_device, copy).
@@ -158,3 +158,29 @@ def test_empty_buffer_views(device):
     assert np.frombuffer(buf, dtype=np.uint8).size == 0
     gc.collect()
     buf.close()
+
+
+def test_dlpack_copy_true_copies_host_visible_memory(device):
+    """The array API: copy=True makes the producer copy. Memory on DLPack device (1, 0) is
+    copied into a new array; other memory cannot be and raises BufferError."""
+    for buf in host_accessible_buffers(device, 16):
+        np.frombuffer(buf, dtype=np.uint8)[:] = 7
+        if buf.__dlpack_device__() != (KDL_CPU, 0):
+            with pytest.raises(BufferError):
+                buf.__dlpack__(copy=True)
+            buf.close()
+            continue
+        copied = np.from_dlpack(buf, copy=True)
+        assert copied.ctypes.data != buf.ptr
+        np.testing.assert_array_equal(copied, np.full(16, 7, dtype=np.uint8))
+        copied[:] = 1  # the copy is independent of the buffer
+        assert bytes(memoryview(buf)) == bytes([7] * 16)
+        legacy = buf.__dlpack__(copy=True)
+        assert '"dltensor"' in repr(legacy)
+        assert "dltensor_versioned" in repr(buf.__dlpack__(copy=True, max_version=(1, 0)))
+        with pytest.raises(BufferError):
+            buf.__dlpack__(copy=True, dl_device=(KDL_CUDA, 0))
+        del legacy
+        gc.collect()
+        assert buf.exports == 0  # a copy holds no export of the buffer
+        buf.close()
