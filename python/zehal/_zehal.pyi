@@ -223,7 +223,6 @@ class Buffer:
     def __dlpack__(
         self,
         stream: int | Any | None = None,
-        *,
         max_version: tuple[int, int] | None = None,
         dl_device: tuple[int, int] | None = None,
         copy: bool | None = None,
