@@ -237,3 +237,13 @@ def test_signalled_by_a_copy(device):
     dma.barrier()
     area.munmap(src)
     area.munmap(dst)
+
+
+def test_pool_that_is_not_host_visible(device):
+    pool = zehal.EventPool(device, 2, host_visible=False)
+    assert pool.flags & 1 == 0
+    assert zehal.EventPool(device, 1).flags & 1 == 1
+    if device.properties.kernel_timestamps:
+        assert zehal.EventPool(device, 1, timestamps="kernel", host_visible=False).flags == 4
+    with pytest.raises(TypeError):
+        zehal.EventPool(device, 1, host_visible="no")
