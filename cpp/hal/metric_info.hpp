@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace zehal::hal {
@@ -53,6 +54,19 @@ struct MetricInfo {
     uint32_t result_type = kUint64;
     std::string units;
 };
+
+// A tier-1 metric with these properties (the backends' metric tables are lists of these).
+inline MetricInfo make_metric(std::string name, std::string description, std::string component, uint32_t type,
+                              uint32_t result, std::string units) {
+    MetricInfo m;
+    m.name = std::move(name);
+    m.description = std::move(description);
+    m.component = std::move(component);
+    m.metric_type = type;
+    m.result_type = result;
+    m.units = std::move(units);
+    return m;
+}
 
 // One metric group. `first_metric_id` numbers its metrics device-wide: a hardware trace
 // record carries `first_metric_id + i` for metric i of this group.

@@ -46,19 +46,6 @@ constexpr size_t kProbeSlots = 1024;
 // program's launches on CUPTI's locks for nothing).
 constexpr uint64_t kFlushEveryNs = 5'000'000;
 
-hal::MetricInfo metric(const char* name, const char* description, const char* component, uint32_t type,
-                       uint32_t result, const char* units) {
-    hal::MetricInfo m;
-    m.name = name;
-    m.description = description;
-    m.component = component;
-    m.tier = 1;
-    m.metric_type = type;
-    m.result_type = result;
-    m.units = units;
-    return m;
-}
-
 std::vector<hal::MetricGroupInfo> make_groups() {
     std::vector<hal::MetricGroupInfo> g(2);
     g[kEngineGroup].name = "EngineEvents";
@@ -68,18 +55,18 @@ std::vector<hal::MetricGroupInfo> make_groups() {
     g[kEngineGroup].domain = 0;
     g[kEngineGroup].first_metric_id = kCommandStart;
     g[kEngineGroup].metrics = {
-        metric("CommandStart", "A command started on the GPU; value: its CUPTI correlation id", "engine",
+        hal::make_metric("CommandStart", "A command started on the GPU; value: its CUPTI correlation id", "engine",
                hal::kMetricEventExpStart, hal::kUint64, ""),
-        metric("CommandEnd", "A command completed on the GPU; value: its CUPTI correlation id", "engine",
+        hal::make_metric("CommandEnd", "A command completed on the GPU; value: its CUPTI correlation id", "engine",
                hal::kMetricEventExpEnd, hal::kUint64, ""),
-        metric("BytesMoved", "Bytes the command wrote (0 for kernels)", "engine", hal::kMetricEvent, hal::kUint64,
+        hal::make_metric("BytesMoved", "Bytes the command wrote (0 for kernels)", "engine", hal::kMetricEvent, hal::kUint64,
                "bytes"),
-        metric("EngineOrdinal", "Engine group of the command (0 compute: kernels, 1 copy: memcpy and memset)",
+        hal::make_metric("EngineOrdinal", "Engine group of the command (0 compute: kernels, 1 copy: memcpy and memset)",
                "engine", hal::kMetricRaw, hal::kUint32, ""),
-        metric("EngineIndex", "Engine of the command inside its group (the CUDA channel, 0 when unknown)", "engine",
+        hal::make_metric("EngineIndex", "Engine of the command inside its group (the CUDA channel, 0 when unknown)", "engine",
                hal::kMetricRaw, hal::kUint32, ""),
-        metric("QueueId", "CUDA stream id of the command", "engine", hal::kMetricRaw, hal::kUint64, ""),
-        metric("CommandType", "Kind of command (0 copy, 1 fill, 3 kernel)", "engine", hal::kMetricRaw, hal::kUint32,
+        hal::make_metric("QueueId", "CUDA stream id of the command", "engine", hal::kMetricRaw, hal::kUint64, ""),
+        hal::make_metric("CommandType", "Kind of command (0 copy, 1 fill, 3 kernel)", "engine", hal::kMetricRaw, hal::kUint32,
                ""),
     };
     g[kExportGroup].name = "ExportMemory";
@@ -89,9 +76,9 @@ std::vector<hal::MetricGroupInfo> make_groups() {
     g[kExportGroup].domain = 1;
     g[kExportGroup].first_metric_id = kExportWrite;
     g[kExportGroup].metrics = {
-        metric("ExportWrite", "A device command wrote into the exported memory; value: first 32-bit word written",
+        hal::make_metric("ExportWrite", "A device command wrote into the exported memory; value: first 32-bit word written",
                "export", hal::kMetricEvent, hal::kUint32, ""),
-        metric("ExportMemory", "The exported memory itself (dma-buf fd and size)", "export",
+        hal::make_metric("ExportMemory", "The exported memory itself (dma-buf fd and size)", "export",
                hal::kMetricExpExportDmaBuf, hal::kUint64, "bytes"),
     };
     return g;

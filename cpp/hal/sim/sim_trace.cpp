@@ -39,19 +39,6 @@ enum MetricId : uint32_t {
 // Records one command produces: every metric of the engine group.
 constexpr size_t kRecordsPerCommand = kAsyncCounter - kCommandStart;
 
-hal::MetricInfo metric(const char* name, const char* description, const char* component, uint32_t type,
-                       uint32_t result, const char* units) {
-    hal::MetricInfo m;
-    m.name = name;
-    m.description = description;
-    m.component = component;
-    m.tier = 1;
-    m.metric_type = type;
-    m.result_type = result;
-    m.units = units;
-    return m;
-}
-
 std::vector<hal::MetricGroupInfo> make_groups() {
     std::vector<hal::MetricGroupInfo> g(4);
 
@@ -62,18 +49,18 @@ std::vector<hal::MetricGroupInfo> make_groups() {
     g[kEngineGroup].domain = 0;
     g[kEngineGroup].first_metric_id = kCommandStart;
     g[kEngineGroup].metrics = {
-        metric("CommandStart", "A command started on its engine; value: device-unique command id", "engine",
+        hal::make_metric("CommandStart", "A command started on its engine; value: device-unique command id", "engine",
                hal::kMetricEventExpStart, hal::kUint64, ""),
-        metric("CommandEnd", "A command completed on its engine; value: device-unique command id", "engine",
+        hal::make_metric("CommandEnd", "A command completed on its engine; value: device-unique command id", "engine",
                hal::kMetricEventExpEnd, hal::kUint64, ""),
-        metric("BytesMoved", "Bytes the command wrote", "engine", hal::kMetricEvent, hal::kUint64, "bytes"),
-        metric("EngineOrdinal", "Engine group of the command (0 compute, 1 copy)", "engine", hal::kMetricRaw,
+        hal::make_metric("BytesMoved", "Bytes the command wrote", "engine", hal::kMetricEvent, hal::kUint64, "bytes"),
+        hal::make_metric("EngineOrdinal", "Engine group of the command (0 compute, 1 copy)", "engine", hal::kMetricRaw,
                hal::kUint32, ""),
-        metric("EngineIndex", "Engine of the command inside its group", "engine", hal::kMetricRaw, hal::kUint32, ""),
-        metric("QueueId", "Device-unique number of the command's queue", "engine", hal::kMetricRaw, hal::kUint64, ""),
-        metric("CommandType", "Kind of command (0 copy, 1 fill, 2 barrier)", "engine", hal::kMetricRaw, hal::kUint32,
+        hal::make_metric("EngineIndex", "Engine of the command inside its group", "engine", hal::kMetricRaw, hal::kUint32, ""),
+        hal::make_metric("QueueId", "Device-unique number of the command's queue", "engine", hal::kMetricRaw, hal::kUint64, ""),
+        hal::make_metric("CommandType", "Kind of command (0 copy, 1 fill, 2 barrier)", "engine", hal::kMetricRaw, hal::kUint32,
                ""),
-        metric("QueueDepth", "Commands still queued behind the command when it completed", "engine",
+        hal::make_metric("QueueDepth", "Commands still queued behind the command when it completed", "engine",
                hal::kMetricEvent, hal::kUint32, "commands"),
     };
 
@@ -84,9 +71,9 @@ std::vector<hal::MetricGroupInfo> make_groups() {
     g[kAsyncGroup].domain = 1;
     g[kAsyncGroup].first_metric_id = kAsyncCounter;
     g[kAsyncGroup].metrics = {
-        metric("AsyncCounter", "Count of asynchronous events, wrapping at 2^32", "async",
+        hal::make_metric("AsyncCounter", "Count of asynchronous events, wrapping at 2^32", "async",
                hal::kMetricEventExpMonotonicWrapsValue, hal::kUint32, "events"),
-        metric("AsyncPulse", "A periodic pulse; only its timestamp has meaning", "async",
+        hal::make_metric("AsyncPulse", "A periodic pulse; only its timestamp has meaning", "async",
                hal::kMetricEventExpTimestamp, hal::kUint64, ""),
     };
 
@@ -97,9 +84,9 @@ std::vector<hal::MetricGroupInfo> make_groups() {
     g[kExportGroup].domain = 2;
     g[kExportGroup].first_metric_id = kExportWrite;
     g[kExportGroup].metrics = {
-        metric("ExportWrite", "A device command wrote into the exported memory; value: first 32-bit word written",
+        hal::make_metric("ExportWrite", "A device command wrote into the exported memory; value: first 32-bit word written",
                "export", hal::kMetricEvent, hal::kUint32, ""),
-        metric("ExportMemory", "The exported memory itself (dma-buf fd and size)", "export",
+        hal::make_metric("ExportMemory", "The exported memory itself (dma-buf fd and size)", "export",
                hal::kMetricExpExportDmaBuf, hal::kUint64, "bytes"),
     };
 
@@ -110,7 +97,7 @@ std::vector<hal::MetricGroupInfo> make_groups() {
     g[kUtilizationGroup].domain = 3;
     g[kUtilizationGroup].first_metric_id = kUtilizationBusy;
     g[kUtilizationGroup].metrics = {
-        metric("EngineBusy", "Share of time the engines were busy", "engine", hal::kMetricRatio, hal::kFp32,
+        hal::make_metric("EngineBusy", "Share of time the engines were busy", "engine", hal::kMetricRatio, hal::kFp32,
                "percent"),
     };
     return g;
