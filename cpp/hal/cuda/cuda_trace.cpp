@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <mutex>
 #include <string_view>
 
 #include "common/clock.hpp"
+#include "hal/trace_buffer.hpp"
 #include "hal/trace_record.hpp"
 
 #ifdef ZEHAL_HAVE_CUPTI_H
@@ -155,7 +155,7 @@ class CudaTraceImpl final : public CudaTrace {
 public:
     CudaTraceImpl(const DriverApi& api, int ordinal, DeviceClock* clock, ExportProbeSlot* probes)
         : api_(api), ordinal_(ordinal), clock_(clock), probes_(probes), probe_state_(kProbeSlots, 0),
-          buffer_(kBufferRecords), lost_before_(kBufferRecords, 0) {}
+          buffer_(kBufferRecords) {}
 
     ~CudaTraceImpl() override {
         stop();
@@ -188,10 +188,7 @@ public:
         stop_locked();
         {
             std::lock_guard lock(mu_);
-            head_ = 0;
-            count_ = 0;
-            lost_tail_ = 0;
-            std::fill(lost_before_.begin(), lost_before_.end(), 0);
+            buffer_.clear();
             // Probes still in flight belong to the previous run: dropped when they land.
             for (uint8_t& s : probe_state_) s = s ? kProbeStale : kProbeFree;
             // Relaxed: every writer of produced_ holds mu_; readers only want a current figure.
@@ -232,27 +229,9 @@ public:
             }
         }
 #endif
-        auto* out = static_cast<hal::TraceRecord*>(dst);
         std::lock_guard lock(mu_);
         harvest_probes_locked();
-        if (count_ == 0) {
-            if (lost) *lost += lost_tail_;
-            lost_tail_ = 0;
-            return 0;
-        }
-        // Losses in front of the first record belong before this batch; the batch stops at
-        // the next record with losses in front of it, so each gap is reported in its place.
-        if (lost) *lost += lost_before_[head_];
-        lost_before_[head_] = 0;
-        size_t n = 1;
-        const size_t limit = std::min(max_records, count_);
-        while (n < limit && lost_before_[(head_ + n) % kBufferRecords] == 0) ++n;
-        const size_t first = std::min(n, kBufferRecords - head_);
-        std::memcpy(out, &buffer_[head_], first * sizeof(hal::TraceRecord));
-        std::memcpy(out + first, buffer_.data(), (n - first) * sizeof(hal::TraceRecord));
-        head_ = (head_ + n) % kBufferRecords;
-        count_ -= n;
-        return n * sizeof(hal::TraceRecord);
+        return buffer_.drain(static_cast<hal::TraceRecord*>(dst), max_records, lost) * sizeof(hal::TraceRecord);
     }
 
     uint64_t produced() const override {
@@ -268,7 +247,7 @@ public:
         if (probe_head_ - probe_tail_ == kProbeSlots) {
             // Every slot in flight: the write's record is lost.
             produced_.store(produced_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-            ++lost_tail_;
+            buffer_.lose(1);
             return nullptr;
         }
         const size_t i = probe_head_++ % kProbeSlots;
@@ -303,7 +282,7 @@ public:
         std::lock_guard lock(mu_);
         if (!(started_ & (1u << kEngineGroup))) return;
         produced_.store(produced_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-        lost_tail_ += n;
+        buffer_.lose(n);
     }
 
 private:
@@ -331,17 +310,7 @@ private:
     void push_locked(const hal::TraceRecord* recs, size_t n) {
         // Relaxed: see produced().
         produced_.store(produced_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-        if (kBufferRecords - count_ < n) {
-            lost_tail_ += n;
-            return;
-        }
-        for (size_t i = 0; i < n; ++i) {
-            const size_t slot = (head_ + count_) % kBufferRecords;
-            buffer_[slot] = recs[i];
-            lost_before_[slot] = lost_tail_;
-            lost_tail_ = 0;
-            ++count_;
-        }
+        buffer_.push(recs, n, true);
     }
 
     // Moves landed export probes into the buffer and frees their slots. Caller holds mu_.
@@ -380,11 +349,7 @@ private:
     std::vector<uint8_t> probe_state_;
     size_t probe_head_ = 0;  // next slot to hand out (a position; slot = position % kProbeSlots)
     size_t probe_tail_ = 0;  // oldest slot not yet free
-    std::vector<hal::TraceRecord> buffer_;
-    std::vector<uint64_t> lost_before_;  // records dropped just before each slot's record
-    size_t head_ = 0;
-    size_t count_ = 0;
-    uint64_t lost_tail_ = 0;  // records dropped after the last buffered one
+    hal::TraceBuffer buffer_;  // the hardware buffer
     uint32_t started_ = 0;    // bit per started group
     std::atomic<uint64_t> produced_{0};
 };

@@ -6,11 +6,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <mutex>
 #include <thread>
 
 #include "common/clock.hpp"
+#include "hal/trace_buffer.hpp"
 #include "hal/trace_record.hpp"
 
 namespace zehal::sim {
@@ -114,9 +114,7 @@ public:
           tick_mask_(valid_mask(config.timestamp_valid_bits)),
           subdevices_(config.subdevices),
           async_rate_(config.async_records_per_s),
-          slots_(std::max<size_t>(1, config.trace_buffer_bytes / sizeof(hal::TraceRecord))),
-          buffer_(slots_),
-          lost_before_(slots_, 0) {}
+          buffer_(config.trace_buffer_bytes / sizeof(hal::TraceRecord)) {}
 
     ~SimTraceImpl() override { stop(); }
 
@@ -133,10 +131,7 @@ public:
         stop_async();
         {
             std::lock_guard lock(mu_);
-            head_ = 0;
-            count_ = 0;
-            lost_tail_ = 0;
-            std::fill(lost_before_.begin(), lost_before_.end(), 0);
+            buffer_.clear();
             // Relaxed: every writer of produced_ holds mu_; readers only want a current figure.
             produced_.store(0, std::memory_order_relaxed);
             started_ = mask;
@@ -161,27 +156,8 @@ public:
     size_t drain(void* dst, size_t capacity, uint64_t* lost) override {
         const size_t max_records = dst ? capacity / sizeof(hal::TraceRecord) : 0;
         if (max_records == 0) return 0;
-        auto* out = static_cast<hal::TraceRecord*>(dst);
         std::lock_guard lock(mu_);
-        if (count_ == 0) {
-            if (lost) *lost += lost_tail_;
-            lost_tail_ = 0;
-            return 0;
-        }
-        // Losses recorded in front of the first record belong before this batch; the batch
-        // stops at the next record with losses in front of it, so each gap is reported at
-        // its place by a later drain.
-        if (lost) *lost += lost_before_[head_];
-        lost_before_[head_] = 0;
-        size_t n = 1;
-        const size_t limit = std::min(max_records, count_);
-        while (n < limit && lost_before_[(head_ + n) % slots_] == 0) ++n;
-        const size_t first = std::min(n, slots_ - head_);
-        std::memcpy(out, &buffer_[head_], first * sizeof(hal::TraceRecord));
-        std::memcpy(out + first, buffer_.data(), (n - first) * sizeof(hal::TraceRecord));
-        head_ = (head_ + n) % slots_;
-        count_ -= n;
-        return n * sizeof(hal::TraceRecord);
+        return buffer_.drain(static_cast<hal::TraceRecord*>(dst), max_records, lost) * sizeof(hal::TraceRecord);
     }
 
     uint64_t produced() const override {
@@ -189,7 +165,7 @@ public:
         return produced_.load(std::memory_order_relaxed);
     }
 
-    size_t capacity() const override { return slots_ * sizeof(hal::TraceRecord); }
+    size_t capacity() const override { return buffer_.slots() * sizeof(hal::TraceRecord); }
 
     void on_command(const CommandTrace& c) override {
         const uint64_t start = c.start_ticks & tick_mask_;
@@ -225,16 +201,7 @@ private:
     void push_locked(const hal::TraceRecord* recs, size_t n, bool whole) {
         // Relaxed: see produced().
         produced_.store(produced_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-        size_t fit = std::min(n, slots_ - count_);
-        if (whole && fit < n) fit = 0;
-        for (size_t i = 0; i < fit; ++i) {
-            const size_t slot = (head_ + count_) % slots_;
-            buffer_[slot] = recs[i];
-            lost_before_[slot] = lost_tail_;
-            lost_tail_ = 0;
-            ++count_;
-        }
-        lost_tail_ += n - fit;
+        buffer_.push(recs, n, whole);
     }
 
     // The asynchronous source: every period, the records due at the configured rate,
@@ -294,16 +261,11 @@ private:
     const uint64_t tick_mask_;
     const uint32_t subdevices_;
     const uint64_t async_rate_;
-    const size_t slots_;
 
     std::mutex control_mu_;  // serialises start and stop
 
     mutable std::mutex mu_;  // the hardware buffer and the started groups
-    std::vector<hal::TraceRecord> buffer_;
-    std::vector<uint64_t> lost_before_;  // records dropped just before each slot's record
-    size_t head_ = 0;
-    size_t count_ = 0;
-    uint64_t lost_tail_ = 0;  // records dropped after the last buffered one
+    hal::TraceBuffer buffer_;  // the hardware buffer
     uint32_t started_ = 0;    // bit per started group
     uint64_t next_command_ = 0;
     std::atomic<uint64_t> produced_{0};
