@@ -1,4 +1,4 @@
-// Areas (SEMANTICS §2.2): map and unmap host, device or shared memory of one device.
+// Areas (contract §2.2): map and unmap host, device or shared memory of one device.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// DMA engines (SEMANTICS §2.4): asynchronous copies on one engine of one device.
+// DMA engines (contract §2.4): asynchronous copies on one engine of one device.
 #pragma once
 
 #include <cstddef>

@@ -6,7 +6,7 @@
 
 namespace zehal::aml {
 
-// The positive AML code for `r` (SEMANTICS §2.1's table).
+// The positive AML code for `r` (contract §2.1's table).
 int errno_from_result(ze_result_t r) noexcept;
 
 // Message of a positive AML code; "Unknown error" for anything else. Static storage.

@@ -1,4 +1,4 @@
-// Dense layouts (SEMANTICS §2.3): dims, element size, order, stride and pitch over a pointer.
+// Dense layouts (contract §2.3): dims, element size, order, stride and pitch over a pointer.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// DMA requests (SEMANTICS §2.4): one submitted copy, pending until its event is signalled.
+// DMA requests (contract §2.4): one submitted copy, pending until its event is signalled.
 #pragma once
 
 #include <atomic>

@@ -26,7 +26,7 @@ public:
     virtual ze_result_t host_signal() = 0;
     // Back to not signalled; timestamps are cleared.
     virtual ze_result_t host_reset() = 0;
-    // Kernel timestamps in device ticks (SEMANTICS §3): *count 0 asks the packet count;
+    // Kernel timestamps in device ticks (contract §3): *count 0 asks the packet count;
     // a smaller count gets the first packets; a larger one is corrected. NOT_READY,
     // `out` untouched, before the event is signalled; UNSUPPORTED_FEATURE when the pool
     // has no timestamp flag.

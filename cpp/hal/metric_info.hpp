@@ -1,4 +1,4 @@
-// Metric groups and metrics a device offers, as plain data (SEMANTICS §4).
+// Metric groups and metrics a device offers, as plain data (contract §4).
 #pragma once
 
 #include <cstdint>

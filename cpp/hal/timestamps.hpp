@@ -1,4 +1,4 @@
-// Device timestamp arithmetic (SEMANTICS §3): ticks to ns, elapsed ticks across a wrap,
+// Device timestamp arithmetic (contract §3): ticks to ns, elapsed ticks across a wrap,
 // and the mapping of kernel timestamps into the host domain. Pure functions.
 #pragma once
 
@@ -47,7 +47,7 @@ constexpr uint64_t synchronized_ns(uint64_t ticks, const TimestampReference& ref
     return ref.host_ns + ticks_to_ns((ticks - ref.ticks) & timestamp_max(bits), hz);
 }
 
-// One kernel timestamp packet (device ticks, `bits` valid) in host ns (SEMANTICS §3):
+// One kernel timestamp packet (device ticks, `bits` valid) in host ns (contract §3):
 // global start mapped through `ref`, global end = start + elapsed(global); context start
 // equals global start, context end = start + elapsed(context).
 constexpr KernelTimestampResult synchronize_packet(const KernelTimestampResult& ticks, const TimestampReference& ref,

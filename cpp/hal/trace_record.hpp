@@ -1,4 +1,4 @@
-// The canonical raw trace record, version 1 (SEMANTICS §5.3): 32 little-endian bytes.
+// The canonical raw trace record, version 1 (contract §5.3): 32 little-endian bytes.
 #pragma once
 
 #include <cstdint>

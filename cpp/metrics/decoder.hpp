@@ -1,4 +1,4 @@
-// The metric decoder (SEMANTICS §5.4): raw tracer records to metric entries in sets.
+// The metric decoder (contract §5.4): raw tracer records to metric entries in sets.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// Metric export memory (SEMANTICS §6): the dma-buf of export-capable metric groups.
+// Metric export memory (contract §6): the dma-buf of export-capable metric groups.
 #pragma once
 
 #include <cstddef>

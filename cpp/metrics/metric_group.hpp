@@ -1,4 +1,4 @@
-// Metric groups and metrics of a device as handles, and their activation (SEMANTICS §4).
+// Metric groups and metrics of a device as handles, and their activation (contract §4).
 #pragma once
 
 #include <cstdint>
@@ -111,7 +111,7 @@ private:
 
 // Handles of every metric group of `device`.
 ze_result_t metric_groups(const hal::DeviceRef& device, std::vector<MetricGroupRef>* out);
-// Activates `groups` on `device`, replacing the previous set (SEMANTICS §4).
+// Activates `groups` on `device`, replacing the previous set (contract §4).
 // DEVICE_LOST once the device is lost.
 ze_result_t activate(const hal::DeviceRef& device, std::span<const MetricGroupRef> groups);
 // DEVICE_LOST when `device` was lost, else SUCCESS (a global timestamp read probes it).

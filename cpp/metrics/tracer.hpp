@@ -1,4 +1,4 @@
-// The metric tracer (SEMANTICS §5): one drain thread moves the device's hardware trace
+// The metric tracer (contract §5): one drain thread moves the device's hardware trace
 // records into a lock-free host ring that read() empties.
 #pragma once
 
@@ -60,7 +60,7 @@ public:
     // Stops tracing; the data gathered stays readable. Synchronous: returns once the
     // hardware buffer is drained into the ring and the disable marker is queued.
     ze_result_t disable(bool synchronous);
-    // Reads whole records (SEMANTICS §5.2): *size 0 asks for the bytes available; else up
+    // Reads whole records (contract §5.2): *size 0 asks for the bytes available; else up
     // to *size bytes of whole records are copied and *size becomes the bytes written.
     // NOT_READY (size 0) when never enabled, or disabled and drained;
     // WARNING_DROPPED_DATA when records were lost since the last read.

@@ -697,7 +697,7 @@ void bind_buffer(pyb::module_& m) {
         });
 }
 
-// SEMANTICS §8 names both the factory Area.device(...) and the attribute area.device: a
+// contract §8 names both the factory Area.device(...) and the attribute area.device: a
 // descriptor answers the factory on the class and the device on an instance.
 constexpr const char* kClassOrInstanceAttribute = R"PY(
 class ClassOrInstanceAttribute:

@@ -109,7 +109,7 @@ pyb::dtype timestamp_dtype() {
 
 using QueryFn = ze_result_t (hal::Event::*)(uint32_t*, hal::KernelTimestampResult*);
 
-// Runs a timestamp query (count semantics of SEMANTICS 3) and returns its packets as a
+// Runs a timestamp query (count semantics of contract §3) and returns its packets as a
 // structured array viewing memory owned by a capsule (the array's base).
 pyb::array query_timestamps(hal::Event& e, QueryFn fn, const std::optional<uint32_t>& want, std::string_view what) {
     uint32_t packets = 0;

@@ -20,7 +20,7 @@ class Error(Exception):
 
     ``code`` is the ze_result_t value, ``result_name`` its Level Zero name
     ("ZE_RESULT_ERROR_INVALID_SIZE") and ``aml_errno`` the positive AML error code it
-    translates to (SEMANTICS 2.1).
+    translates to (contract §2.1).
     """
 
     def __init__(self, code, result_name, aml_errno, message=None):

@@ -1,4 +1,4 @@
-"""Areas (SEMANTICS 2.2 and 8): creation checks, mmap/munmap of every kind with its
+"""Areas (contract §2.2 and 8): creation checks, mmap/munmap of every kind with its
 alignment, out of memory, a lost device, defaults, close and context managers."""
 
 from __future__ import annotations

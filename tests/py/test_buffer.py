@@ -1,4 +1,4 @@
-"""Buffers (SEMANTICS 8): the buffer protocol for host-accessible memory, BufferError for
+"""Buffers (contract §8): the buffer protocol for host-accessible memory, BufferError for
 device memory, DLPack capsules (versioned and legacy) with the right device type, NumPy
 views without copies, exports that keep close() from unmapping, use after close."""
 

@@ -1,4 +1,4 @@
-"""MetricDecoder (SEMANTICS 5.4 and 8): entries as NumPy structured arrays, subsets, sets,
+"""MetricDecoder (contract §5.4 and 8): entries as NumPy structured arrays, subsets, sets,
 timestamps, and random or truncated input."""
 
 from __future__ import annotations

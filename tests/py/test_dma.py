@@ -1,4 +1,4 @@
-"""DMA engines and requests from Python (SEMANTICS 2.4 and 8): round trips across every pair
+"""DMA engines and requests from Python (contract §2.4 and 8): round trips across every pair
 of kinds, both operators, fire-and-forget and barriers, waits and cancels, keep-alive of
 operands, the GIL released in waits, threads, errors, and NumPy data moved by a copy."""
 

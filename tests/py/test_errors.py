@@ -1,5 +1,5 @@
 """zehal.Error and its subclasses: hierarchy, attributes, and the translation of every
-ze_result_t (SEMANTICS 1) and AML code (SEMANTICS 2.1)."""
+ze_result_t (contract §1) and AML code (contract §2.1)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 import zehal
 
-# (name, value, class, AML errno) for every code of SEMANTICS 1 and the AML table.
+# (name, value, class, AML errno) for every code of contract §1 and the AML table.
 CODES = [
     ("ZE_RESULT_NOT_READY", 0x1, zehal.NotReadyError, 6),
     ("ZE_RESULT_ERROR_DEVICE_LOST", 0x70000001, zehal.DeviceLostError, 1),

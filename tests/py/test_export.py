@@ -1,4 +1,4 @@
-"""Metric export memory (SEMANTICS 6): (fd, size), import as device memory, the 0xAB path
+"""Metric export memory (contract §6): (fd, size), import as device memory, the 0xAB path
 through tracer and decoder, another process mapping the fd, fd lifetime and leaks."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Dense layouts from Python (SEMANTICS 2.3 and 8): orders, stride, pitch, bounds, and the
+"""Dense layouts from Python (contract §2.3 and 8): orders, stride, pitch, bounds, and the
 checks that keep a layout inside its buffer."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Metric groups, metrics and activation (SEMANTICS 4 and 8)."""
+"""Metric groups, metrics and activation (contract §4 and 8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Kernel and synchronized timestamps from Python (SEMANTICS 3): NumPy structured arrays
+"""Kernel and synchronized timestamps from Python (contract §3): NumPy structured arrays
 without copies, the count argument, NOT_READY, ordering against the host clock, wrap
 around, packets per sub-device, reset and resubmission, threads."""
 
@@ -20,7 +20,7 @@ def host_now() -> int:
 
 
 def elapsed(start: int, end: int, bits: int) -> int:
-    """SEMANTICS 3: elapsed ticks with wrap-around at `bits` valid bits."""
+    """contract §3: elapsed ticks with wrap-around at `bits` valid bits."""
     top = (1 << 64) - 1 if bits >= 64 else (1 << bits) - 1
     return end - start if end >= start else (top - start) + end + 1
 
@@ -200,7 +200,7 @@ def test_frequent_wraps(sim_backend):
 
 
 def test_period_not_whole_ns(sim_backend):
-    # 19.2 MHz: a tick is 52.083... ns; durations convert exactly per SEMANTICS 3.
+    # 19.2 MHz: a tick is 52.083... ns; durations convert exactly per contract §3.
     d = zehal.sim_device(timer_hz=19_200_000, bandwidth_bytes_per_s=1 << 30)
     c = Copier(d, nbytes=1 << 20)
     try:

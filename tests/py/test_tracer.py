@@ -1,4 +1,4 @@
-"""MetricTracer (SEMANTICS 5 and 8): lifecycle, read states, drops, threads and a stress run."""
+"""MetricTracer (contract §5 and 8): lifecycle, read states, drops, threads and a stress run."""
 
 from __future__ import annotations
 

@@ -263,7 +263,7 @@ void Engine::execute(QueueState& q, Command* c) {
         const size_t len = units * (i + 1) / parts_ * unit - begin;
         const uint64_t host_start = host_now_ns();
         // An aligned command starts at the next tick boundary, so that the start maps to a
-        // host time after this instant (SEMANTICS §3 ordering, see docs/timestamps.md).
+        // host time after this instant (contract §3 ordering, see docs/timestamps.md).
         const uint64_t start = clock.ticks_at(host_start) + (aligned ? 1 : 0);
         if (len) {
             if (c->kind == CommandKind::copy)

@@ -1,4 +1,4 @@
-// Kernel and synchronized timestamps of the sim device (SEMANTICS §3).
+// Kernel and synchronized timestamps of the sim device (contract §3).
 #include <gtest/gtest.h>
 
 #include <algorithm>

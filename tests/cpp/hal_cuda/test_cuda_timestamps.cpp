@@ -1,4 +1,4 @@
-// Kernel and synchronized timestamps on the CUDA backend (SEMANTICS §3).
+// Kernel and synchronized timestamps on the CUDA backend (contract §3).
 #include <gtest/gtest.h>
 
 #include "cuda_fixture.hpp"

@@ -1,4 +1,4 @@
-// The decoder (SEMANTICS §5.4): decodable metrics, counting, partial decoding, sets,
+// The decoder (contract §5.4): decodable metrics, counting, partial decoding, sets,
 // timestamps (wraps, ticks before the sync), and safety on truncated, corrupt and random data.
 #include <gtest/gtest.h>
 

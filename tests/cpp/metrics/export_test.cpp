@@ -1,4 +1,4 @@
-// Metric export memory (SEMANTICS §6): (fd, size) of export groups, import, the 0xAB path
+// Metric export memory (contract §6): (fd, size) of export groups, import, the 0xAB path
 // through the tracer and decoder, another process mapping the fd, fd lifetime and leaks.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Metric groups and their activation (SEMANTICS §4).
+// Metric groups and their activation (contract §4).
 #include <gtest/gtest.h>
 
 #include <set>

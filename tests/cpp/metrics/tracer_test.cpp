@@ -1,4 +1,4 @@
-// The tracer (SEMANTICS §5.1-5.3) on fresh sim devices: lifecycle, errors, read states,
+// The tracer (contract §5.1-5.3) on fresh sim devices: lifecycle, errors, read states,
 // markers, drops at both levels, the notification event, threads, and a stress run.
 #include <gtest/gtest.h>
 
