@@ -2,9 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "zehal/ze_result.h"
 
 namespace zehal::hal {
 
@@ -79,5 +82,21 @@ struct MetricGroupInfo {
     uint32_t first_metric_id = 0;
     std::vector<MetricInfo> metrics;
 };
+
+// The bit mask (bit i for group i) of `groups`, indices into `all` that a trace source is
+// asked to start: INVALID_SIZE when empty, INVALID_ARGUMENT for an index out of range or
+// a group that is not tracer-based. A TraceSource::start of every backend begins with it.
+inline ze_result_t tracer_group_mask(std::span<const uint32_t> groups, const std::vector<MetricGroupInfo>& all,
+                                     uint32_t* mask) {
+    if (groups.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
+    uint32_t bits = 0;
+    for (uint32_t g : groups) {
+        if (g >= all.size() || g >= 32 || !(all[g].sampling_types & kSamplingTracerBased))
+            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        bits |= 1u << g;
+    }
+    *mask = bits;
+    return ZE_RESULT_SUCCESS;
+}
 
 }  // namespace zehal::hal

@@ -48,38 +48,45 @@ constexpr uint64_t kFlushEveryNs = 5'000'000;
 
 std::vector<hal::MetricGroupInfo> make_groups() {
     std::vector<hal::MetricGroupInfo> g(2);
-    g[kEngineGroup].name = "EngineEvents";
-    g[kEngineGroup].description = "Per-command events of the GPU (kernels, memcpy, memset) from CUPTI activity records";
-    g[kEngineGroup].sampling_types = hal::kSamplingTracerBased;
-    g[kEngineGroup].type_flags = hal::kGroupOther;
-    g[kEngineGroup].domain = 0;
-    g[kEngineGroup].first_metric_id = kCommandStart;
-    g[kEngineGroup].metrics = {
-        hal::make_metric("CommandStart", "A command started on the GPU; value: its CUPTI correlation id", "engine",
-               hal::kMetricEventExpStart, hal::kUint64, ""),
-        hal::make_metric("CommandEnd", "A command completed on the GPU; value: its CUPTI correlation id", "engine",
-               hal::kMetricEventExpEnd, hal::kUint64, ""),
-        hal::make_metric("BytesMoved", "Bytes the command wrote (0 for kernels)", "engine", hal::kMetricEvent, hal::kUint64,
-               "bytes"),
-        hal::make_metric("EngineOrdinal", "Engine group of the command (0 compute: kernels, 1 copy: memcpy and memset)",
-               "engine", hal::kMetricRaw, hal::kUint32, ""),
-        hal::make_metric("EngineIndex", "Engine of the command inside its group (the CUDA channel, 0 when unknown)", "engine",
-               hal::kMetricRaw, hal::kUint32, ""),
-        hal::make_metric("QueueId", "CUDA stream id of the command", "engine", hal::kMetricRaw, hal::kUint64, ""),
-        hal::make_metric("CommandType", "Kind of command (0 copy, 1 fill, 3 kernel)", "engine", hal::kMetricRaw, hal::kUint32,
-               ""),
+    g[kEngineGroup] = {
+        .name = "EngineEvents",
+        .description = "Per-command events of the GPU (kernels, memcpy, memset) from CUPTI activity records",
+        .sampling_types = hal::kSamplingTracerBased,
+        .type_flags = hal::kGroupOther,
+        .domain = 0,
+        .first_metric_id = kCommandStart,
+        .metrics = {
+            hal::make_metric("CommandStart", "A command started on the GPU; value: its CUPTI correlation id", "engine",
+                             hal::kMetricEventExpStart, hal::kUint64, ""),
+            hal::make_metric("CommandEnd", "A command completed on the GPU; value: its CUPTI correlation id", "engine",
+                             hal::kMetricEventExpEnd, hal::kUint64, ""),
+            hal::make_metric("BytesMoved", "Bytes the command wrote (0 for kernels)", "engine",
+                             hal::kMetricEvent, hal::kUint64, "bytes"),
+            hal::make_metric("EngineOrdinal",
+                             "Engine group of the command (0 compute: kernels, 1 copy: memcpy and memset)", "engine",
+                             hal::kMetricRaw, hal::kUint32, ""),
+            hal::make_metric("EngineIndex",
+                             "Engine of the command inside its group (the CUDA channel, 0 when unknown)", "engine",
+                             hal::kMetricRaw, hal::kUint32, ""),
+            hal::make_metric("QueueId", "CUDA stream id of the command", "engine", hal::kMetricRaw, hal::kUint64, ""),
+            hal::make_metric("CommandType", "Kind of command (0 copy, 1 fill, 3 kernel)", "engine",
+                             hal::kMetricRaw, hal::kUint32, ""),
+        },
     };
-    g[kExportGroup].name = "ExportMemory";
-    g[kExportGroup].description = "Writes by device commands into the group's exported memory";
-    g[kExportGroup].sampling_types = hal::kSamplingTracerBased;
-    g[kExportGroup].type_flags = hal::kGroupExportDmaBuf;
-    g[kExportGroup].domain = 1;
-    g[kExportGroup].first_metric_id = kExportWrite;
-    g[kExportGroup].metrics = {
-        hal::make_metric("ExportWrite", "A device command wrote into the exported memory; value: first 32-bit word written",
-               "export", hal::kMetricEvent, hal::kUint32, ""),
-        hal::make_metric("ExportMemory", "The exported memory itself (dma-buf fd and size)", "export",
-               hal::kMetricExpExportDmaBuf, hal::kUint64, "bytes"),
+    g[kExportGroup] = {
+        .name = "ExportMemory",
+        .description = "Writes by device commands into the group's exported memory",
+        .sampling_types = hal::kSamplingTracerBased,
+        .type_flags = hal::kGroupExportDmaBuf,
+        .domain = 1,
+        .first_metric_id = kExportWrite,
+        .metrics = {
+            hal::make_metric("ExportWrite",
+                             "A device command wrote into the exported memory; value: first 32-bit word written",
+                             "export", hal::kMetricEvent, hal::kUint32, ""),
+            hal::make_metric("ExportMemory", "The exported memory itself (dma-buf fd and size)", "export",
+                             hal::kMetricExpExportDmaBuf, hal::kUint64, "bytes"),
+        },
     };
     return g;
 }
@@ -173,14 +180,8 @@ public:
 #endif
 
     ze_result_t start(std::span<const uint32_t> groups) override {
-        if (groups.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
         uint32_t mask = 0;
-        for (uint32_t g : groups) {
-            if (g >= CudaTrace::groups().size()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-            if (!(CudaTrace::groups()[g].sampling_types & hal::kSamplingTracerBased))
-                return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-            mask |= 1u << g;
-        }
+        if (ze_result_t r = hal::tracer_group_mask(groups, CudaTrace::groups(), &mask); r != ZE_RESULT_SUCCESS) return r;
         std::lock_guard control(control_mu_);
         // A fit of the clock must exist before CUPTI's callbacks convert timestamps.
         uint64_t ticks = 0;

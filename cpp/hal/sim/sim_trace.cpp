@@ -42,63 +42,77 @@ constexpr size_t kRecordsPerCommand = kAsyncCounter - kCommandStart;
 std::vector<hal::MetricGroupInfo> make_groups() {
     std::vector<hal::MetricGroupInfo> g(4);
 
-    g[kEngineGroup].name = "EngineEvents";
-    g[kEngineGroup].description = "Per-command events of the copy and compute engines";
-    g[kEngineGroup].sampling_types = hal::kSamplingTracerBased;
-    g[kEngineGroup].type_flags = hal::kGroupOther;
-    g[kEngineGroup].domain = 0;
-    g[kEngineGroup].first_metric_id = kCommandStart;
-    g[kEngineGroup].metrics = {
-        hal::make_metric("CommandStart", "A command started on its engine; value: device-unique command id", "engine",
-               hal::kMetricEventExpStart, hal::kUint64, ""),
-        hal::make_metric("CommandEnd", "A command completed on its engine; value: device-unique command id", "engine",
-               hal::kMetricEventExpEnd, hal::kUint64, ""),
-        hal::make_metric("BytesMoved", "Bytes the command wrote", "engine", hal::kMetricEvent, hal::kUint64, "bytes"),
-        hal::make_metric("EngineOrdinal", "Engine group of the command (0 compute, 1 copy)", "engine", hal::kMetricRaw,
-               hal::kUint32, ""),
-        hal::make_metric("EngineIndex", "Engine of the command inside its group", "engine", hal::kMetricRaw, hal::kUint32, ""),
-        hal::make_metric("QueueId", "Device-unique number of the command's queue", "engine", hal::kMetricRaw, hal::kUint64, ""),
-        hal::make_metric("CommandType", "Kind of command (0 copy, 1 fill, 2 barrier)", "engine", hal::kMetricRaw, hal::kUint32,
-               ""),
-        hal::make_metric("QueueDepth", "Commands still queued behind the command when it completed", "engine",
-               hal::kMetricEvent, hal::kUint32, "commands"),
+    g[kEngineGroup] = {
+        .name = "EngineEvents",
+        .description = "Per-command events of the copy and compute engines",
+        .sampling_types = hal::kSamplingTracerBased,
+        .type_flags = hal::kGroupOther,
+        .domain = 0,
+        .first_metric_id = kCommandStart,
+        .metrics = {
+            hal::make_metric("CommandStart",
+                             "A command started on its engine; value: device-unique command id", "engine",
+                             hal::kMetricEventExpStart, hal::kUint64, ""),
+            hal::make_metric("CommandEnd",
+                             "A command completed on its engine; value: device-unique command id", "engine",
+                             hal::kMetricEventExpEnd, hal::kUint64, ""),
+            hal::make_metric("BytesMoved", "Bytes the command wrote", "engine",
+                             hal::kMetricEvent, hal::kUint64, "bytes"),
+            hal::make_metric("EngineOrdinal", "Engine group of the command (0 compute, 1 copy)", "engine",
+                             hal::kMetricRaw, hal::kUint32, ""),
+            hal::make_metric("EngineIndex", "Engine of the command inside its group", "engine",
+                             hal::kMetricRaw, hal::kUint32, ""),
+            hal::make_metric("QueueId", "Device-unique number of the command's queue", "engine",
+                             hal::kMetricRaw, hal::kUint64, ""),
+            hal::make_metric("CommandType", "Kind of command (0 copy, 1 fill, 2 barrier)", "engine",
+                             hal::kMetricRaw, hal::kUint32, ""),
+            hal::make_metric("QueueDepth", "Commands still queued behind the command when it completed", "engine",
+                             hal::kMetricEvent, hal::kUint32, "commands"),
+        },
     };
 
-    g[kAsyncGroup].name = "AsyncEvents";
-    g[kAsyncGroup].description = "Asynchronous device events that fire independently of commands";
-    g[kAsyncGroup].sampling_types = hal::kSamplingTracerBased;
-    g[kAsyncGroup].type_flags = hal::kGroupOther;
-    g[kAsyncGroup].domain = 1;
-    g[kAsyncGroup].first_metric_id = kAsyncCounter;
-    g[kAsyncGroup].metrics = {
-        hal::make_metric("AsyncCounter", "Count of asynchronous events, wrapping at 2^32", "async",
-               hal::kMetricEventExpMonotonicWrapsValue, hal::kUint32, "events"),
-        hal::make_metric("AsyncPulse", "A periodic pulse; only its timestamp has meaning", "async",
-               hal::kMetricEventExpTimestamp, hal::kUint64, ""),
+    g[kAsyncGroup] = {
+        .name = "AsyncEvents",
+        .description = "Asynchronous device events that fire independently of commands",
+        .sampling_types = hal::kSamplingTracerBased,
+        .type_flags = hal::kGroupOther,
+        .domain = 1,
+        .first_metric_id = kAsyncCounter,
+        .metrics = {
+            hal::make_metric("AsyncCounter", "Count of asynchronous events, wrapping at 2^32", "async",
+                             hal::kMetricEventExpMonotonicWrapsValue, hal::kUint32, "events"),
+            hal::make_metric("AsyncPulse", "A periodic pulse; only its timestamp has meaning", "async",
+                             hal::kMetricEventExpTimestamp, hal::kUint64, ""),
+        },
     };
 
-    g[kExportGroup].name = "ExportMemory";
-    g[kExportGroup].description = "Writes by device commands into the group's exported memory";
-    g[kExportGroup].sampling_types = hal::kSamplingTracerBased;
-    g[kExportGroup].type_flags = hal::kGroupExportDmaBuf;
-    g[kExportGroup].domain = 2;
-    g[kExportGroup].first_metric_id = kExportWrite;
-    g[kExportGroup].metrics = {
-        hal::make_metric("ExportWrite", "A device command wrote into the exported memory; value: first 32-bit word written",
-               "export", hal::kMetricEvent, hal::kUint32, ""),
-        hal::make_metric("ExportMemory", "The exported memory itself (dma-buf fd and size)", "export",
-               hal::kMetricExpExportDmaBuf, hal::kUint64, "bytes"),
+    g[kExportGroup] = {
+        .name = "ExportMemory",
+        .description = "Writes by device commands into the group's exported memory",
+        .sampling_types = hal::kSamplingTracerBased,
+        .type_flags = hal::kGroupExportDmaBuf,
+        .domain = 2,
+        .first_metric_id = kExportWrite,
+        .metrics = {
+            hal::make_metric("ExportWrite",
+                             "A device command wrote into the exported memory; value: first 32-bit word written",
+                             "export", hal::kMetricEvent, hal::kUint32, ""),
+            hal::make_metric("ExportMemory", "The exported memory itself (dma-buf fd and size)", "export",
+                             hal::kMetricExpExportDmaBuf, hal::kUint64, "bytes"),
+        },
     };
 
-    g[kUtilizationGroup].name = "EngineUtilization";
-    g[kUtilizationGroup].description = "Engine busy ratio, sampled by queries and streamers (no tracer)";
-    g[kUtilizationGroup].sampling_types = hal::kSamplingEventBased | hal::kSamplingTimeBased;
-    g[kUtilizationGroup].type_flags = hal::kGroupOther;
-    g[kUtilizationGroup].domain = 3;
-    g[kUtilizationGroup].first_metric_id = kUtilizationBusy;
-    g[kUtilizationGroup].metrics = {
-        hal::make_metric("EngineBusy", "Share of time the engines were busy", "engine", hal::kMetricRatio, hal::kFp32,
-               "percent"),
+    g[kUtilizationGroup] = {
+        .name = "EngineUtilization",
+        .description = "Engine busy ratio, sampled by queries and streamers (no tracer)",
+        .sampling_types = hal::kSamplingEventBased | hal::kSamplingTimeBased,
+        .type_flags = hal::kGroupOther,
+        .domain = 3,
+        .first_metric_id = kUtilizationBusy,
+        .metrics = {
+            hal::make_metric("EngineBusy", "Share of time the engines were busy", "engine",
+                             hal::kMetricRatio, hal::kFp32, "percent"),
+        },
     };
     return g;
 }
@@ -119,14 +133,8 @@ public:
     ~SimTraceImpl() override { stop(); }
 
     ze_result_t start(std::span<const uint32_t> groups) override {
-        if (groups.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
         uint32_t mask = 0;
-        for (uint32_t g : groups) {
-            if (g >= SimTrace::groups().size()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-            if (!(SimTrace::groups()[g].sampling_types & hal::kSamplingTracerBased))
-                return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-            mask |= 1u << g;
-        }
+        if (ze_result_t r = hal::tracer_group_mask(groups, SimTrace::groups(), &mask); r != ZE_RESULT_SUCCESS) return r;
         std::lock_guard control(control_mu_);
         stop_async();
         {
