@@ -83,6 +83,27 @@ struct MetricGroupInfo {
     std::vector<MetricInfo> metrics;
 };
 
+// The group every backend with a tracer offers for metric export memory: tracer-based and
+// EXPORT_DMA_BUF; metric 0 (id `first_metric_id`) is the kind-6 record of a device write
+// into the exported memory, metric 1 the memory itself (type EXP_EXPORT_DMA_BUF).
+inline MetricGroupInfo export_memory_group(uint32_t domain, uint32_t first_metric_id) {
+    return {
+        .name = "ExportMemory",
+        .description = "Writes by device commands into the group's exported memory",
+        .sampling_types = kSamplingTracerBased,
+        .type_flags = kGroupExportDmaBuf,
+        .domain = domain,
+        .first_metric_id = first_metric_id,
+        .metrics = {
+            make_metric("ExportWrite",
+                        "A device command wrote into the exported memory; value: first 32-bit word written",
+                        "export", kMetricEvent, kUint32, ""),
+            make_metric("ExportMemory", "The exported memory itself (dma-buf fd and size)", "export",
+                        kMetricExpExportDmaBuf, kUint64, "bytes"),
+        },
+    };
+}
+
 // The bit mask (bit i for group i) of `groups`, indices into `all` that a trace source is
 // asked to start: INVALID_SIZE when empty, INVALID_ARGUMENT for an index out of range or
 // a group that is not tracer-based. A TraceSource::start of every backend begins with it.

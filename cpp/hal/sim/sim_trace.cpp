@@ -86,21 +86,7 @@ std::vector<hal::MetricGroupInfo> make_groups() {
         },
     };
 
-    g[kExportGroup] = {
-        .name = "ExportMemory",
-        .description = "Writes by device commands into the group's exported memory",
-        .sampling_types = hal::kSamplingTracerBased,
-        .type_flags = hal::kGroupExportDmaBuf,
-        .domain = 2,
-        .first_metric_id = kExportWrite,
-        .metrics = {
-            hal::make_metric("ExportWrite",
-                             "A device command wrote into the exported memory; value: first 32-bit word written",
-                             "export", hal::kMetricEvent, hal::kUint32, ""),
-            hal::make_metric("ExportMemory", "The exported memory itself (dma-buf fd and size)", "export",
-                             hal::kMetricExpExportDmaBuf, hal::kUint64, "bytes"),
-        },
-    };
+    g[kExportGroup] = hal::export_memory_group(2, kExportWrite);
 
     g[kUtilizationGroup] = {
         .name = "EngineUtilization",

@@ -47,5 +47,15 @@ TEST(MakeMetric, FillsEveryProperty) {
     EXPECT_EQ(m.units, "u");
 }
 
+TEST(ExportMemoryGroup, IsTracerBasedExportableAndCarriesTheExportMetric) {
+    const MetricGroupInfo g = export_memory_group(5, 40);
+    EXPECT_EQ(g.domain, 5u);
+    EXPECT_EQ(g.first_metric_id, 40u);
+    EXPECT_TRUE(g.sampling_types & kSamplingTracerBased);
+    EXPECT_TRUE(g.type_flags & kGroupExportDmaBuf);
+    ASSERT_EQ(g.metrics.size(), 2u);
+    EXPECT_EQ(g.metrics[1].metric_type, kMetricExpExportDmaBuf);
+}
+
 }  // namespace
 }  // namespace zehal::hal
