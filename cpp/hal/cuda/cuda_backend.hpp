@@ -1,7 +1,7 @@
 // The NVIDIA backend: CUDA driver API and CUPTI opened at run time.
 #pragma once
 
-#include "hal/registry.hpp"
+#include "hal/backend.hpp"
 
 namespace zehal::cuda {
 

@@ -1,7 +1,7 @@
 // The Intel backend: the Level Zero loader opened at run time.
 #pragma once
 
-#include "hal/registry.hpp"
+#include "hal/backend.hpp"
 
 namespace zehal::level_zero {
 

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "hal/device.hpp"
-#include "hal/registry.hpp"
+#include "hal/backend.hpp"
 #include "hal/sim/sim_config.hpp"
 
 namespace zehal::sim {

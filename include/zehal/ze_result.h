@@ -1,8 +1,23 @@
 /* Status codes: Level Zero's ze_result_t values, shared by every layer below AML.
- * Plain C so the AML C API and C tools can include it. When the real Level Zero
- * header was included first, its definition (same values) is used instead. */
+ *
+ * zehal and Level Zero must compile side by side in either include order, so this header
+ * never declares a type that <level_zero/ze_api.h> declares as well:
+ *  - when Level Zero's header is reachable (the usual case on a machine with Level Zero's
+ *    development files), it is included and its ze_result_t is the one used;
+ *  - otherwise (no Level Zero headers anywhere on the include path) zehal declares the same
+ *    enum, with the same tag and values, so the ABI of zehal's functions is the same both ways.
+ * A translation unit that defines ZEHAL_NO_LEVEL_ZERO_HEADERS always takes zehal's copy; it
+ * must then not include Level Zero's header after this one. */
 #ifndef ZEHAL_ZE_RESULT_H
 #define ZEHAL_ZE_RESULT_H
+
+#if !defined(_ZE_API_H) && !defined(ZEHAL_NO_LEVEL_ZERO_HEADERS) && defined(__has_include)
+#if __has_include(<level_zero/ze_api.h>)
+#include <level_zero/ze_api.h>
+#elif __has_include(<ze_api.h>)
+#include <ze_api.h>
+#endif
+#endif
 
 #ifndef _ZE_API_H
 /* Result of every HAL and metrics call (values are Level Zero's). */
