@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "hal/device_handle.hpp"
+#include "common/c_boundary.hpp"
 #include "hal/event_handle.hpp"
 #include "hal/types.hpp"
 
@@ -125,110 +126,132 @@ extern "C" {
 
 ze_result_t zehal_device_get_timestamp_properties(zehal_device_t device,
                                                   zehal_device_timestamp_properties_t* properties) {
-    zehal::hal::Device* d = device_from_handle(device);
-    if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    if (!properties) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    const zehal::hal::DeviceProperties& p = d->properties();
-    properties->flags = p.timestamp_flags;
-    properties->kernel_timestamp_valid_bits = p.kernel_timestamp_valid_bits;
-    properties->timestamp_valid_bits = p.timestamp_valid_bits;
-    properties->reserved = 0;
-    properties->timer_resolution_hz = p.timer_hz;
-    return ZE_RESULT_SUCCESS;
+    return zehal::ze_guarded([&]() -> ze_result_t {
+        zehal::hal::Device* d = device_from_handle(device);
+        if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        if (!properties) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        const zehal::hal::DeviceProperties& p = d->properties();
+        properties->flags = p.timestamp_flags;
+        properties->kernel_timestamp_valid_bits = p.kernel_timestamp_valid_bits;
+        properties->timestamp_valid_bits = p.timestamp_valid_bits;
+        properties->reserved = 0;
+        properties->timer_resolution_hz = p.timer_hz;
+        return ZE_RESULT_SUCCESS;
+    });
 }
 
 ze_result_t zehal_device_get_global_timestamps(zehal_device_t device, uint64_t* host_timestamp,
                                                uint64_t* device_timestamp) {
-    zehal::hal::Device* d = device_from_handle(device);
-    if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    return d->global_timestamps(host_timestamp, device_timestamp);
+    return zehal::ze_guarded([&]() -> ze_result_t {
+        zehal::hal::Device* d = device_from_handle(device);
+        if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        return d->global_timestamps(host_timestamp, device_timestamp);
+    });
 }
 
 ze_result_t zehal_event_pool_create(zehal_device_t device, uint32_t flags, uint32_t count, zehal_event_pool_t* pool) {
-    zehal::hal::Device* d = device_from_handle(device);
-    if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    if (!pool) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    std::shared_ptr<zehal::hal::EventPool> made;
-    if (ze_result_t r = d->create_event_pool(count, flags, &made); r != ZE_RESULT_SUCCESS) return r;
-    try {
-        *pool = reinterpret_cast<zehal_event_pool_t>(HandleTable::get().add(zehal::capi::PoolEntry{std::move(made), 0}));
-    } catch (const std::bad_alloc&) {
-        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    }
-    return ZE_RESULT_SUCCESS;
+    return zehal::ze_guarded([&]() -> ze_result_t {
+        zehal::hal::Device* d = device_from_handle(device);
+        if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        if (!pool) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        std::shared_ptr<zehal::hal::EventPool> made;
+        if (ze_result_t r = d->create_event_pool(count, flags, &made); r != ZE_RESULT_SUCCESS) return r;
+        try {
+            *pool = reinterpret_cast<zehal_event_pool_t>(HandleTable::get().add(zehal::capi::PoolEntry{std::move(made), 0}));
+        } catch (const std::bad_alloc&) {
+            return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        }
+        return ZE_RESULT_SUCCESS;
+    });
 }
 
 ze_result_t zehal_event_pool_destroy(zehal_event_pool_t pool) {
-    if (!pool) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    return HandleTable::get().remove_pool(zehal::capi::id_of(pool));
+    return zehal::ze_guarded([&]() -> ze_result_t {
+        if (!pool) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        return HandleTable::get().remove_pool(zehal::capi::id_of(pool));
+    });
 }
 
 ze_result_t zehal_event_create(zehal_event_pool_t pool, uint32_t index, zehal_event_t* event) {
-    auto p = zehal::capi::event_pool_from_handle(pool);
-    if (!p) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    if (!event) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    zehal::hal::EventRef e;
-    if (ze_result_t r = p->event(index, &e); r != ZE_RESULT_SUCCESS) return r;
-    uint64_t id = 0;
-    try {
-        if (ze_result_t r = HandleTable::get().add_event(zehal::capi::id_of(pool), std::move(e), &id);
-            r != ZE_RESULT_SUCCESS)
-            return r;
-    } catch (const std::bad_alloc&) {
-        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    }
-    *event = reinterpret_cast<zehal_event_t>(id);
-    return ZE_RESULT_SUCCESS;
+    return zehal::ze_guarded([&]() -> ze_result_t {
+        auto p = zehal::capi::event_pool_from_handle(pool);
+        if (!p) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        if (!event) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        zehal::hal::EventRef e;
+        if (ze_result_t r = p->event(index, &e); r != ZE_RESULT_SUCCESS) return r;
+        uint64_t id = 0;
+        try {
+            if (ze_result_t r = HandleTable::get().add_event(zehal::capi::id_of(pool), std::move(e), &id);
+                r != ZE_RESULT_SUCCESS)
+                return r;
+        } catch (const std::bad_alloc&) {
+            return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        }
+        *event = reinterpret_cast<zehal_event_t>(id);
+        return ZE_RESULT_SUCCESS;
+    });
 }
 
 ze_result_t zehal_event_destroy(zehal_event_t event) {
-    if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    return HandleTable::get().remove_event(zehal::capi::id_of(event));
+    return zehal::ze_guarded([&]() -> ze_result_t {
+        if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        return HandleTable::get().remove_event(zehal::capi::id_of(event));
+    });
 }
 
 ze_result_t zehal_event_query_status(zehal_event_t event) {
-    auto e = event_from_handle(event);
-    return e ? e->query() : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return zehal::ze_guarded([&]() -> ze_result_t {
+        auto e = event_from_handle(event);
+        return e ? e->query() : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    });
 }
 
 ze_result_t zehal_event_host_synchronize(zehal_event_t event, uint64_t timeout_ns) {
-    auto e = event_from_handle(event);
-    return e ? e->host_synchronize(timeout_ns) : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return zehal::ze_guarded([&]() -> ze_result_t {
+        auto e = event_from_handle(event);
+        return e ? e->host_synchronize(timeout_ns) : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    });
 }
 
 ze_result_t zehal_event_host_signal(zehal_event_t event) {
-    auto e = event_from_handle(event);
-    return e ? e->host_signal() : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return zehal::ze_guarded([&]() -> ze_result_t {
+        auto e = event_from_handle(event);
+        return e ? e->host_signal() : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    });
 }
 
 ze_result_t zehal_event_host_reset(zehal_event_t event) {
-    auto e = event_from_handle(event);
-    return e ? e->host_reset() : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return zehal::ze_guarded([&]() -> ze_result_t {
+        auto e = event_from_handle(event);
+        return e ? e->host_reset() : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    });
 }
 
 ze_result_t zehal_event_query_kernel_timestamps_ext(zehal_event_t event, uint32_t* count,
                                                     zehal_event_query_kernel_timestamps_results_t* results) {
-    auto e = event_from_handle(event);
-    if (!e) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    auto* ticks = results ? reinterpret_cast<zehal::hal::KernelTimestampResult*>(results->kernel_timestamps) : nullptr;
-    auto* synced =
-        results ? reinterpret_cast<zehal::hal::KernelTimestampResult*>(results->synchronized_timestamps) : nullptr;
-    if (*count != 0 && !ticks && !synced) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    // With only synchronized results asked, the synchronized query decides (its pool check).
-    if (synced && !ticks) return e->query_synchronized_timestamps(count, synced);
-    if (synced && *count != 0) {
-        // Both: check the synchronized side can answer before writing anything.
-        uint32_t probe = 0;
-        if (ze_result_t r = e->query_synchronized_timestamps(&probe, nullptr); r != ZE_RESULT_SUCCESS) return r;
-    }
-    const uint32_t asked = *count;
-    if (ze_result_t r = e->query_kernel_timestamps(count, ticks); r != ZE_RESULT_SUCCESS || !synced || asked == 0)
+    return zehal::ze_guarded([&]() -> ze_result_t {
+        auto e = event_from_handle(event);
+        if (!e) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        auto* ticks = results ? reinterpret_cast<zehal::hal::KernelTimestampResult*>(results->kernel_timestamps) : nullptr;
+        auto* synced =
+            results ? reinterpret_cast<zehal::hal::KernelTimestampResult*>(results->synchronized_timestamps) : nullptr;
+        if (*count != 0 && !ticks && !synced) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        // With only synchronized results asked, the synchronized query decides (its pool check).
+        if (synced && !ticks) return e->query_synchronized_timestamps(count, synced);
+        if (synced && *count != 0) {
+            // Both: check the synchronized side can answer before writing anything.
+            uint32_t probe = 0;
+            if (ze_result_t r = e->query_synchronized_timestamps(&probe, nullptr); r != ZE_RESULT_SUCCESS) return r;
+        }
+        const uint32_t asked = *count;
+        if (ze_result_t r = e->query_kernel_timestamps(count, ticks); r != ZE_RESULT_SUCCESS || !synced || asked == 0)
+            return r;
+        uint32_t n = *count;
+        ze_result_t r = e->query_synchronized_timestamps(&n, synced);
+        if (r == ZE_RESULT_SUCCESS && n < *count) *count = n;
         return r;
-    uint32_t n = *count;
-    ze_result_t r = e->query_synchronized_timestamps(&n, synced);
-    if (r == ZE_RESULT_SUCCESS && n < *count) *count = n;
-    return r;
+    });
 }
 
 }  // extern "C"

@@ -91,12 +91,16 @@ ze_result_t Tracer::create(const hal::DeviceRef& device, std::span<const MetricG
         for (const Metric& m : g->metrics()) metrics.push_back(state->metric(m));
 
     if (ze_result_t r = state->claim_tracer(); r != ZE_RESULT_SUCCESS) return r;
-    std::shared_ptr<Tracer> t(new (std::nothrow)
-                                  Tracer(device, state, std::move(indices), std::move(metrics), notify, notification, ring_bytes));
-    if (!t) {
+    // A constructed tracer owns the claim (its destructor gives it back, also when the
+    // shared_ptr below cannot be made); a constructor that throws has not taken it yet.
+    Tracer* made = nullptr;
+    try {
+        made = new Tracer(device, state, std::move(indices), std::move(metrics), notify, notification, ring_bytes);
+    } catch (...) {
         state->release_tracer();
-        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        throw;
     }
+    std::shared_ptr<Tracer> t(made);
     if (notify_every_n_bytes) *notify_every_n_bytes = notify;
     *out = std::move(t);
     return ZE_RESULT_SUCCESS;
