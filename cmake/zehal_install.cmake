@@ -17,11 +17,8 @@ install(TARGETS zehal EXPORT zehalTargets
   LIBRARY DESTINATION ${ZEHAL_LIBDIR}
   INCLUDES DESTINATION ${ZEHAL_INCLUDEDIR})
 
-# C API headers at the include root (aml.h, aml/...), C++ headers under zehal/.
-install(DIRECTORY cpp/aml/include/ DESTINATION ${ZEHAL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
-install(DIRECTORY cpp/ DESTINATION ${ZEHAL_INCLUDEDIR}/zehal
-  FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h"
-  PATTERN "python" EXCLUDE PATTERN "include" EXCLUDE)
+# One include root: the public headers of include/, and nothing else.
+install(DIRECTORY include/ DESTINATION ${ZEHAL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 
 install(EXPORT zehalTargets NAMESPACE zehal:: DESTINATION ${ZEHAL_CMAKEDIR})
 configure_package_config_file(cmake/zehalConfig.cmake.in

@@ -22,11 +22,11 @@ extern "C" {
 /* Initializes the library: probes the backends and creates the default areas and DMA
  * engine (they stay NULL when no device exists). argc and argv may be NULL; they are not
  * modified. Idempotent. Returns AML_SUCCESS. */
-int aml_init(int* argc, char** argv[]);
+ZEHAL_API int aml_init(int* argc, char** argv[]);
 
 /* Waits for the default DMA engine, then releases the default areas and engine; they are
  * created again on next use. Returns AML_SUCCESS. */
-int aml_finalize(void);
+ZEHAL_API int aml_finalize(void);
 
 /* --- Areas --------------------------------------------------------------------------- */
 
@@ -54,15 +54,15 @@ struct aml_area {
 /* Maps `size` bytes from `area`. size 0: NULL with aml_errno unchanged. NULL area: NULL,
  * aml_errno = AML_EINVAL. Failure: NULL, aml_errno = the translated code (out of memory:
  * AML_ENOMEM). `opts` may be NULL. */
-void* aml_area_mmap(const struct aml_area* area, size_t size, struct aml_area_mmap_options* opts);
+ZEHAL_API void* aml_area_mmap(const struct aml_area* area, size_t size, struct aml_area_mmap_options* opts);
 
 /* Unmaps `ptr` mapped by `area`. NULL ptr or size 0: AML_SUCCESS (nothing done). NULL
  * area, or a pointer this area did not map or already unmapped: -AML_EINVAL. */
-int aml_area_munmap(const struct aml_area* area, void* ptr, size_t size);
+ZEHAL_API int aml_area_munmap(const struct aml_area* area, void* ptr, size_t size);
 
 /* Describes `area` (kind, device, alignment) on `stream`, every line starting with
  * `prefix` (NULL: none). -AML_EINVAL for a NULL stream or area. */
-int aml_area_fprintf(FILE* stream, const char* prefix, const struct aml_area* area);
+ZEHAL_API int aml_area_fprintf(FILE* stream, const char* prefix, const struct aml_area* area);
 
 /* --- Layouts ------------------------------------------------------------------------- */
 
@@ -109,24 +109,24 @@ struct aml_layout {
 /* Address of the element at `coords` (one per dimension, user order). NULL layout or
  * coords: NULL, aml_errno = AML_EINVAL; a coordinate out of its dimension: NULL,
  * aml_errno = AML_EDOM. */
-void* aml_layout_deref(const struct aml_layout* layout, const size_t* coords);
+ZEHAL_API void* aml_layout_deref(const struct aml_layout* layout, const size_t* coords);
 /* The same as aml_layout_deref (which already checks bounds). */
-void* aml_layout_deref_safe(const struct aml_layout* layout, const size_t* coords);
+ZEHAL_API void* aml_layout_deref_safe(const struct aml_layout* layout, const size_t* coords);
 /* First byte of the layout's memory; NULL with aml_errno = AML_EINVAL for a NULL layout. */
-void* aml_layout_rawptr(const struct aml_layout* layout);
+ZEHAL_API void* aml_layout_rawptr(const struct aml_layout* layout);
 /* The layout's order (AML_LAYOUT_ORDER_*); -AML_EINVAL for a NULL layout. */
-int aml_layout_order(const struct aml_layout* layout);
+ZEHAL_API int aml_layout_order(const struct aml_layout* layout);
 /* Writes the dimensions (user order) into `dims` (aml_layout_ndims() entries);
  * -AML_EINVAL for a NULL layout or dims. */
-int aml_layout_dims(const struct aml_layout* layout, size_t* dims);
+ZEHAL_API int aml_layout_dims(const struct aml_layout* layout, size_t* dims);
 /* Number of dimensions; 0 with aml_errno = AML_EINVAL for a NULL layout. */
-size_t aml_layout_ndims(const struct aml_layout* layout);
+ZEHAL_API size_t aml_layout_ndims(const struct aml_layout* layout);
 /* Bytes of one element; 0 with aml_errno = AML_EINVAL for a NULL layout. */
-size_t aml_layout_element_size(const struct aml_layout* layout);
+ZEHAL_API size_t aml_layout_element_size(const struct aml_layout* layout);
 /* Describes the layout on `stream`; -AML_EINVAL for a NULL stream or layout. */
-int aml_layout_fprintf(FILE* stream, const char* prefix, const struct aml_layout* layout);
+ZEHAL_API int aml_layout_fprintf(FILE* stream, const char* prefix, const struct aml_layout* layout);
 /* Frees *layout (not the memory it describes) and sets it to NULL; NULL is ignored. */
-void aml_layout_destroy(struct aml_layout** layout);
+ZEHAL_API void aml_layout_destroy(struct aml_layout** layout);
 
 /* --- DMA ----------------------------------------------------------------------------- */
 
@@ -162,13 +162,13 @@ struct aml_dma {
 
 /* Copies `src` into `dst` with operator `op` (NULL: the engine's default) and waits.
  * -AML_EINVAL for a NULL dma, dst or src; else the operator's or the copy's result. */
-int aml_dma_copy_custom(struct aml_dma* dma, struct aml_layout* dst, struct aml_layout* src, aml_dma_operator op,
+ZEHAL_API int aml_dma_copy_custom(struct aml_dma* dma, struct aml_layout* dst, struct aml_layout* src, aml_dma_operator op,
                         void* op_arg);
 
 /* Submits the copy and returns at once; *req receives a request for aml_dma_wait or
  * aml_dma_cancel. req NULL: fire-and-forget (only a barrier waits for it; zehal frees
  * it). -AML_EINVAL for a NULL dma, dst or src; *req is untouched on failure. */
-int aml_dma_async_copy_custom(struct aml_dma* dma, struct aml_dma_request** req, struct aml_layout* dst,
+ZEHAL_API int aml_dma_async_copy_custom(struct aml_dma* dma, struct aml_dma_request** req, struct aml_layout* dst,
                               struct aml_layout* src, aml_dma_operator op, void* op_arg);
 
 /* Copies with the default operator. */
@@ -178,18 +178,18 @@ int aml_dma_async_copy_custom(struct aml_dma* dma, struct aml_dma_request** req,
 
 /* Waits until *req is done, frees it, sets *req = NULL and returns the copy's result.
  * -AML_EINVAL for a NULL dma, req or *req, or a request of another engine. */
-int aml_dma_wait(struct aml_dma* dma, struct aml_dma_request** req);
+ZEHAL_API int aml_dma_wait(struct aml_dma* dma, struct aml_dma_request** req);
 
 /* Cancels *req: removed from the queue when not yet started, else waited for; freed
  * either way and *req set to NULL. -AML_EINVAL as aml_dma_wait. */
-int aml_dma_cancel(struct aml_dma* dma, struct aml_dma_request** req);
+ZEHAL_API int aml_dma_cancel(struct aml_dma* dma, struct aml_dma_request** req);
 
 /* Returns once every copy submitted before it completed (fire-and-forget ones too);
  * held requests stay valid and aml_dma_wait on them returns at once. */
-int aml_dma_barrier(struct aml_dma* dma);
+ZEHAL_API int aml_dma_barrier(struct aml_dma* dma);
 
 /* Describes the engine on `stream`; -AML_EINVAL for a NULL stream or dma. */
-int aml_dma_fprintf(FILE* stream, const char* prefix, const struct aml_dma* dma);
+ZEHAL_API int aml_dma_fprintf(FILE* stream, const char* prefix, const struct aml_dma* dma);
 
 #ifdef __cplusplus
 }

@@ -13,5 +13,5 @@ run() {  # run <build dir> <sanitizers> [ctest args...]
 }
 
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run build/asan address,undefined
+  run build/asan address,undefined -LE build
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run build/tsan thread -L threaded

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what building and testing zehal needs on a fresh Debian machine:
-# GoogleTest from Debian, the Python build and test packages from PyPI.
+# GoogleTest and the Level Zero loader and headers (libze1, libze-dev) from Debian, the
+# Python build and test packages from PyPI.
 set -euo pipefail
 
-if [ ! -f /usr/include/gtest/gtest.h ]; then
+if [ ! -f /usr/include/gtest/gtest.h ] || [ ! -f /usr/include/level_zero/ze_api.h ]; then
   sudo_cmd=""
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq libgtest-dev cmake >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq libgtest-dev libze1 libze-dev cmake >/dev/null
 fi
 
 python3 -m pip install -q --disable-pip-version-check \

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "zehal/export.h"
 #include "zehal/ze_result.h"
 
 #ifdef __cplusplus
@@ -18,7 +19,7 @@ typedef struct zehal_device* zehal_device_t;
  * Returns ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_POINTER when device is NULL;
  * ZE_RESULT_ERROR_INVALID_ARGUMENT for an unknown backend or an index past its devices;
  * ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE for a backend not available here. */
-ze_result_t zehal_device_get(const char* backend, uint32_t index, zehal_device_t* device);
+ZEHAL_API ze_result_t zehal_device_get(const char* backend, uint32_t index, zehal_device_t* device);
 
 #ifdef __cplusplus
 }

@@ -67,7 +67,7 @@ typedef struct zehal_event_query_kernel_timestamps_results {
  * device      [in] the device
  * properties  [out] its capabilities
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE (device NULL); INVALID_NULL_POINTER. */
-ze_result_t zehal_device_get_timestamp_properties(zehal_device_t device,
+ZEHAL_API ze_result_t zehal_device_get_timestamp_properties(zehal_device_t device,
                                                   zehal_device_timestamp_properties_t* properties);
 
 /* Host and device clocks read together.
@@ -75,7 +75,7 @@ ze_result_t zehal_device_get_timestamp_properties(zehal_device_t device,
  * host_timestamp    [out] host ns of CLOCK_MONOTONIC_RAW
  * device_timestamp  [out] device ticks at that instant (timestamp_valid_bits valid)
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER; DEVICE_LOST. */
-ze_result_t zehal_device_get_global_timestamps(zehal_device_t device, uint64_t* host_timestamp,
+ZEHAL_API ze_result_t zehal_device_get_global_timestamps(zehal_device_t device, uint64_t* host_timestamp,
                                                uint64_t* device_timestamp);
 
 /* Creates a pool of events.
@@ -86,14 +86,14 @@ ze_result_t zehal_device_get_global_timestamps(zehal_device_t device, uint64_t* 
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER; INVALID_SIZE (count
  * 0); UNSUPPORTED_SIZE (count too large); INVALID_ENUMERATION (unknown flags);
  * UNSUPPORTED_FEATURE (a timestamp flag the device cannot honour); DEVICE_LOST. */
-ze_result_t zehal_event_pool_create(zehal_device_t device, uint32_t flags, uint32_t count,
+ZEHAL_API ze_result_t zehal_event_pool_create(zehal_device_t device, uint32_t flags, uint32_t count,
                                     zehal_event_pool_t* pool);
 
 /* Destroys a pool whose events were all destroyed.
  * pool  [in][release] the pool
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE (NULL or destroyed);
  * HANDLE_OBJECT_IN_USE (events of the pool are not destroyed yet). */
-ze_result_t zehal_event_pool_destroy(zehal_event_pool_t pool);
+ZEHAL_API ze_result_t zehal_event_pool_destroy(zehal_event_pool_t pool);
 
 /* Creates a handle on event `index` of `pool`.
  * pool   [in] the pool
@@ -101,33 +101,33 @@ ze_result_t zehal_event_pool_destroy(zehal_event_pool_t pool);
  * event  [out] the event
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER; INVALID_ARGUMENT
  * (index out of range); DEVICE_LOST. */
-ze_result_t zehal_event_create(zehal_event_pool_t pool, uint32_t index, zehal_event_t* event);
+ZEHAL_API ze_result_t zehal_event_create(zehal_event_pool_t pool, uint32_t index, zehal_event_t* event);
 
 /* Destroys an event handle (a command still to signal it keeps what it needs).
  * event  [in][release] the event
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE (NULL or destroyed). */
-ze_result_t zehal_event_destroy(zehal_event_t event);
+ZEHAL_API ze_result_t zehal_event_destroy(zehal_event_t event);
 
 /* ZE_RESULT_SUCCESS once signalled, ZE_RESULT_NOT_READY before; INVALID_NULL_HANDLE;
  * DEVICE_LOST.
  * event  [in] the event */
-ze_result_t zehal_event_query_status(zehal_event_t event);
+ZEHAL_API ze_result_t zehal_event_query_status(zehal_event_t event);
 
 /* Waits until the event is signalled or `timeout_ns` passed.
  * event       [in] the event
  * timeout_ns  [in] ns to wait; 0 queries; ZEHAL_TIMEOUT_INFINITE waits without limit
  * Returns ZE_RESULT_SUCCESS; NOT_READY (timed out); INVALID_NULL_HANDLE; DEVICE_LOST. */
-ze_result_t zehal_event_host_synchronize(zehal_event_t event, uint64_t timeout_ns);
+ZEHAL_API ze_result_t zehal_event_host_synchronize(zehal_event_t event, uint64_t timeout_ns);
 
 /* Signals the event from the host (a timestamp event records one packet at this instant).
  * event  [in] the event
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; DEVICE_LOST. */
-ze_result_t zehal_event_host_signal(zehal_event_t event);
+ZEHAL_API ze_result_t zehal_event_host_signal(zehal_event_t event);
 
 /* Returns the event to "not signalled" and clears its timestamps.
  * event  [in] the event
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; DEVICE_LOST. */
-ze_result_t zehal_event_host_reset(zehal_event_t event);
+ZEHAL_API ze_result_t zehal_event_host_reset(zehal_event_t event);
 
 /* Kernel timestamps of the command that signalled the event, one result per packet
  * (zeEventQueryKernelTimestampsExt).
@@ -140,7 +140,7 @@ ze_result_t zehal_event_host_reset(zehal_event_t event);
  * Returns ZE_RESULT_SUCCESS; NOT_READY (not signalled: nothing written); INVALID_NULL_HANDLE;
  * INVALID_NULL_POINTER; UNSUPPORTED_FEATURE (the pool lacks the timestamp flag needed);
  * DEVICE_LOST. */
-ze_result_t zehal_event_query_kernel_timestamps_ext(zehal_event_t event, uint32_t* count,
+ZEHAL_API ze_result_t zehal_event_query_kernel_timestamps_ext(zehal_event_t event, uint32_t* count,
                                                     zehal_event_query_kernel_timestamps_results_t* results);
 
 #ifdef __cplusplus

@@ -110,27 +110,27 @@ typedef struct zehal_metric_entry {
  *         count is set to the number written
  * groups  [out][optional when *count is 0] the groups
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER. */
-ze_result_t zehal_metric_group_get(zehal_device_t device, uint32_t* count, zehal_metric_group_t* groups);
+ZEHAL_API ze_result_t zehal_metric_group_get(zehal_device_t device, uint32_t* count, zehal_metric_group_t* groups);
 
 /* Properties of a group.
  * group       [in] the group
  * properties  [out] its properties
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER; INVALID_ARGUMENT
  * (not a group handle). */
-ze_result_t zehal_metric_group_get_properties(zehal_metric_group_t group, zehal_metric_group_properties_t* properties);
+ZEHAL_API ze_result_t zehal_metric_group_get_properties(zehal_metric_group_t group, zehal_metric_group_properties_t* properties);
 
 /* The metrics of a group (zetMetricGet).
  * group    [in] the group
  * count    [in,out] as for zehal_metric_group_get
  * metrics  [out][optional when *count is 0] the metrics
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER; INVALID_ARGUMENT. */
-ze_result_t zehal_metric_get(zehal_metric_group_t group, uint32_t* count, zehal_metric_t* metrics);
+ZEHAL_API ze_result_t zehal_metric_get(zehal_metric_group_t group, uint32_t* count, zehal_metric_t* metrics);
 
 /* Properties of a metric.
  * metric      [in] the metric
  * properties  [out] its properties
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER; INVALID_ARGUMENT. */
-ze_result_t zehal_metric_get_properties(zehal_metric_t metric, zehal_metric_properties_t* properties);
+ZEHAL_API ze_result_t zehal_metric_get_properties(zehal_metric_t metric, zehal_metric_properties_t* properties);
 
 /* Activates groups on a device, replacing the previous set (zetContextActivateMetricGroups).
  * device  [in] the device
@@ -138,7 +138,7 @@ ze_result_t zehal_metric_get_properties(zehal_metric_t metric, zehal_metric_prop
  * groups  [in][range(0, count)] groups of that device, at most one per domain
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER (groups NULL with
  * count > 0); INVALID_ARGUMENT (a group of another device, two of one domain). */
-ze_result_t zehal_device_activate_metric_groups(zehal_device_t device, uint32_t count, zehal_metric_group_t* groups);
+ZEHAL_API ze_result_t zehal_device_activate_metric_groups(zehal_device_t device, uint32_t count, zehal_metric_group_t* groups);
 
 /* The exported memory of a group whose type has ZEHAL_METRIC_GROUP_TYPE_EXPORT_DMA_BUF
  * (zet_export_dma_buf_exp_properties_t). The fd belongs to the group: do not close it; dup
@@ -148,14 +148,14 @@ ze_result_t zehal_device_activate_metric_groups(zehal_device_t device, uint32_t 
  * size   [out] bytes (> 0)
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER; INVALID_ARGUMENT
  * (group without the flag); DEVICE_LOST. */
-ze_result_t zehal_metric_group_get_export_dma_buf(zehal_metric_group_t group, int* fd, size_t* size);
+ZEHAL_API ze_result_t zehal_metric_group_get_export_dma_buf(zehal_metric_group_t group, int* fd, size_t* size);
 
 /* The same through a metric of type ZEHAL_METRIC_TYPE_EXP_EXPORT_DMA_BUF.
  * metric  [in] the metric
  * fd      [out] dma-buf file descriptor of its group
  * size    [out] bytes
  * Returns as above; INVALID_ARGUMENT for a metric of another type. */
-ze_result_t zehal_metric_get_export_dma_buf(zehal_metric_t metric, int* fd, size_t* size);
+ZEHAL_API ze_result_t zehal_metric_get_export_dma_buf(zehal_metric_t metric, int* fd, size_t* size);
 
 /* Creates a tracer, disabled (zetMetricTracerCreateExp). One tracer per device.
  * device                [in] the device
@@ -171,7 +171,7 @@ ze_result_t zehal_metric_get_export_dma_buf(zehal_metric_t metric, int* fd, size
  * (group_count 0); INVALID_ARGUMENT (a group not tracer-based, of another device or given
  * twice; a notification event not host-visible); NOT_READY (a group not activated);
  * HANDLE_OBJECT_IN_USE (the device has a tracer); UNSUPPORTED_FEATURE (no tracer here). */
-ze_result_t zehal_metric_tracer_create(zehal_device_t device, uint32_t group_count, zehal_metric_group_t* groups,
+ZEHAL_API ze_result_t zehal_metric_tracer_create(zehal_device_t device, uint32_t group_count, zehal_metric_group_t* groups,
                                        uint32_t* notify_every_n_bytes, zehal_event_t notification,
                                        zehal_metric_tracer_t* tracer);
 
@@ -179,20 +179,20 @@ ze_result_t zehal_metric_tracer_create(zehal_device_t device, uint32_t group_cou
  * tracer  [in][release] the tracer
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE (NULL or destroyed); HANDLE_OBJECT_IN_USE
  * (still enabled). */
-ze_result_t zehal_metric_tracer_destroy(zehal_metric_tracer_t tracer);
+ZEHAL_API ze_result_t zehal_metric_tracer_destroy(zehal_metric_tracer_t tracer);
 
 /* Starts collecting (zetMetricTracerEnableExp); adds an enable record to the data.
  * tracer       [in] the tracer
  * synchronous  [in] non-zero: returns once enabled; zero: returns at once
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; DEVICE_LOST. */
-ze_result_t zehal_metric_tracer_enable(zehal_metric_tracer_t tracer, uint8_t synchronous);
+ZEHAL_API ze_result_t zehal_metric_tracer_enable(zehal_metric_tracer_t tracer, uint8_t synchronous);
 
 /* Stops collecting (zetMetricTracerDisableExp); adds a disable record; the data gathered
  * stays readable.
  * tracer       [in] the tracer
  * synchronous  [in] non-zero: returns once disabled and drained into the tracer's buffer
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE. */
-ze_result_t zehal_metric_tracer_disable(zehal_metric_tracer_t tracer, uint8_t synchronous);
+ZEHAL_API ze_result_t zehal_metric_tracer_disable(zehal_metric_tracer_t tracer, uint8_t synchronous);
 
 /* Reads raw data, whole records only (zetMetricTracerReadDataExp).
  * tracer    [in] the tracer
@@ -202,25 +202,25 @@ ze_result_t zehal_metric_tracer_disable(zehal_metric_tracer_t tracer, uint8_t sy
  * Returns ZE_RESULT_SUCCESS; NOT_READY (never enabled, or disabled with nothing left;
  * raw_size 0); WARNING_DROPPED_DATA (records were lost since the last read; the data is
  * returned all the same); INVALID_NULL_HANDLE; INVALID_NULL_POINTER. */
-ze_result_t zehal_metric_tracer_read_data(zehal_metric_tracer_t tracer, size_t* raw_size, uint8_t* raw);
+ZEHAL_API ze_result_t zehal_metric_tracer_read_data(zehal_metric_tracer_t tracer, size_t* raw_size, uint8_t* raw);
 
 /* Records the tracer lost so far (in the device's buffer and its own).
  * tracer   [in] the tracer
  * dropped  [out] the count
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER. */
-ze_result_t zehal_metric_tracer_get_dropped(zehal_metric_tracer_t tracer, uint64_t* dropped);
+ZEHAL_API ze_result_t zehal_metric_tracer_get_dropped(zehal_metric_tracer_t tracer, uint64_t* dropped);
 
 /* Creates a decoder of a tracer's raw data; it stays usable after the tracer is destroyed
  * (zetMetricDecoderCreateExp).
  * tracer   [in] the tracer
  * decoder  [out] the decoder
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER. */
-ze_result_t zehal_metric_decoder_create(zehal_metric_tracer_t tracer, zehal_metric_decoder_t* decoder);
+ZEHAL_API ze_result_t zehal_metric_decoder_create(zehal_metric_tracer_t tracer, zehal_metric_decoder_t* decoder);
 
 /* Destroys a decoder (zetMetricDecoderDestroyExp).
  * decoder  [in][release] the decoder
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE (NULL or destroyed). */
-ze_result_t zehal_metric_decoder_destroy(zehal_metric_decoder_t decoder);
+ZEHAL_API ze_result_t zehal_metric_decoder_destroy(zehal_metric_decoder_t decoder);
 
 /* Metrics the raw data refers to (zetMetricDecoderGetDecodableMetricsExp).
  * decoder  [in] the decoder
@@ -228,7 +228,7 @@ ze_result_t zehal_metric_decoder_destroy(zehal_metric_decoder_t decoder);
  *          the total, extra slots untouched
  * metrics  [out][optional when *count is 0] the metrics
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER. */
-ze_result_t zehal_metric_decoder_get_decodable_metrics(zehal_metric_decoder_t decoder, uint32_t* count,
+ZEHAL_API ze_result_t zehal_metric_decoder_get_decodable_metrics(zehal_metric_decoder_t decoder, uint32_t* count,
                                                        zehal_metric_t* metrics);
 
 /* Decodes raw data into entries, in sets: one per sub-device, one on a device without
@@ -250,7 +250,7 @@ ze_result_t zehal_metric_decoder_get_decodable_metrics(zehal_metric_decoder_t de
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER; INVALID_SIZE
  * (raw_size 0); INVALID_ARGUMENT (a metric not decodable or given twice; truncated or
  * corrupt raw data, after decoding the whole records before it). */
-ze_result_t zehal_metric_tracer_decode(zehal_metric_decoder_t decoder, size_t* raw_size, const uint8_t* raw,
+ZEHAL_API ze_result_t zehal_metric_tracer_decode(zehal_metric_decoder_t decoder, size_t* raw_size, const uint8_t* raw,
                                        uint32_t metric_count, zehal_metric_t* metrics, uint32_t* set_count,
                                        uint32_t* entries_per_set, uint32_t* entry_count,
                                        zehal_metric_entry_t* entries);

@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"usage: python -m zehal {args[0]}", file=sys.stderr)
             return 2
         if args[0] == "--includes":
-            print(f"-I{zehal.get_include()} -I{zehal.get_include()}/zehal")
+            print(f"-I{zehal.get_include()}")
         elif args[0] == "--cmakedir":
             print(zehal.get_cmake_dir())
         elif args[0] == "--libdir":

@@ -25,13 +25,13 @@ extern "C" {
 struct aml_area_ze_data;
 
 /* Ops of device, shared and host areas. */
-extern struct aml_area_ops aml_area_ze_ops_device;
-extern struct aml_area_ops aml_area_ze_ops_shared;
-extern struct aml_area_ops aml_area_ze_ops_host;
+ZEHAL_API extern struct aml_area_ops aml_area_ze_ops_device;
+ZEHAL_API extern struct aml_area_ops aml_area_ze_ops_shared;
+ZEHAL_API extern struct aml_area_ops aml_area_ze_ops_host;
 
 /* Where the default areas live; created on first use (or by aml_init). */
-struct aml_area** aml_area_ze_device_location(void);
-struct aml_area** aml_area_ze_host_location(void);
+ZEHAL_API struct aml_area** aml_area_ze_device_location(void);
+ZEHAL_API struct aml_area** aml_area_ze_host_location(void);
 
 /* Default device area: first device of the default backend, alignment 64, cached bias;
  * NULL when no device exists. */
@@ -49,7 +49,7 @@ struct aml_area** aml_area_ze_host_location(void);
  * flags: AML_AREA_ZE_MMAP_DEVICE_FLAGS or AML_AREA_ZE_MMAP_SHARED_FLAGS.
  * Returns AML_SUCCESS; -AML_EINVAL for a NULL area or device, other flags, a bad alignment
  * or ordinal; -AML_ENOMEM when out of host memory; -AML_FAILURE for a lost device. */
-int aml_area_ze_device_create(struct aml_area** area, zehal_device_t device, uint32_t ordinal,
+ZEHAL_API int aml_area_ze_device_create(struct aml_area** area, zehal_device_t device, uint32_t ordinal,
                               uint32_t device_flags, size_t alignment, int flags);
 
 /* Creates an area mapping host memory of the default backend, usable by every device of it.
@@ -58,28 +58,28 @@ int aml_area_ze_device_create(struct aml_area** area, zehal_device_t device, uin
  * alignment: a non-zero power of two.
  * Returns AML_SUCCESS; -AML_EINVAL for a NULL area or a bad alignment; the translated
  * registry error when no backend has a device. */
-int aml_area_ze_host_create(struct aml_area** area, uint32_t host_flags, size_t alignment);
+ZEHAL_API int aml_area_ze_host_create(struct aml_area** area, uint32_t host_flags, size_t alignment);
 
 /* Unmaps what *area still maps, frees it and sets *area = NULL; NULL is ignored. */
-void aml_area_ze_destroy(struct aml_area** area);
+ZEHAL_API void aml_area_ze_destroy(struct aml_area** area);
 
 /* mmap of device areas: device memory of the area's device. NULL with aml_errno set on
  * failure (AML_EINVAL for NULL data or an area of another kind). */
-void* aml_area_ze_mmap_device(const struct aml_area_data* area_data, size_t size,
+ZEHAL_API void* aml_area_ze_mmap_device(const struct aml_area_data* area_data, size_t size,
                               struct aml_area_mmap_options* options);
 /* mmap of shared areas. */
-void* aml_area_ze_mmap_shared(const struct aml_area_data* area_data, size_t size,
+ZEHAL_API void* aml_area_ze_mmap_shared(const struct aml_area_data* area_data, size_t size,
                               struct aml_area_mmap_options* options);
 /* mmap of host areas. */
-void* aml_area_ze_mmap_host(const struct aml_area_data* area_data, size_t size,
+ZEHAL_API void* aml_area_ze_mmap_host(const struct aml_area_data* area_data, size_t size,
                             struct aml_area_mmap_options* options);
 
 /* munmap of every zehal area: AML_SUCCESS; -AML_EINVAL for a pointer the area did not map
  * or already unmapped; `size` is not checked. */
-int aml_area_ze_munmap(const struct aml_area_data* area_data, void* ptr, const size_t size);
+ZEHAL_API int aml_area_ze_munmap(const struct aml_area_data* area_data, void* ptr, const size_t size);
 
 /* fprintf of every zehal area: kind, backend, device, alignment, flags. */
-int aml_area_ze_fprintf(const struct aml_area_data* area_data, FILE* stream, const char* prefix);
+ZEHAL_API int aml_area_ze_fprintf(const struct aml_area_data* area_data, FILE* stream, const char* prefix);
 
 #ifdef __cplusplus
 }

@@ -38,10 +38,10 @@ struct aml_dma_ze_copy_args {
 };
 
 /* Ops of zehal engines. */
-extern struct aml_dma_ops aml_dma_ze_ops;
+ZEHAL_API extern struct aml_dma_ops aml_dma_ze_ops;
 
 /* Where the default engine lives; created on first use (or by aml_init). */
-struct aml_dma** aml_dma_ze_default_location(void);
+ZEHAL_API struct aml_dma** aml_dma_ze_default_location(void);
 /* Default engine: copy engine 0 (ordinal 1, index 0) of the first device of the default
  * backend (compute engine 0 on a device without copy engines); NULL when no device. */
 #define aml_dma_ze_default (*aml_dma_ze_default_location())
@@ -53,31 +53,31 @@ struct aml_dma** aml_dma_ze_default_location(void);
  * index: engine within the group (0 is the usual choice).
  * Returns AML_SUCCESS; -AML_EINVAL for a NULL dma or device, or an ordinal or index outside
  * the device's engines; -AML_FAILURE for a lost device. */
-int aml_dma_ze_create(struct aml_dma** dma, zehal_device_t device, uint32_t ordinal, uint32_t index);
+ZEHAL_API int aml_dma_ze_create(struct aml_dma** dma, zehal_device_t device, uint32_t ordinal, uint32_t index);
 
 /* Waits for everything submitted (a barrier), frees *dma (and the requests it still holds)
  * and sets *dma = NULL. -AML_EINVAL for a NULL dma; *dma NULL is ignored. Returns the
  * barrier's result. */
-int aml_dma_ze_destroy(struct aml_dma** dma);
+ZEHAL_API int aml_dma_ze_destroy(struct aml_dma** dma);
 
 /* Ops of the engine, also reachable through aml_dma_ze_ops. */
-int aml_dma_ze_request_create(struct aml_dma_data* data, struct aml_dma_request** req, struct aml_layout* dst,
+ZEHAL_API int aml_dma_ze_request_create(struct aml_dma_data* data, struct aml_dma_request** req, struct aml_layout* dst,
                               struct aml_layout* src, aml_dma_operator op, void* op_arg);
-int aml_dma_ze_request_wait(struct aml_dma_data* data, struct aml_dma_request** req);
-int aml_dma_ze_request_destroy(struct aml_dma_data* data, struct aml_dma_request** req);
-int aml_dma_ze_barrier(struct aml_dma_data* data);
-int aml_dma_ze_fprintf(const struct aml_dma_data* data, FILE* stream, const char* prefix);
+ZEHAL_API int aml_dma_ze_request_wait(struct aml_dma_data* data, struct aml_dma_request** req);
+ZEHAL_API int aml_dma_ze_request_destroy(struct aml_dma_data* data, struct aml_dma_request** req);
+ZEHAL_API int aml_dma_ze_barrier(struct aml_dma_data* data);
+ZEHAL_API int aml_dma_ze_fprintf(const struct aml_dma_data* data, FILE* stream, const char* prefix);
 
 /* Operator (the default): copies element_size x dims bytes between the raw pointers of two
  * dense one-dimensional layouts of unit stride. -AML_EINVAL for a NULL argument, a layout
  * that is not such, or a destination smaller than the source; -AML_EDOM for overlapping
  * ranges. `arg` is the engine's struct aml_dma_ze_copy_args. */
-int aml_dma_ze_copy_1D(struct aml_layout* dst, const struct aml_layout* src, void* arg);
+ZEHAL_API int aml_dma_ze_copy_1D(struct aml_layout* dst, const struct aml_layout* src, void* arg);
 
 /* Operator: copies between raw pointers cast to layouts; the byte count, cast to void*, is
  * the op_arg of the call (args->arg). -AML_EINVAL for NULL pointers or 0 bytes; -AML_EDOM
  * for overlapping ranges. */
-int aml_dma_ze_memcpy_op(struct aml_layout* dst, const struct aml_layout* src, void* arg);
+ZEHAL_API int aml_dma_ze_memcpy_op(struct aml_layout* dst, const struct aml_layout* src, void* arg);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 /* Ops of dense layouts (both orders). */
-extern struct aml_layout_ops aml_layout_dense_ops;
+ZEHAL_API extern struct aml_layout_ops aml_layout_dense_ops;
 
 /* Creates a dense layout over `ptr` (not owned).
  * layout: receives the layout (free with aml_layout_destroy).
@@ -28,7 +28,7 @@ extern struct aml_layout_ops aml_layout_dense_ops;
  * Returns AML_SUCCESS; -AML_EINVAL for a NULL layout, ptr or dims, a zero element size,
  * ndims or dim, a pitch smaller than its dim, an order other than the two, or a size that
  * overflows; -AML_ENOMEM when out of memory. */
-int aml_layout_dense_create(struct aml_layout** layout, void* ptr, const int order, const size_t element_size,
+ZEHAL_API int aml_layout_dense_create(struct aml_layout** layout, void* ptr, const int order, const size_t element_size,
                             const size_t ndims, const size_t* dims, const size_t* stride, const size_t* pitch);
 
 #ifdef __cplusplus

@@ -4,6 +4,7 @@
 #ifndef AML_UTILS_ERROR_H
 #define AML_UTILS_ERROR_H
 
+#include "zehal/export.h"
 #include "zehal/ze_result.h"
 
 #ifdef __cplusplus
@@ -21,18 +22,18 @@ extern "C" {
 #define AML_ERROR_MAX 8 /* one past the last code */
 
 /* Address of the calling thread's aml_errno. */
-int* aml_errno_location(void);
+ZEHAL_API int* aml_errno_location(void);
 
 /* The calling thread's last AML error (positive code); an lvalue, like errno. */
 #define aml_errno (*aml_errno_location())
 
 /* Message of a positive AML code ("Invalid argument"); "Unknown error" for any other value.
  * The string is static. */
-const char* aml_strerror(const int err);
+ZEHAL_API const char* aml_strerror(const int err);
 
 /* Prints "msg:<aml_strerror(aml_errno)>" and a newline to stderr (only the message when
  * msg is NULL). */
-void aml_perror(const char* msg);
+ZEHAL_API void aml_perror(const char* msg);
 
 /* The positive AML code for a Level Zero result:
  * SUCCESS -> AML_SUCCESS; out of host/device memory -> AML_ENOMEM; INVALID_* and
@@ -40,7 +41,7 @@ void aml_perror(const char* msg);
  * AML_ENOTSUP; NOT_READY, NOT_AVAILABLE, HANDLE_OBJECT_IN_USE -> AML_EBUSY;
  * INSUFFICIENT_PERMISSIONS -> AML_EPERM; anything else (device lost, uninitialized,
  * unknown, ...) -> AML_FAILURE. */
-int aml_errno_from_ze_result(ze_result_t err);
+ZEHAL_API int aml_errno_from_ze_result(ze_result_t err);
 
 #ifdef __cplusplus
 }

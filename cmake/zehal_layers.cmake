@@ -1,0 +1,28 @@
+# One static library per layer, each compiled with only the include roots of the layers
+# below it, so that an upward include (hal -> aml, a backend -> the registry, ...) does not
+# compile. The sources keep their include paths ("hal/device.hpp", "aml/area.hpp"): every
+# layer gets an include root of its own under ${ZEHAL_ROOTS}, holding symbolic links to
+# just that layer's headers or folder (file links for the hal core, whose folder also holds
+# the backends and the registry).
+set(ZEHAL_ROOTS ${CMAKE_CURRENT_BINARY_DIR}/zehal_include_roots)
+
+# zehal_layer_link(<target> <path in the include root> <file or folder it names>)
+function(zehal_layer_link target path source)
+  set(link ${ZEHAL_ROOTS}/${target}/${path})
+  get_filename_component(parent ${link} DIRECTORY)
+  file(MAKE_DIRECTORY ${parent})
+  if(NOT IS_SYMLINK ${link})
+    file(CREATE_LINK ${source} ${link} SYMBOLIC)
+  endif()
+endfunction()
+
+# zehal_add_layer(<target> SOURCES ... [DEPENDS <layer targets>...]): a static layer library
+# whose include root (given by zehal_layer_link) is public to the layers above it.
+function(zehal_add_layer target)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
+  add_library(${target} STATIC ${ARG_SOURCES})
+  file(MAKE_DIRECTORY ${ZEHAL_ROOTS}/${target})
+  target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${ZEHAL_ROOTS}/${target}>)
+  target_link_libraries(${target} PUBLIC ${ARG_DEPENDS})
+  zehal_target_options(${target})
+endfunction()

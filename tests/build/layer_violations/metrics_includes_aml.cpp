@@ -1,0 +1,2 @@
+// Must not compile: the layer of this target cannot see aml/dma.hpp.
+#include "aml/dma.hpp"
