@@ -1,5 +1,6 @@
 #include "aml/area.hpp"
 
+#include <new>
 #include <utility>
 
 #include "hal/registry.hpp"
@@ -61,12 +62,20 @@ ze_result_t Area::map(size_t size, void** out) {
     void* ptr = nullptr;
     if (ze_result_t r = device_->allocate(kind_, size, alignment_, flags_, ordinal_, &ptr); r != ZE_RESULT_SUCCESS)
         return r;
-    {
-        std::lock_guard lock(mutex_);
-        mappings_.emplace(ptr, size);
-    }
+    if (ze_result_t r = record(ptr, size); r != ZE_RESULT_SUCCESS) return r;
     *out = ptr;
     return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t Area::record(void* ptr, size_t size) {
+    try {
+        std::lock_guard lock(mutex_);
+        mappings_.emplace(ptr, size);
+        return ZE_RESULT_SUCCESS;
+    } catch (const std::bad_alloc&) {
+        device_->free(ptr);
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
 }
 
 ze_result_t Area::import_dma_buf(int fd, size_t size, void** out) {
@@ -75,10 +84,7 @@ ze_result_t Area::import_dma_buf(int fd, size_t size, void** out) {
     if (kind_ != hal::MemoryKind::device) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     void* ptr = nullptr;
     if (ze_result_t r = device_->import_dma_buf(fd, size, &ptr); r != ZE_RESULT_SUCCESS) return r;
-    {
-        std::lock_guard lock(mutex_);
-        mappings_.emplace(ptr, size);
-    }
+    if (ze_result_t r = record(ptr, size); r != ZE_RESULT_SUCCESS) return r;
     *out = ptr;
     return ZE_RESULT_SUCCESS;
 }

@@ -69,6 +69,9 @@ public:
 
 private:
     Area(hal::DeviceRef device, hal::MemoryKind kind, uint32_t ordinal, uint32_t flags, size_t alignment);
+    // Records a new mapping; when the table cannot grow, frees the memory and answers
+    // OUT_OF_HOST_MEMORY, so a failed map leaks nothing.
+    ze_result_t record(void* ptr, size_t size);
 
     const hal::DeviceRef device_;
     const hal::MemoryKind kind_;

@@ -1,6 +1,7 @@
 #include "hal/pointer_registry.hpp"
 
 #include <mutex>
+#include <new>
 
 namespace zehal::hal {
 
@@ -16,15 +17,19 @@ std::map<uintptr_t, Allocation>::const_iterator PointerRegistry::holding(uintptr
     return it;
 }
 
-bool PointerRegistry::insert(const Allocation& a) {
+ze_result_t PointerRegistry::insert(const Allocation& a) noexcept {
     const uintptr_t base = address(a.info.base);
-    if (a.info.size == 0 || base + a.info.size < base) return false;
+    if (a.info.size == 0 || base + a.info.size < base) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     std::unique_lock lock(mu_);
     auto next = by_base_.lower_bound(base);
-    if (next != by_base_.end() && next->first < base + a.info.size) return false;
-    if (holding(base) != by_base_.end()) return false;
-    by_base_.emplace_hint(next, base, a);
-    return true;
+    if (next != by_base_.end() && next->first < base + a.info.size) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (holding(base) != by_base_.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    try {
+        by_base_.emplace_hint(next, base, a);
+    } catch (const std::bad_alloc&) {
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    return ZE_RESULT_SUCCESS;
 }
 
 bool PointerRegistry::remove(const void* base, Allocation* out) {

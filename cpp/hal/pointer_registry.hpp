@@ -24,8 +24,9 @@ struct Allocation {
 // many submitting threads validate pointers at once.
 class PointerRegistry {
 public:
-    // Adds `a`; false (nothing added) when it overlaps an allocation already registered.
-    bool insert(const Allocation& a);
+    // Adds `a`. Nothing is added on INVALID_ARGUMENT (an empty allocation or one that
+    // overlaps an allocation already registered) or OUT_OF_HOST_MEMORY (the table cannot grow).
+    ze_result_t insert(const Allocation& a) noexcept;
     // Removes the allocation that starts at `base` into *out; false when none starts there
     // (a foreign pointer, an interior pointer, or one already removed).
     bool remove(const void* base, Allocation* out);

@@ -159,9 +159,9 @@ ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t align
         return r;
     }
     hal::PointerRegistry& registry = kind == hal::MemoryKind::host ? host_->registry : memory_;
-    if (!registry.insert(a)) {
+    if (ze_result_t r = registry.insert(a); r != ZE_RESULT_SUCCESS) {
         release_memory(api_, a);
-        return ZE_RESULT_ERROR_UNKNOWN;
+        return r;
     }
     *out = a.info.base;
     return ZE_RESULT_SUCCESS;
@@ -259,9 +259,9 @@ ze_result_t CudaDevice::import_dma_buf(int fd, size_t size, void** out) {
     a.info.imported = true;
     a.mapping = p;
     a.mapping_bytes = mapped;
-    if (!memory_.insert(a)) {
+    if (ze_result_t r = memory_.insert(a); r != ZE_RESULT_SUCCESS) {
         export_->release(p, mapped);
-        return ZE_RESULT_ERROR_UNKNOWN;
+        return r;
     }
     *out = p;
     return ZE_RESULT_SUCCESS;

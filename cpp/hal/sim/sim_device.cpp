@@ -129,9 +129,9 @@ ze_result_t SimDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignm
         return out_of_memory;
     }
     hal::PointerRegistry& registry = on_device ? memory_ : host_->registry;
-    if (!registry.insert(a)) {
+    if (ze_result_t r = registry.insert(a); r != ZE_RESULT_SUCCESS) {
         release(a);
-        return ZE_RESULT_ERROR_UNKNOWN;
+        return r;
     }
     *out = a.info.base;
     return ZE_RESULT_SUCCESS;
@@ -237,9 +237,9 @@ ze_result_t SimDevice::import_dma_buf(int fd, size_t size, void** out) {
             if (exports_[g].fd >= 0 && exports_[g].dev == st.st_dev && exports_[g].ino == st.st_ino) a.tag = g + 1;
     }
     if (!map_file(fd, size, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (!memory_.insert(a)) {
+    if (ze_result_t r = memory_.insert(a); r != ZE_RESULT_SUCCESS) {
         unmap_memory(a);
-        return ZE_RESULT_ERROR_UNKNOWN;
+        return r;
     }
     *out = a.info.base;
     return ZE_RESULT_SUCCESS;

@@ -21,8 +21,8 @@ const void* at(uintptr_t p) { return reinterpret_cast<const void*>(p); }
 
 TEST(PointerRegistry, FindsBaseAndInteriorPointers) {
     PointerRegistry r;
-    ASSERT_TRUE(r.insert(alloc(0x1000, 0x100)));
-    ASSERT_TRUE(r.insert(alloc(0x2000, 0x10, MemoryKind::host)));
+    ASSERT_EQ(r.insert(alloc(0x1000, 0x100)), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(r.insert(alloc(0x2000, 0x10, MemoryKind::host)), ZE_RESULT_SUCCESS);
     Allocation out;
     ASSERT_TRUE(r.find(at(0x1000), &out));
     EXPECT_EQ(out.info.base, at(0x1000));
@@ -38,7 +38,7 @@ TEST(PointerRegistry, FindsBaseAndInteriorPointers) {
 
 TEST(PointerRegistry, RangeChecks) {
     PointerRegistry r;
-    ASSERT_TRUE(r.insert(alloc(0x1000, 0x100)));
+    ASSERT_EQ(r.insert(alloc(0x1000, 0x100)), ZE_RESULT_SUCCESS);
     Allocation out;
     EXPECT_EQ(r.find_range(at(0x1000), 0x100, &out), ZE_RESULT_SUCCESS);
     EXPECT_EQ(r.find_range(at(0x1080), 0x80, &out), ZE_RESULT_SUCCESS);
@@ -50,20 +50,20 @@ TEST(PointerRegistry, RangeChecks) {
 
 TEST(PointerRegistry, RefusesOverlapsAndEmptyRanges) {
     PointerRegistry r;
-    ASSERT_TRUE(r.insert(alloc(0x1000, 0x100)));
-    EXPECT_FALSE(r.insert(alloc(0x1000, 0x10)));
-    EXPECT_FALSE(r.insert(alloc(0x10F0, 0x100)));
-    EXPECT_FALSE(r.insert(alloc(0xF00, 0x101)));
-    EXPECT_FALSE(r.insert(alloc(0x3000, 0)));
-    EXPECT_FALSE(r.insert(alloc(~uintptr_t{0} - 4, 0x10)));
-    EXPECT_TRUE(r.insert(alloc(0x1100, 0x10)));
-    EXPECT_TRUE(r.insert(alloc(0xF00, 0x100)));
+    ASSERT_EQ(r.insert(alloc(0x1000, 0x100)), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(r.insert(alloc(0x1000, 0x10)), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(r.insert(alloc(0x10F0, 0x100)), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(r.insert(alloc(0xF00, 0x101)), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(r.insert(alloc(0x3000, 0)), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(r.insert(alloc(~uintptr_t{0} - 4, 0x10)), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(r.insert(alloc(0x1100, 0x10)), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(r.insert(alloc(0xF00, 0x100)), ZE_RESULT_SUCCESS);
     EXPECT_EQ(r.count(), 3u);
 }
 
 TEST(PointerRegistry, RemoveOnlyByBaseAndOnlyOnce) {
     PointerRegistry r;
-    ASSERT_TRUE(r.insert(alloc(0x1000, 0x100)));
+    ASSERT_EQ(r.insert(alloc(0x1000, 0x100)), ZE_RESULT_SUCCESS);
     Allocation out;
     EXPECT_FALSE(r.remove(at(0x1010), &out));  // interior
     EXPECT_FALSE(r.remove(at(0x9000), &out));  // foreign
@@ -76,7 +76,7 @@ TEST(PointerRegistry, RemoveOnlyByBaseAndOnlyOnce) {
 
 TEST(PointerRegistry, TakeAllEmpties) {
     PointerRegistry r;
-    for (uintptr_t i = 1; i <= 10; ++i) ASSERT_TRUE(r.insert(alloc(i * 0x1000, 0x800)));
+    for (uintptr_t i = 1; i <= 10; ++i) ASSERT_EQ(r.insert(alloc(i * 0x1000, 0x800)), ZE_RESULT_SUCCESS);
     EXPECT_EQ(r.take_all().size(), 10u);
     EXPECT_EQ(r.count(), 0u);
     EXPECT_TRUE(r.take_all().empty());
@@ -85,14 +85,14 @@ TEST(PointerRegistry, TakeAllEmpties) {
 // Writers insert and remove their own ranges while readers look up fixed ones.
 TEST(PointerRegistry, ConcurrentInsertRemoveFind) {
     PointerRegistry r;
-    ASSERT_TRUE(r.insert(alloc(0x100, 0x100)));
+    ASSERT_EQ(r.insert(alloc(0x100, 0x100)), ZE_RESULT_SUCCESS);
     std::atomic<bool> stop{false};
     std::vector<std::thread> threads;
     for (uintptr_t t = 0; t < 4; ++t) {
         threads.emplace_back([&, t] {
             for (uintptr_t i = 0; i < 2000; ++i) {
                 const uintptr_t base = 0x100000 * (t + 1) + (i % 64) * 0x100;
-                ASSERT_TRUE(r.insert(alloc(base, 0x80)));
+                ASSERT_EQ(r.insert(alloc(base, 0x80)), ZE_RESULT_SUCCESS);
                 Allocation out;
                 ASSERT_TRUE(r.find(at(base + 0x7F), &out));
                 ASSERT_EQ(out.info.base, at(base));
