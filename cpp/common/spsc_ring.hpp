@@ -30,12 +30,14 @@ struct RingRegions {
     std::span<std::byte> first;
     std::span<std::byte> second;
     // Bytes in both spans.
-    size_t size() const noexcept { return first.size() + second.size(); }
+    [[nodiscard]] size_t size() const noexcept { return first.size() + second.size(); }
 };
 
 class SpscByteRing {
 public:
-    // Cache line size used to keep the two sides apart.
+    // Cache line size used to keep the two sides apart. A fixed 64, not
+    // std::hardware_destructive_interference_size: GCC's value follows -mtune, so two
+    // translation units could disagree on this class's layout (GCC warns as much).
     static constexpr size_t kCacheLine = 64;
 
     // A ring of `capacity` bytes rounded up to a power of two (at least kCacheLine).
@@ -48,13 +50,13 @@ public:
     SpscByteRing& operator=(const SpscByteRing&) = delete;
 
     // Bytes the ring holds when full.
-    size_t capacity() const noexcept { return capacity_; }
+    [[nodiscard]] size_t capacity() const noexcept { return capacity_; }
 
     // --- producer side (one thread) ---
 
     // Free space as up to two spans, at least `min_bytes` in total when possible (the
     // cached read index is refreshed only when it shows less). Fill a prefix, then commit.
-    RingRegions reserve(size_t min_bytes = 1) noexcept {
+    [[nodiscard]] RingRegions reserve(size_t min_bytes = 1) noexcept {
         // Relaxed: only this thread stores write_.
         const uint64_t w = write_.load(std::memory_order_relaxed);
         if (capacity_ - (w - read_cache_) < min_bytes) {
@@ -75,7 +77,7 @@ public:
     }
 
     // Copies all `bytes` of `src` in and commits, or nothing when they do not fit.
-    bool try_push(const void* src, size_t bytes) noexcept {
+    [[nodiscard]] bool try_push(const void* src, size_t bytes) noexcept {
         RingRegions r = reserve(bytes);
         if (r.size() < bytes) return false;
         copy_in(r, src, bytes);
@@ -87,7 +89,7 @@ public:
 
     // Readable bytes as up to two spans, at least `min_bytes` in total when available
     // (the cached write index is refreshed only when it shows less). Use, then release.
-    RingRegions peek(size_t min_bytes = 1) noexcept {
+    [[nodiscard]] RingRegions peek(size_t min_bytes = 1) noexcept {
         // Relaxed: only this thread stores read_.
         const uint64_t r = read_.load(std::memory_order_relaxed);
         if (write_cache_ - r < min_bytes) {
@@ -109,7 +111,7 @@ public:
 
     // Copies out the most readable bytes that fit in `max_bytes` and are a multiple of
     // `unit` (a record size, so records never split), releases them; returns the count.
-    size_t pop(void* dst, size_t max_bytes, size_t unit = 1) noexcept {
+    [[nodiscard]] size_t pop(void* dst, size_t max_bytes, size_t unit = 1) noexcept {
         RingRegions r = peek(max_bytes);
         size_t n = std::min(r.size(), max_bytes);
         n -= n % unit;
@@ -170,5 +172,8 @@ private:
     alignas(kCacheLine) std::atomic<uint64_t> read_{0};
     uint64_t write_cache_ = 0;
 };
+
+static_assert(alignof(SpscByteRing) == SpscByteRing::kCacheLine, "the ring starts on a cache line of its own");
+static_assert(sizeof(SpscByteRing) == 3 * SpscByteRing::kCacheLine, "shared, producer and consumer lines, nothing more");
 
 }  // namespace zehal
