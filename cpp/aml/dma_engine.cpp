@@ -13,12 +13,14 @@ Engine::Engine(hal::DeviceRef device, std::shared_ptr<hal::Queue> queue)
 ze_result_t Engine::new_request(const hal::EventRef& signal, std::shared_ptr<Request>* out) {
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (closed()) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    hal::EventRef event = signal;
-    const bool pooled = !signal;
-    if (pooled) {
-        if (ze_result_t r = events_.acquire(&event); r != ZE_RESULT_SUCCESS) return r;
+    hal::EventRef event;
+    if (ze_result_t r = events_.acquire(&event); r != ZE_RESULT_SUCCESS) return r;
+    try {
+        *out = std::make_shared<Request>(Request::Key{}, shared_from_this(), event, signal);
+    } catch (...) {
+        events_.release(std::move(event));
+        throw;
     }
-    *out = std::make_shared<Request>(Request::Key{}, shared_from_this(), std::move(event), pooled);
     return ZE_RESULT_SUCCESS;
 }
 
@@ -37,7 +39,7 @@ ze_result_t Engine::append_copy(void* dst, const void* src, size_t size, Request
     if (request->engine_.get() != this || request->submitted_.load(std::memory_order_relaxed) ||
         request->result_.load(std::memory_order_relaxed) != Request::kPending)
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (ze_result_t r = queue_->append_copy(dst, src, size, request->event_, {}); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = append_request_copy(dst, src, size, *request); r != ZE_RESULT_SUCCESS) return r;
     // release: a thread that sees submitted (flags(), wait()) may wait on the event; the
     // list itself is guarded by mutex_.
     request->submitted_.store(true, std::memory_order_release);
@@ -50,6 +52,19 @@ ze_result_t Engine::append_copy(void* dst, const void* src, size_t size, Request
     ++tracked_;
     poll_locked(&keep);
     return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t Engine::append_request_copy(void* dst, const void* src, size_t size, Request& request) {
+    if (!request.signal_) return queue_->append_copy(dst, src, size, request.event_, {});
+    // The copy signals the caller's event (so its kernel timestamps are the copy's); a
+    // barrier behind it on this in-order queue signals the engine's event, which alone says
+    // when the request is done.
+    if (ze_result_t r = queue_->append_copy(dst, src, size, request.signal_, {}); r != ZE_RESULT_SUCCESS) return r;
+    if (queue_->append_barrier(request.event_, {}) == ZE_RESULT_SUCCESS) return ZE_RESULT_SUCCESS;
+    // The copy is queued but its completion cannot be marked by the queue: wait for it
+    // here and mark it from the host, so the request never waits on a copy nobody observes.
+    if (ze_result_t r = queue_->host_synchronize(kWaitForever); r != ZE_RESULT_SUCCESS) return r;
+    return request.event_->host_signal();
 }
 
 void Engine::unlink(Request* r, std::shared_ptr<Request>* keep) {
@@ -93,12 +108,14 @@ void Engine::watch_loop() {
 }
 
 void Engine::stop_watcher() {
+    std::thread watcher;  // taken under the lock: one closer joins it, the others find none
     {
         std::lock_guard lock(mutex_);
         watcher_stop_ = true;
+        watcher = std::move(watcher_);
     }
     watch_cv_.notify_one();
-    if (watcher_.joinable()) watcher_.join();
+    if (watcher.joinable()) watcher.join();
 }
 
 void Engine::untrack(Request* request) {
@@ -169,9 +186,10 @@ ze_result_t Engine::barrier_impl(bool allow_closed) {
 ze_result_t Engine::close() {
     {
         std::lock_guard lock(mutex_);
-        if (closed_) return ZE_RESULT_SUCCESS;
         closed_ = true;
     }
+    // Every closer waits for everything submitted, so that none returns (and lets the
+    // caller drop the operands) while another closer still waits.
     const ze_result_t r = barrier_impl(true);
     stop_watcher();
     return r;

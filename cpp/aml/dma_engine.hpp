@@ -45,7 +45,8 @@ public:
     // Keeps `request`'s flags word current without calls (see the class comment). A request
     // already done, or not submitted, needs nothing.
     void watch(Request& request);
-    // Refuses later appends, waits for everything, marks every request done.
+    // Refuses later appends, waits for everything, marks every request done. Any number of
+    // threads may close at once; each returns once everything submitted completed.
     ze_result_t close();
     bool closed() const;
     // Number of tracked (not yet observed done) requests.
@@ -56,6 +57,9 @@ public:
     EventCache& events() noexcept { return events_; }
 
 private:
+    // Appends the copy of `request`: it signals the engine's event, or the caller's signal
+    // followed by a barrier that signals the engine's event (mutex_ held).
+    ze_result_t append_request_copy(void* dst, const void* src, size_t size, Request& request);
     // barrier(); `allow_closed` lets close() wait after refusing new copies.
     ze_result_t barrier_impl(bool allow_closed);
     // Unlinks `r` (mutex_ held); its keep-alive reference moves into *keep.

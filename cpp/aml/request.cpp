@@ -6,17 +6,16 @@
 
 namespace zehal::aml {
 
-Request::Request(Key, std::shared_ptr<detail::Engine> engine, hal::EventRef event, bool pooled_event)
-    : engine_(std::move(engine)), event_(std::move(event)), pooled_event_(pooled_event) {
+Request::Request(Key, std::shared_ptr<detail::Engine> engine, hal::EventRef event, hal::EventRef signal)
+    : engine_(std::move(engine)), event_(std::move(event)), signal_(std::move(signal)) {
     handle_.flags = AML_DMA_ZE_REQUEST_FLAGS_PENDING;
     handle_.owner = this;
 }
 
 Request::~Request() {
-    // A pooled event goes back to the cache unless a command may still signal it: a
-    // pending request is kept alive by its engine, so here it is done or never submitted.
-    if (pooled_event_ && (result_.load(std::memory_order_acquire) != kPending ||
-                          !submitted_.load(std::memory_order_acquire)))
+    // The event goes back to the cache unless a command may still signal it: a pending
+    // request is kept alive by its engine, so here it is done or never submitted.
+    if (result_.load(std::memory_order_acquire) != kPending || !submitted_.load(std::memory_order_acquire))
         engine_->events().release(event_);
 }
 

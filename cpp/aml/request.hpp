@@ -17,9 +17,11 @@ class Engine;
 }
 
 // A copy submitted to a Dma engine. Its flags go from AML_DMA_ZE_REQUEST_FLAGS_PENDING to
-// AML_DMA_ZE_REQUEST_FLAGS_DONE once the copy completed (or was cancelled); the flags word
-// of the C handle is the same storage. Every method is thread-safe; several threads may wait.
-// The event is the engine's (recycled when the request is destroyed) or the caller's signal.
+// AML_DMA_ZE_REQUEST_FLAGS_DONE once the copy completed on the engine (or was cancelled);
+// the flags word of the C handle is the same storage. Every method is thread-safe; several
+// threads may wait. Completion is read from an event of the engine's own (recycled when the
+// request is destroyed), never from the caller's signal event: someone else may signal or
+// reset that one, and a request must not count as done before its copy is.
 class Request : public std::enable_shared_from_this<Request> {
     struct Key {
         explicit Key() = default;
@@ -27,7 +29,9 @@ class Request : public std::enable_shared_from_this<Request> {
 
 public:
     // Made by the engine only (Key is private): see Dma::new_request() and Dma::copy().
-    Request(Key, std::shared_ptr<detail::Engine> engine, hal::EventRef event, bool pooled_event);
+    // `event`: the engine's event that marks completion; `signal`: the caller's event the copy
+    // signals as well (null for none).
+    Request(Key, std::shared_ptr<detail::Engine> engine, hal::EventRef event, hal::EventRef signal);
     ~Request();
     Request(const Request&) = delete;
     Request& operator=(const Request&) = delete;
@@ -48,8 +52,10 @@ public:
     bool cancelled() const noexcept { return cancelled_.load(std::memory_order_acquire); }
     // True once its copy was appended to the queue.
     bool submitted() const noexcept { return submitted_.load(std::memory_order_acquire); }
-    // The event the copy signals.
+    // The engine's event that marks the copy's completion.
     const hal::EventRef& event() const noexcept { return event_; }
+    // The caller's event the copy signals (null when none was given).
+    const hal::EventRef& signal() const noexcept { return signal_; }
 
     // The C handle of this request (what aml_dma_async_copy_custom hands out).
     aml_dma_ze_request* handle() noexcept { return &handle_; }
@@ -71,7 +77,7 @@ private:
     Handle handle_{};
     const std::shared_ptr<detail::Engine> engine_;
     const hal::EventRef event_;
-    const bool pooled_event_;
+    const hal::EventRef signal_;
     std::atomic<uint32_t> result_{kPending};
     std::atomic<bool> cancelled_{false};
     std::atomic<bool> submitted_{false};

@@ -22,6 +22,7 @@
 #include "bindings.hpp"
 #include "common/clock.hpp"
 #include "hal/registry.hpp"
+#include "python/gil.hpp"
 #include "python/int_arg.hpp"
 
 namespace zehal::py {
@@ -86,7 +87,13 @@ public:
     Buffer(std::shared_ptr<aml::Area> area, void* ptr, size_t nbytes)
         : area_(std::move(area)), ptr_(ptr), nbytes_(nbytes) {}
     ~Buffer() {
-        if (!closed_ && ptr_) area_->unmap(ptr_);
+        if (closed_ || !ptr_) return;
+        // Never unmapped under a copy (contract §11). Waited for without touching the GIL
+        // (a DLPack deleter may drop the last reference from any thread); the copies finish
+        // on the engines whatever the GIL does.
+        for (const auto& w : users_)
+            if (auto r = w.lock()) r->wait();
+        area_->unmap(ptr_);
     }
     Buffer(const Buffer&) = delete;
     Buffer& operator=(const Buffer&) = delete;
@@ -104,6 +111,10 @@ public:
                                     " export(s) (memoryview, NumPy array, DLPack capsule) still use the memory");
         wait_for_users();
         if (closed_) return;  // closed by another thread while this one waited
+        // Another thread may have taken an export while this one waited without the GIL.
+        if (exports_ > 0)
+            throw pyb::buffer_error("zehal.Buffer.close: " + std::to_string(exports_) +
+                                    " export(s) taken while close() waited for copies still use the memory");
         closed_ = true;
         check(area_->unmap(ptr_), "Buffer.close");
     }
@@ -135,8 +146,9 @@ private:
             if (auto r = w.lock(); r && !r->done()) pending.push_back(std::move(r));
         users_.clear();
         if (pending.empty()) return;
-        pyb::gil_scoped_release unlocked;
-        for (const auto& r : pending) r->wait();
+        without_gil([&] {
+            for (const auto& r : pending) r->wait();
+        });
     }
 
     const std::shared_ptr<aml::Area> area_;
@@ -432,10 +444,7 @@ public:
     }
     void cancel() {
         ze_result_t r;
-        {
-            pyb::gil_scoped_release unlocked;
-            r = request_->cancel();
-        }
+        r = without_gil([&] { return request_->cancel(); });
         release_if_done();
         check(r, "Request.cancel");
     }
@@ -475,10 +484,7 @@ private:
             const uint64_t left = deadline == kWaitForever ? kWaitForever : (deadline > now ? deadline - now : 0);
             const uint64_t slice = left < kSliceNs ? left : kSliceNs;
             ze_result_t r;
-            {
-                pyb::gil_scoped_release unlocked;
-                r = request_->wait(slice);
-            }
+            r = without_gil([&] { return request_->wait(slice); });
             if (r != ZE_RESULT_NOT_READY) return;
             if (slice == left) check(r, std::string(what) + ": timed out");
             if (PyErr_CheckSignals() != 0) throw pyb::error_already_set();
@@ -545,22 +551,22 @@ public:
     }
 
     void barrier() {
-        aml::Dma& dma = live("Dma.barrier");
+        // Our own reference: a close() from another thread may drop dma_ while we wait.
+        const std::shared_ptr<aml::Dma> dma = dma_;
+        if (!dma) live("Dma.barrier");
         ze_result_t r;
-        {
-            pyb::gil_scoped_release unlocked;
-            r = dma.barrier();
-        }
+        r = without_gil([&] { return dma->barrier(); });
         reap();
         check(r, "Dma.barrier");
     }
 
+    // Any number of threads may close at once, or close while another waits in barrier():
+    // each holds its own reference and returns once every copy completed, so the operands
+    // of fire-and-forget copies are dropped only then.
     void close() {
-        if (!dma_) return;
-        {
-            pyb::gil_scoped_release unlocked;
-            dma_->close();
-        }
+        const std::shared_ptr<aml::Dma> dma = dma_;
+        if (!dma) return;
+        without_gil([&] { dma->close(); });
         detached_.clear();
         dma_.reset();
     }

@@ -5,6 +5,7 @@
 
 #include "benchmarks.hpp"
 #include "bindings.hpp"
+#include "python/gil.hpp"
 #include "python/int_arg.hpp"
 
 namespace zehal::py {
@@ -43,10 +44,7 @@ void def_device_bench(pyb::module_& m, const char* name, Fn fn, const char* doc)
             const hal::DeviceRef d = device_or_default(device);
             const bench::Options o = options(quick, max_bytes);
             std::vector<bench::Row> r;
-            {
-                pyb::gil_scoped_release unlocked;
-                r = fn(d, o);
-            }
+            r = without_gil([&] { return fn(d, o); });
             return rows(r);
         },
         pyb::arg("device") = pyb::none(), pyb::kw_only(), pyb::arg("quick") = false,
@@ -73,10 +71,7 @@ void bind_bench(pyb::module_& m) {
         [](bool quick) {
             const bench::Options o = options(quick, pyb::none());
             std::vector<bench::Row> r;
-            {
-                pyb::gil_scoped_release unlocked;
-                r = bench::ring_throughput(o);
-            }
+            r = without_gil([&] { return bench::ring_throughput(o); });
             return rows(r);
         },
         pyb::kw_only(), pyb::arg("quick") = false,

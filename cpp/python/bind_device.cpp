@@ -8,6 +8,7 @@
 #include "bindings.hpp"
 #include "hal/registry.hpp"
 #include "hal/sim/sim_backend.hpp"
+#include "python/gil.hpp"
 #include "python/int_arg.hpp"
 
 namespace zehal::py {
@@ -152,10 +153,7 @@ void bind_device_class(pyb::module_& m) {
             [](Device& d) {
                 uint64_t host_ns = 0, ticks = 0;
                 ze_result_t r;
-                {
-                    pyb::gil_scoped_release unlocked;
-                    r = d.global_timestamps(&host_ns, &ticks);
-                }
+                r = without_gil([&] { return d.global_timestamps(&host_ns, &ticks); });
                 check(r, "Device.global_timestamps");
                 return pyb::make_tuple(host_ns, ticks);
             },

@@ -11,6 +11,7 @@
 
 #include "bindings.hpp"
 #include "common/clock.hpp"
+#include "python/gil.hpp"
 #include "python/int_arg.hpp"
 
 namespace zehal::py {
@@ -86,10 +87,7 @@ void synchronize(hal::Event& e, const std::optional<double>& seconds) {
         const uint64_t left = deadline == kWaitForever ? kWaitForever : (deadline > now ? deadline - now : 0);
         const uint64_t slice = left < kSliceNs ? left : kSliceNs;
         ze_result_t r;
-        {
-            pyb::gil_scoped_release unlocked;
-            r = e.host_synchronize(slice);
-        }
+        r = without_gil([&] { return e.host_synchronize(slice); });
         if (r != ZE_RESULT_NOT_READY || slice == left) {
             check(r, r == ZE_RESULT_NOT_READY ? "Event.synchronize: timed out" : "Event.synchronize");
             return;
@@ -114,19 +112,13 @@ using QueryFn = ze_result_t (hal::Event::*)(uint32_t*, hal::KernelTimestampResul
 pyb::array query_timestamps(hal::Event& e, QueryFn fn, const std::optional<uint32_t>& want, std::string_view what) {
     uint32_t packets = 0;
     ze_result_t r;
-    {
-        pyb::gil_scoped_release unlocked;
-        r = (e.*fn)(&packets, nullptr);
-    }
+    r = without_gil([&] { return (e.*fn)(&packets, nullptr); });
     check(r, what);
     // count 0, like None, asks for every packet (the native query's count 0 → all).
     uint32_t n = want && *want ? std::min(*want, packets) : packets;
     auto results = std::make_unique<hal::KernelTimestampResult[]>(n ? n : 1);
     if (n) {
-        {
-            pyb::gil_scoped_release unlocked;
-            r = (e.*fn)(&n, results.get());
-        }
+        r = without_gil([&] { return (e.*fn)(&n, results.get()); });
         check(r, what);
     }
     pyb::capsule owner(results.get(), [](void* p) { delete[] static_cast<hal::KernelTimestampResult*>(p); });

@@ -15,6 +15,7 @@
 #include "metrics/metric_export.hpp"
 #include "metrics/metric_group.hpp"
 #include "metrics/tracer.hpp"
+#include "python/gil.hpp"
 #include "python/int_arg.hpp"
 
 namespace zehal::py {
@@ -145,10 +146,7 @@ public:
             // Nothing asked for: only the state, as a size query tells it.
             r = t.read(&size, nullptr);
             size = 0;
-        } else {
-            pyb::gil_scoped_release unlocked;
-            r = t.read(&size, PyBytes_AS_STRING(raw));
-        }
+        } else r = without_gil([&] { return t.read(&size, PyBytes_AS_STRING(raw)); });
         if (r != ZE_RESULT_WARNING_DROPPED_DATA) check(r, "MetricTracer.read");
         if (size != want) {
             PyObject* resized = holder.release().ptr();
@@ -187,16 +185,12 @@ public:
         if (!tracer_) return;
         std::shared_ptr<metrics::Tracer> keep = tracer_;
         ze_result_t r;
-        {
-            pyb::gil_scoped_release unlocked;
-            r = keep->destroy();
-        }
+        r = without_gil([&] { return keep->destroy(); });
         // Another thread closed (or is closing) it while the GIL was released: closed all the same.
         if (r == ZE_RESULT_ERROR_INVALID_NULL_HANDLE) r = ZE_RESULT_SUCCESS;
         check(r, "MetricTracer.close");
         if (tracer_ == keep) tracer_.reset();
-        pyb::gil_scoped_release unlocked;
-        keep.reset();  // frees the ring without the GIL (when this was the last reference)
+        without_gil([&] { keep.reset(); });  // frees the ring without the GIL (when the last reference)
     }
 
     // Leaving a `with` block: disable (waiting) if enabled, then close.
@@ -219,10 +213,7 @@ private:
     void run(ze_result_t (metrics::Tracer::*f)(bool), bool synchronous, std::string_view what) {
         const std::shared_ptr<metrics::Tracer> keep = live_ref(what);
         ze_result_t r;
-        {
-            pyb::gil_scoped_release unlocked;
-            r = (keep.get()->*f)(synchronous);
-        }
+        r = without_gil([&] { return (keep.get()->*f)(synchronous); });
         check(r, what);
     }
 
@@ -268,10 +259,7 @@ public:
         size_t raw_size = size;
         uint32_t sets = 0, count = 0;
         ze_result_t r;
-        {
-            pyb::gil_scoped_release unlocked;
-            r = d.decode(&raw_size, view.ptr, subset, &sets, nullptr, &count, nullptr);
-        }
+        r = without_gil([&] { return d.decode(&raw_size, view.ptr, subset, &sets, nullptr, &count, nullptr); });
         // Corrupt or truncated data still counts the whole records before the fault: they
         // are decoded and ride on the InvalidArgumentError raised below.
         const bool corrupt = r == ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -282,8 +270,7 @@ public:
         if (count) {
             auto* out = static_cast<metrics::MetricEntry*>(entries.mutable_data());
             raw_size = size;
-            pyb::gil_scoped_release unlocked;
-            r = d.decode(&raw_size, view.ptr, subset, &sets, per_set.data(), &count, out);
+            r = without_gil([&] { return d.decode(&raw_size, view.ptr, subset, &sets, per_set.data(), &count, out); });
         }
         pyb::list counts;
         for (uint32_t c : per_set) counts.append(c);

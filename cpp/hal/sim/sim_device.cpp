@@ -66,7 +66,7 @@ SimDevice::SimDevice(const SimConfig& config, std::shared_ptr<SimHostMemory> hos
     });
     trace_ = SimTrace::create(config_, clock_);
     trace_source_ = std::make_unique<SimTraceSource>(*trace_);
-    const EngineContext ctx{&config_, &clock_, domain_.get(), trace_.get(), trace_source_.get()};
+    const EngineContext ctx{&config_, &clock_, domain_.get(), trace_.get(), trace_source_.get(), &gate_};
     for (uint32_t i = 0; i < config.compute_engines; ++i)
         engines_[hal::kComputeOrdinal].push_back(std::make_unique<Engine>(ctx, hal::kComputeOrdinal, i));
     for (uint32_t i = 0; i < config.copy_engines; ++i)
@@ -141,7 +141,9 @@ ze_result_t SimDevice::free(void* ptr) {
     if (!ptr) return lost() ? ZE_RESULT_ERROR_DEVICE_LOST : ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     hal::Allocation a;
     const bool found = memory_.remove(ptr, &a) || host_->registry.remove(ptr, &a);
-    // Memory is given back even once the device is lost, so nothing leaks.
+    // Memory is given back even once the device is lost, so nothing leaks; but only once no
+    // engine still runs a command, which may touch it (contract §11).
+    if (found && lost()) gate_.wait_idle();
     if (found) release(a);
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     return found ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;

@@ -84,6 +84,7 @@ private:
     const SimClock clock_;
     const std::shared_ptr<SimHostMemory> host_;
     std::shared_ptr<hal::EventDomain> domain_;
+    CommandGate gate_;  // commands running on the engines (before the engines: they use it)
     std::unique_ptr<SimTrace> trace_;
     std::unique_ptr<SimTraceSource> trace_source_;  // trace_ as handed out
 

@@ -166,10 +166,17 @@ void Engine::run() {
 
 void Engine::scan(std::vector<std::shared_ptr<QueueState>>& queues, bool* ran, bool* blocked) {
     for (const auto& q : queues) {
+        // Acquire: pairs with the submitters' release of the count.
+        if (q->pending.load(std::memory_order_acquire) == 0) continue;
+        if (!ctx_.gate->enter(*ctx_.domain)) {
+            drop_pending(*q, false);  // lost: nothing queued runs any more
+            continue;
+        }
         if (Command* c = take_ready(*q, blocked)) {
             execute(*q, c);
             *ran = true;
         }
+        ctx_.gate->leave();
     }
 }
 

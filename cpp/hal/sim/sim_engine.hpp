@@ -13,6 +13,7 @@
 #include "common/wait_word.hpp"
 #include "hal/event.hpp"
 #include "hal/host_event.hpp"
+#include "hal/sim/sim_command_gate.hpp"
 #include "hal/sim/sim_clock.hpp"
 #include "hal/sim/sim_config.hpp"
 #include "hal/sim/sim_trace.hpp"
@@ -86,6 +87,7 @@ struct EngineContext {
     hal::EventDomain* domain;
     SimTrace* trace;
     const SimTraceSource* tracing;  // whether a tracer runs
+    CommandGate* gate;              // counts the commands running (see SimDevice::free)
 };
 
 // One engine: a thread (started with its first queue) running the queues bound to it

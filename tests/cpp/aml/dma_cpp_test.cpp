@@ -10,6 +10,7 @@
 #include "aml/dma.hpp"
 #include "aml/layout.hpp"
 #include "aml_test_util.hpp"
+#include "hal/sim/sim_backend.hpp"
 
 namespace {
 
@@ -112,7 +113,8 @@ TEST(DmaCpp, ACopySignalsTheCallersEvent) {
     unsigned char* dst = f.map(*f.device, 1024);
     std::shared_ptr<Request> r;
     ASSERT_EQ(f.dma->copy(dst, src, 1024, &r, e0), ZE_RESULT_SUCCESS);
-    EXPECT_EQ(r->event(), e0);
+    EXPECT_EQ(r->signal(), e0);
+    EXPECT_NE(r->event(), e0);  // completion is read from the engine's own event
     EXPECT_EQ(e0->host_synchronize(zehal::kWaitForever), ZE_RESULT_SUCCESS);
     EXPECT_EQ(r->wait(), ZE_RESULT_SUCCESS);
     r.reset();  // the caller's event is not recycled by the engine
@@ -120,6 +122,37 @@ TEST(DmaCpp, ACopySignalsTheCallersEvent) {
     // Fire-and-forget with a signal.
     ASSERT_EQ(f.dma->copy(src, dst, 1024, nullptr, e1), ZE_RESULT_SUCCESS);
     EXPECT_EQ(e1->host_synchronize(zehal::kWaitForever), ZE_RESULT_SUCCESS);
+}
+
+// Contract §11: a request is done when its copy finished on the engine, never because its
+// signal event was signalled (or reset) by someone else.
+TEST(DmaCpp, ARequestIsDoneWhenItsCopyIsNotWhenItsSignalIs) {
+    hal::DeviceRef dev;
+    zehal::sim::SimConfig config;
+    config.bandwidth_bytes_per_s = 64ull << 20;  // 4 MiB take ~60 ms
+    ASSERT_EQ(zehal::sim::create_device(config, &dev), ZE_RESULT_SUCCESS);
+    Fixture f(dev);
+    std::shared_ptr<hal::EventPool> pool;
+    ASSERT_EQ(f.dev->create_event_pool(1, hal::kPoolHostVisible, &pool), ZE_RESULT_SUCCESS);
+    hal::EventRef signal;
+    ASSERT_EQ(pool->event(0, &signal), ZE_RESULT_SUCCESS);
+    constexpr size_t kBytes = 4u << 20;
+    unsigned char* src = f.map(*f.host, kBytes);
+    unsigned char* dst = f.map(*f.host, kBytes);
+    std::memset(src, 0x5A, kBytes);
+    std::shared_ptr<Request> first, r;
+    ASSERT_EQ(f.dma->copy(dst, src, kBytes, &first), ZE_RESULT_SUCCESS);  // keeps the engine busy
+    ASSERT_EQ(f.dma->copy(dst, src, kBytes, &r, signal), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(signal->host_signal(), ZE_RESULT_SUCCESS);  // someone else signals it early
+    EXPECT_EQ(r->wait(), ZE_RESULT_SUCCESS);                // returns only once the copy ran
+    EXPECT_TRUE(first->done());
+    EXPECT_EQ(dst[kBytes - 1], 0x5A);
+    // Reset by someone else after the copy: a later request still completes.
+    ASSERT_EQ(signal->host_reset(), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(f.dma->copy(dst, src, 64, &r, signal), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(signal->host_synchronize(zehal::kWaitForever), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(signal->host_reset(), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(r->wait(), ZE_RESULT_SUCCESS);
 }
 
 TEST(DmaCpp, LayoutCopiesFollowCopy1D) {

@@ -1,0 +1,45 @@
+// Counts the commands a sim device's engines are executing, so that memory is never given
+// back under a running command once the device is lost: losing the device releases every
+// waiter at once, and a caller may then free the memory a copy is still writing.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+
+#include "hal/host_event.hpp"
+
+namespace zehal::sim {
+
+class CommandGate {
+public:
+    // Called by an engine before it looks for a command to run; false (and nothing to
+    // leave) once the device is lost: no command starts after that.
+    bool enter(const hal::EventDomain& domain) noexcept {
+        running_.fetch_add(1, std::memory_order_relaxed);
+        // seq_cst fence: pairs with the one in wait_idle. Either this engine sees the device
+        // lost, or the waiter sees it running (the store of lost_ by EventDomain::lose is
+        // seq_cst and precedes the waiter's fence).
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (!domain.lost()) return true;
+        leave();
+        return false;
+    }
+    // Called by an engine when the command it ran (or looked for) is over.
+    void leave() noexcept {
+        // Release: the command's last writes to memory happen before a waiter's unmap.
+        running_.fetch_sub(1, std::memory_order_release);
+    }
+    // Once the device is lost: returns when no engine runs a command (none starts after).
+    void wait_idle() const noexcept {
+        // seq_cst fence: see enter().
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        // Acquire: pairs with leave(), so the command's writes end before the caller unmaps.
+        while (running_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+    }
+
+private:
+    std::atomic<uint32_t> running_{0};
+};
+
+}  // namespace zehal::sim

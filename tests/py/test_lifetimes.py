@@ -1,0 +1,163 @@
+"""Lifetimes (contract §11): each scenario that used to crash or hang runs in a child
+interpreter, bounded by a timeout, and must exit cleanly (no signal) with the right bytes."""
+
+import textwrap
+
+import pytest
+
+from conftest import run_python
+
+SIM = {"ZEHAL_BACKEND": "sim"}
+
+
+def clean_exit(code: str, timeout: float = 120, env: dict[str, str] | None = None) -> str:
+    out = run_python(textwrap.dedent(code), env={**SIM, **(env or {})}, timeout=timeout)
+    assert out.returncode == 0, f"exit {out.returncode}\nstdout:\n{out.stdout}\nstderr:\n{out.stderr}"
+    return out.stdout
+
+
+def test_a_signalled_event_does_not_make_a_request_done():
+    out = clean_exit(
+        """
+        import numpy as np, zehal
+        dev = zehal.sim_device(bandwidth_bytes_per_s=64 << 20)
+        h = zehal.Area.host()
+        a, b, src, dst = (h.mmap(8 << 20) for _ in range(4))
+        np.frombuffer(src, dtype=np.uint8)[:] = 0x5A
+        dma = zehal.Dma(dev)
+        e = zehal.EventPool(dev).event(0)
+        dma.copy(b, a)
+        r = dma.copy(dst, src, signal=e)
+        e.signal()                     # someone else signals the request's event early
+        assert not r.done
+        dst.close(); src.close()       # waits for the copy: it still reads src, writes dst
+        assert r.done
+        print("ok")
+        """
+    )
+    assert out.strip() == "ok"
+
+
+def test_a_reset_event_does_not_hang_close():
+    out = clean_exit(
+        """
+        import zehal
+        dev = zehal.sim_device()
+        h = zehal.Area.host()
+        src, dst = h.mmap(1 << 20), h.mmap(1 << 20)
+        dma = zehal.Dma(dev)
+        e = zehal.EventPool(dev).event(0)
+        r = dma.copy(dst, src, signal=e)
+        e.synchronize(); e.reset()
+        dst.close(); src.close()
+        r.wait()
+        print("ok")
+        """,
+        timeout=60,
+    )
+    assert out.strip() == "ok"
+
+
+def test_an_export_taken_while_close_waits_keeps_the_memory():
+    out = clean_exit(
+        """
+        import threading, numpy as np, zehal
+        dev = zehal.sim_device(bandwidth_bytes_per_s=32 << 20)
+        h = zehal.Area.host()
+        src, dst = h.mmap(8 << 20), h.mmap(8 << 20)
+        np.frombuffer(src, dtype=np.uint8)[:] = 7
+        dma = zehal.Dma(dev)
+        r = dma.copy(dst, src)
+        errors = []
+        def close():
+            try:
+                dst.close()
+            except BufferError as e:
+                errors.append(e)
+        t = threading.Thread(target=close)
+        t.start()
+        view = np.frombuffer(dst, dtype=np.uint8)   # taken while close() waits for the copy
+        t.join()
+        r.wait()
+        assert errors and not dst.closed, "close() must refuse: an export was taken while it waited"
+        assert int(view[-1]) == 7 and int(view.sum()) == 7 * (8 << 20)
+        del view
+        dst.close()
+        print("ok")
+        """
+    )
+    assert out.strip() == "ok"
+
+
+def test_concurrent_dma_close_and_barrier():
+    out = clean_exit(
+        """
+        import threading, zehal
+        h = zehal.Area.host()
+        a, b = h.mmap(1 << 16), h.mmap(1 << 16)
+        dev = zehal.sim_device()
+        for i in range(300):
+            dma = zehal.Dma(dev)
+            for _ in range(4):
+                dma.copy(b, a, request=False)
+            ts = [threading.Thread(target=dma.close), threading.Thread(target=dma.close),
+                  threading.Thread(target=lambda: (dma.barrier() if not dma.closed else None))]
+            for t in ts: t.start()
+            for t in ts: t.join()
+            assert dma.closed
+        print("ok")
+        """,
+        timeout=180,
+    )
+    assert out.strip() == "ok"
+
+
+def test_lose_during_a_large_copy_then_close():
+    out = clean_exit(
+        """
+        import zehal
+        dev = zehal.sim_device(memory_bytes=2 << 30)
+        h = zehal.Area.host()
+        src, dst = h.mmap(256 << 20), h.mmap(256 << 20)
+        dma = zehal.Dma(dev)
+        reqs = [dma.copy(dst, src) for _ in range(4)]
+        dev.lose()
+        for r in reqs:
+            try:
+                r.wait()
+            except zehal.DeviceLostError:
+                pass
+        dst.close(); src.close()   # never under the engine's memcpy
+        print("ok")
+        """,
+        timeout=180,
+    )
+    assert out.strip() == "ok"
+
+
+@pytest.mark.parametrize(
+    "blocking",
+    [
+        "dma.copy(b, a).wait()",
+        "dma.barrier()",
+        "ev.synchronize(0.01) if False else ev.query()",
+        "(ev.signal(), ev.synchronize(), ev.reset())",
+    ],
+)
+def test_exit_with_a_daemon_thread_inside_zehal(blocking):
+    out = clean_exit(
+        f"""
+        import threading, time, zehal
+        dma = zehal.Dma(); h = zehal.Area.host(); a, b = h.mmap(4096), h.mmap(4096)
+        ev = zehal.EventPool(zehal.default_device()).event(0)
+        def loop():
+            while True:
+                {blocking}
+        for _ in range(2):
+            threading.Thread(target=loop, daemon=True).start()
+        time.sleep(0.3)
+        print("ok")
+        """,
+        timeout=60,
+    )
+    assert out.strip() == "ok"
