@@ -254,12 +254,21 @@ public:
         }
         if (!contiguous) throw pyb::value_error("MetricDecoder.decode: raw must be C-contiguous bytes");
         const size_t size = static_cast<size_t>(view.size * view.itemsize);
+        // The decoder reads its input twice without the GIL (counting, then placing): memory
+        // another thread may rewrite meanwhile (a NumPy array, a bytearray) is copied once
+        // first, so both passes see the same records. bytes objects cannot change.
+        std::vector<std::byte> copied;
+        const void* data = view.ptr;
+        if (!PyBytes_CheckExact(raw.ptr()) && size) {
+            copied.assign(static_cast<const std::byte*>(view.ptr), static_cast<const std::byte*>(view.ptr) + size);
+            data = copied.data();
+        }
 
         // Counting, then decoding into an array made for exactly those entries.
         size_t raw_size = size;
         uint32_t sets = 0, count = 0;
         ze_result_t r;
-        r = without_gil([&] { return d.decode(&raw_size, view.ptr, subset, &sets, nullptr, &count, nullptr); });
+        r = without_gil([&] { return d.decode(&raw_size, data, subset, &sets, nullptr, &count, nullptr); });
         // Corrupt or truncated data still counts the whole records before the fault: they
         // are decoded and ride on the InvalidArgumentError raised below.
         const bool corrupt = r == ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -267,10 +276,15 @@ public:
         pyb::array entries(entry_dtype(), std::vector<pyb::ssize_t>{static_cast<pyb::ssize_t>(count)});
         std::vector<uint32_t> per_set(sets, 0);
         raw_size = corrupt ? 0 : size;
-        if (count) {
-            auto* out = static_cast<metrics::MetricEntry*>(entries.mutable_data());
+        if (count || (!corrupt && size)) {
+            // A chunk without entries is decoded too, into one scratch slot that stays unused:
+            // its clock-sync records carry over to the next decode.
+            metrics::MetricEntry scratch{};
+            auto* out = count ? static_cast<metrics::MetricEntry*>(entries.mutable_data()) : &scratch;
+            uint32_t slots = count ? count : 1;
             raw_size = size;
-            r = without_gil([&] { return d.decode(&raw_size, view.ptr, subset, &sets, per_set.data(), &count, out); });
+            r = without_gil([&] { return d.decode(&raw_size, data, subset, &sets, per_set.data(), &slots, out); });
+            count = slots;
         }
         pyb::list counts;
         for (uint32_t c : per_set) counts.append(c);

@@ -245,3 +245,50 @@ def test_corrupt_data_raises_with_the_whole_records_before_it(sim):
         assert np.array_equal(err.entries, whole)
         assert err.counts_per_set == counts
         assert err.consumed % _zehal.RECORD_SIZE == 0 and err.consumed <= len(bad)
+
+
+def test_a_chunk_of_clock_records_only_carries_its_reference(sim_backend):
+    """Decoding in chunks: a chunk holding only a clock-sync record sets the reference that
+    the next chunk's samples are timed by (contract §5.4)."""
+    d = zehal.sim_device(timer_hz=1_000_000_000, timestamp_valid_bits=64, async_records_per_s=0)
+    t = tracer_of(d, "EngineEvents")
+    dec = zehal.MetricDecoder(t)
+    sync = record_bytes((_zehal.RECORD_CLOCK_SYNC, 0, 1_000, 2_000_000_000, _zehal.ROOT_DEVICE))
+    sample = record_bytes((_zehal.RECORD_SAMPLE, 0, 1_500, 9, _zehal.ROOT_DEVICE))
+    entries, _ = dec.decode(sync)
+    assert len(entries) == 0
+    entries, _ = dec.decode(sample)
+    assert list(entries["value"]) == [9]
+    assert list(entries["timestamp"]) == [2_000_000_500]
+    t.close()
+
+
+def test_input_rewritten_by_another_thread_never_corrupts(sim_backend):
+    """decode() reads its input once: a thread flipping the sub-device field of the NumPy
+    input while decode runs without the GIL changes nothing but the values decoded."""
+    import threading
+
+    d = zehal.sim_device(subdevices=2, async_records_per_s=0)
+    t = tracer_of(d, "EngineEvents")
+    dec = zehal.MetricDecoder(t)
+    n = 20_000
+    recs = np.zeros(n + 1, dtype=_zehal.TRACE_RECORD_DTYPE)
+    recs[0] = (_zehal.RECORD_CLOCK_SYNC, 32, 0, 10, 1_000, _zehal.ROOT_DEVICE, 0)
+    for i in range(1, n + 1):
+        recs[i] = (_zehal.RECORD_SAMPLE, 32, 0, 10 + i, i, i % 2, i)
+    stop = threading.Event()
+
+    def flip():
+        while not stop.is_set():
+            recs["subdevice"][1:] ^= 1
+
+    th = threading.Thread(target=flip, daemon=True)
+    th.start()
+    try:
+        for _ in range(30):
+            entries, counts = dec.decode(recs)
+            assert len(entries) == sum(counts) == n
+    finally:
+        stop.set()
+        th.join()
+    t.close()

@@ -161,3 +161,41 @@ def test_exit_with_a_daemon_thread_inside_zehal(blocking):
         timeout=60,
     )
     assert out.strip() == "ok"
+
+
+def test_an_export_cannot_shrink_under_its_importer(tmp_path):
+    out = clean_exit(
+        """
+        import os, numpy as np, zehal
+        dev = zehal.sim_device()
+        groups = [g for g in dev.metric_groups() if g.type_flags & zehal.GROUP_TYPE_EXPORT_DMA_BUF]
+        fd, size = groups[0].export_dma_buf()
+        buf = zehal.Area.import_dma_buf(fd, size, dev)
+        try:
+            os.ftruncate(fd, 0)
+            raise SystemExit("the export shrank")
+        except PermissionError:
+            pass
+        src = zehal.Area.host().mmap(size)
+        np.frombuffer(src, dtype=np.uint8)[:] = 3
+        zehal.Dma(dev).copy(buf, src).wait()
+        buf.close()
+        print("ok")
+        """
+    )
+    assert out.strip() == "ok"
+
+
+def test_a_file_that_could_shrink_is_not_imported(sim, tmp_path):
+    import os
+
+    import zehal
+
+    path = tmp_path / "f"
+    path.write_bytes(b"\0" * 8192)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        with pytest.raises(zehal.InvalidArgumentError):
+            zehal.Area.import_dma_buf(fd, 4096, sim)
+    finally:
+        os.close(fd)

@@ -8,6 +8,7 @@
 #include <new>
 #include <string>
 
+#include "hal/import_fd.hpp"
 #include "hal/sim/sim_queue.hpp"
 #include "hal/timestamps.hpp"
 
@@ -205,10 +206,12 @@ ze_result_t SimDevice::export_dma_buf(uint32_t group, int* fd, size_t* size) {
     ExportMemory& e = exports_[group];
     if (e.fd < 0) {
         const std::string name = "zehal-sim-export-" + groups[group].name;
-        const int made = memfd_create(name.c_str(), MFD_CLOEXEC);
+        const int made = memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (made < 0) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
         struct stat st {};
-        if (ftruncate(made, static_cast<off_t>(kExportBytes)) != 0 || fstat(made, &st) != 0) {
+        // Sealed against shrinking: an importer's mapping can never lose its pages (§11).
+        if (ftruncate(made, static_cast<off_t>(kExportBytes)) != 0 || !hal::seal_against_shrinking(made) ||
+            fstat(made, &st) != 0) {
             close(made);
             return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
         }
@@ -224,9 +227,11 @@ ze_result_t SimDevice::import_dma_buf(int fd, size_t size, void** out) {
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (fd < 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    uint64_t bytes = 0;
+    if (ze_result_t r = hal::check_import_fd(fd, &bytes); r != ZE_RESULT_SUCCESS) return r;
+    if (size > bytes) return ZE_RESULT_ERROR_INVALID_SIZE;
     struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (size > static_cast<uint64_t>(st.st_size)) return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (fstat(fd, &st) != 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 
     hal::Allocation a;
     a.info.kind = hal::MemoryKind::device;

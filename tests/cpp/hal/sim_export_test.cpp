@@ -177,10 +177,31 @@ TEST(SimExport, ImportErrors) {
     unlink(path);
     EXPECT_EQ(d->import_dma_buf(read_only, 4096, &out), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     close(read_only);
-    // Any writable file imports (not only exports).
-    ASSERT_EQ(d->import_dma_buf(file, 4096, &out), ZE_RESULT_SUCCESS);
-    EXPECT_EQ(d->free(out), ZE_RESULT_SUCCESS);
+    // A regular file could shrink under the mapping (SIGBUS on access): refused (§11).
+    EXPECT_EQ(d->import_dma_buf(file, 4096, &out), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     close(file);
+    // A memfd imports once sealed against shrinking, as zehal's exports are.
+    const int memfd = memfd_create("zehal-import-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    ASSERT_GE(memfd, 0);
+    ASSERT_EQ(ftruncate(memfd, 8192), 0);
+    EXPECT_EQ(d->import_dma_buf(memfd, 4096, &out), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ASSERT_EQ(fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+    ASSERT_EQ(d->import_dma_buf(memfd, 8192, &out), ZE_RESULT_SUCCESS);
+    EXPECT_NE(ftruncate(memfd, 0), 0);  // the seal holds
+    EXPECT_EQ(d->free(out), ZE_RESULT_SUCCESS);
+    close(memfd);
+}
+
+TEST(SimExport, ExportsAreSealedAgainstShrinking) {
+    auto d = test::sim_device();
+    int fd = -1;
+    size_t size = 0;
+    ASSERT_EQ(d->export_dma_buf(sim::SimTrace::export_group(), &fd, &size), ZE_RESULT_SUCCESS);
+    EXPECT_TRUE(fcntl(fd, F_GET_SEALS) & F_SEAL_SHRINK);
+    EXPECT_NE(ftruncate(fd, 0), 0);
+    void* out = nullptr;
+    ASSERT_EQ(d->import_dma_buf(fd, size, &out), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(d->free(out), ZE_RESULT_SUCCESS);
 }
 
 // The whole 0xAB path on the device side: a fill of the imported export memory shows as an
