@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <deque>
 #include <memory>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -248,6 +249,31 @@ void fill_tensor(DLTensor* t, Buffer& b, void* ptr, DLPackContext* ctx) {
     t->byte_offset = 0;
 }
 
+// A pair of integers (a DLPack version or device) from `obj`: TypeError naming `what` and
+// the value for anything but a sequence of two integers that fit in int32 (device) or int64.
+template <typename T>
+std::pair<T, T> int_pair(pyb::handle obj, const char* what) {
+    auto fail = [&] {
+        throw pyb::type_error(std::string("Buffer.__dlpack__: ") + what + " must be a tuple of two integers, not " +
+                              pyb::repr(obj).cast<std::string>());
+    };
+    if (!PySequence_Check(obj.ptr()) || PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr())) fail();
+    pyb::sequence seq = pyb::reinterpret_borrow<pyb::sequence>(obj);
+    if (seq.size() != 2) fail();
+    T v[2];
+    for (size_t i = 0; i < 2; ++i) {
+        pyb::object item = seq[i];
+        if (!PyLong_Check(item.ptr()) || PyBool_Check(item.ptr())) fail();
+        int overflow = 0;
+        const long long x = PyLong_AsLongLongAndOverflow(item.ptr(), &overflow);
+        if (overflow || x < static_cast<long long>(std::numeric_limits<T>::min()) ||
+            x > static_cast<long long>(std::numeric_limits<T>::max()))
+            fail();
+        v[i] = static_cast<T>(x);
+    }
+    return {v[0], v[1]};
+}
+
 // Buffer.__dlpack__: a versioned capsule ("dltensor_versioned") when max_version >= (1, 0),
 // else a legacy one ("dltensor"), over the buffer's memory. copy=True (the array API: the
 // producer copies) copies memory of DLPack device kDLCPU into a NumPy array and exports
@@ -259,9 +285,14 @@ pyb::capsule buffer_dlpack(pyb::object self, pyb::object stream, pyb::object max
     if (!stream.is_none() && !PyLong_Check(stream.ptr()))
         throw pyb::type_error("Buffer.__dlpack__: stream must be None or an integer");
     const auto [type, id] = dlpack_device(b);
-    if (!copy.is_none() && copy.cast<bool>()) {
-        using Device = std::pair<int32_t, int32_t>;
-        const bool to_cpu = dl_device.is_none() || dl_device.cast<Device>() == Device{kDLCPU, 0};
+    if (!copy.is_none() && !PyBool_Check(copy.ptr()))
+        throw pyb::type_error("Buffer.__dlpack__: copy must be None or a bool, not " + pyb::repr(copy).cast<std::string>());
+    using Device = std::pair<int32_t, int32_t>;
+    if (!max_version.is_none()) int_pair<int64_t>(max_version, "max_version");
+    const std::optional<Device> device_asked =
+        dl_device.is_none() ? std::nullopt : std::optional<Device>(int_pair<int32_t>(dl_device, "dl_device"));
+    if (!copy.is_none() && copy.ptr() == Py_True) {
+        const bool to_cpu = !device_asked || *device_asked == Device{kDLCPU, 0};
         if (type != kDLCPU || !to_cpu)
             throw pyb::buffer_error("Buffer.__dlpack__: copy=True is only possible for host-visible memory (DLPack "
                                     "device (1, 0)); copy device memory with Dma.copy");
@@ -270,16 +301,15 @@ pyb::capsule buffer_dlpack(pyb::object self, pyb::object stream, pyb::object max
         return pyb::reinterpret_steal<pyb::capsule>(
             copied.attr("__dlpack__")(pyb::arg("max_version") = max_version).release());
     }
-    if (!dl_device.is_none()) {
-        const auto want = dl_device.cast<std::pair<int32_t, int32_t>>();
+    if (device_asked) {
+        const Device want = *device_asked;
         if (want.first != type || want.second != id)
             throw pyb::buffer_error("Buffer.__dlpack__: the memory is on DLPack device (" + std::to_string(type) +
                                     ", " + std::to_string(id) + "); exporting to another device needs a copy");
     }
     bool versioned = false;
     if (!max_version.is_none()) {
-        const auto v = max_version.cast<std::pair<int64_t, int64_t>>();
-        versioned = v.first >= 1;
+        versioned = int_pair<int64_t>(max_version, "max_version").first >= 1;
     }
 
     auto* ctx = new DLPackContext{self.ptr(), {static_cast<int64_t>(b.nbytes())}};
@@ -341,8 +371,15 @@ std::shared_ptr<aml::Area> make_area(const hal::DeviceRef& device, hal::MemoryKi
     const auto o = int_arg<uint32_t>(ordinal, std::string(what) + ": ordinal");
     const auto f = int_arg<uint32_t>(flags, std::string(what) + ": flags");
     const auto a = int_arg<size_t>(alignment, std::string(what) + ": alignment");
+    if (a == 0 || (a & (a - 1)))
+        check(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+              std::string(what) + ": alignment = " + std::to_string(a) + " (must be a non-zero power of two)");
+    const hal::DeviceRef d = device_or_default(device);
+    if (kind != hal::MemoryKind::host && o >= d->properties().memory_ordinals)
+        check(ZE_RESULT_ERROR_INVALID_ARGUMENT, std::string(what) + ": ordinal = " + std::to_string(o) + " (the device has " +
+                                                    std::to_string(d->properties().memory_ordinals) + " memory ordinals)");
     std::shared_ptr<aml::Area> area;
-    check(aml::Area::create(device_or_default(device), kind, o, f, a, &area), what);
+    check(aml::Area::create(d, kind, o, f, a, &area), what);
     return area;
 }
 
@@ -381,10 +418,14 @@ struct PyLayout {
 
 std::vector<size_t> size_list(pyb::handle seq, std::string_view what) {
     std::vector<size_t> out;
-    if (PyLong_Check(seq.ptr())) {
+    // One integer (a Python int or any integer-like scalar, as NumPy's) is one dimension.
+    if (PyLong_Check(seq.ptr()) || (PyIndex_Check(seq.ptr()) && !PySequence_Check(seq.ptr()))) {
         out.push_back(int_arg<size_t>(seq, what));
         return out;
     }
+    if (!PySequence_Check(seq.ptr()) && !PyIter_Check(seq.ptr()))
+        throw pyb::type_error(std::string(what) + " must be an integer or a sequence of integers, not " +
+                              pyb::repr(seq).cast<std::string>());
     for (pyb::handle item : pyb::iter(seq)) out.push_back(int_arg<size_t>(item, what));
     return out;
 }
@@ -540,7 +581,8 @@ public:
                                                     std::to_string(s.bytes) + " into a destination of " +
                                                     std::to_string(d.bytes));
         std::shared_ptr<aml::Request> request;
-        check(dma.copy(d.ptr, s.ptr, n, &request, signal), "Dma.copy");
+        if (ze_result_t r = dma.copy(d.ptr, s.ptr, n, &request, signal); r != ZE_RESULT_SUCCESS)
+            check(r, "Dma.copy" + copy_failure(dma, d, s, signal, r));
         d.buffer->add_user(request);
         s.buffer->add_user(request);
         pyb::object keep = pyb::make_tuple(dst, src);
@@ -604,6 +646,27 @@ private:
             bytes -= offset;
         }
     };
+
+    // Why a copy was refused, for the message: the operand (or event) that does not belong
+    // to the engine's device, named with where it lives.
+    static std::string copy_failure(aml::Dma& dma, const Operand& d, const Operand& s, const hal::EventRef& signal, ze_result_t r) {
+        if (r != ZE_RESULT_ERROR_INVALID_ARGUMENT) return {};
+        const hal::Device* engine = dma.device().get();
+        auto where = [](const Operand& o) {
+            return std::string(o.buffer->kind() == hal::MemoryKind::host ? "host" : o.buffer->kind() == hal::MemoryKind::device
+                                                                                       ? "device"
+                                                                                       : "shared") +
+                   " memory of " + o.buffer->device()->properties().name + " (" +
+                   std::string(o.buffer->device()->backend_name()) + ")";
+        };
+        const std::string on = " the engine runs on " + engine->properties().name + " (" +
+                               std::string(engine->backend_name()) + ")";
+        for (const auto& [name, o] : {std::pair<const char*, const Operand*>{"dst", &d}, {"src", &s}})
+            if (o->buffer->device().get() != engine)
+                return ": " + std::string(name) + " is " + where(*o) + ";" + on;
+        if (signal) return ": signal may be an event of another device;" + on;
+        return {};
+    }
 
     static Operand operand(pyb::handle obj, std::string_view what) {
         if (pyb::isinstance<Buffer>(obj)) {

@@ -181,7 +181,13 @@ void bind_device_class(pyb::module_& m) {
 hal::DeviceRef device_or_default(const hal::DeviceRef& device) {
     if (device) return device;
     hal::DeviceRef d;
-    check(hal::default_device(&d), "default device");
+    if (ze_result_t r = hal::default_device(&d); r != ZE_RESULT_SUCCESS) {
+        // Say why each backend that could have given it is missing (a bad ZEHAL_SIM_* value...).
+        std::string why;
+        for (const hal::BackendStatus& b : hal::backends())
+            if (!b.available) why += "; " + b.name + ": " + b.reason;
+        check(r, "default device" + why);
+    }
     return d;
 }
 
@@ -226,6 +232,8 @@ void bind_device(pyb::module_& m) {
             c.compute_engines = int_arg<uint32_t>(compute_engines, "compute_engines");
             c.async_records_per_s = int_arg<uint64_t>(async_records_per_s, "async_records_per_s");
             hal::DeviceRef d;
+            if (const std::string problem = c.problem(); !problem.empty())
+                check(ZE_RESULT_ERROR_INVALID_ARGUMENT, "sim_device: " + problem);
             check(sim::create_device(c, &d), "sim_device");
             return d;
         },

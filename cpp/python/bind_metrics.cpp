@@ -116,8 +116,27 @@ public:
         std::vector<const metrics::MetricGroup*> raw;
         for (const auto& g : groups_) raw.push_back(g.get());
         std::shared_ptr<metrics::Tracer> t;
-        check(metrics::Tracer::create(device_, raw, &notify, notification, &t), "MetricTracer");
+        if (ze_result_t r = metrics::Tracer::create(device_, raw, &notify, notification, &t); r != ZE_RESULT_SUCCESS)
+            check(r, "MetricTracer" + why_not(r, raw, notification));
         tracer_ = std::move(t);
+    }
+
+    // Why Tracer::create answered `r`, for the message: the group or event at fault.
+    std::string why_not(ze_result_t r, const std::vector<const metrics::MetricGroup*>& groups,
+                        const hal::EventRef& notification) const {
+        const std::string on = " on " + device_->properties().name;
+        for (const metrics::MetricGroup* g : groups) {
+            const std::string name = "'" + g->info().name + "'";
+            if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT && !g->tracer_based())
+                return ": group " + name + " is not tracer-based";
+            if (r == ZE_RESULT_NOT_READY && !g->owner().active(g->index()))
+                return ": group " + name + " is not activated" + on + " (zehal.activate_metric_groups first)";
+        }
+        if (r == ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE) return ": a tracer already exists" + on;
+        if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT && notification)
+            return ": notification must be an event of a host-visible pool of" + on;
+        if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT) return ": groups of another device, or one group twice";
+        return {};
     }
 
     void enable(bool synchronous) { run(&metrics::Tracer::enable, synchronous, "MetricTracer.enable"); }
@@ -243,6 +262,11 @@ public:
         if (metrics) {
             if (metrics->empty()) check(ZE_RESULT_ERROR_INVALID_SIZE, "MetricDecoder.decode: metrics is empty");
             for (const PyMetric& m : *metrics) subset.push_back(m.metric.get());
+            const std::vector<metrics::MetricRef> known = d.metrics();
+            for (const metrics::Metric* m : subset)
+                if (std::none_of(known.begin(), known.end(), [m](const metrics::MetricRef& k) { return k.get() == m; }))
+                    check(ZE_RESULT_ERROR_INVALID_ARGUMENT, "MetricDecoder.decode: metric '" + m->info().name +
+                                                                "' is not one of this decoder's decodable_metrics");
         }
         const pyb::buffer_info view = raw.request();
         if (!view.ptr && view.size) check(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "MetricDecoder.decode");

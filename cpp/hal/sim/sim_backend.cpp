@@ -1,5 +1,6 @@
 #include "hal/sim/sim_backend.hpp"
 
+#include <cctype>
 #include <new>
 #include <string>
 
@@ -38,10 +39,16 @@ hal::BackendStatus probe() {
     hal::BackendStatus status;
     status.name = "sim";
     hal::DeviceRef device;
-    if (ze_result_t r = create_device(SimConfig::from_env(), &device); r != ZE_RESULT_SUCCESS) {
-        status.reason = r == ZE_RESULT_ERROR_INVALID_ARGUMENT
-                            ? "the ZEHAL_SIM_* settings are out of range (see docs/sim.md)"
-                            : "the sim device could not be created (out of host memory)";
+    const SimConfig config = SimConfig::from_env();
+    if (std::string problem = config.problem(); !problem.empty()) {
+        // Named as the variable that set it: "ZEHAL_SIM_TIMER_HZ = 0 (must be 1..)".
+        const size_t end = problem.find(' ');
+        for (size_t i = 0; i < end; ++i) problem[i] = static_cast<char>(std::toupper(problem[i]));
+        status.reason = "ZEHAL_SIM_" + problem + " (see docs/sim.md)";
+        return status;
+    }
+    if (create_device(config, &device) != ZE_RESULT_SUCCESS) {
+        status.reason = "the sim device could not be created (out of host memory)";
         return status;
     }
     status.available = true;

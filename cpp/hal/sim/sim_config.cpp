@@ -47,13 +47,25 @@ SimConfig SimConfig::from_env() {
     return c;
 }
 
+std::string SimConfig::problem() const {
+    auto range = [](const char* field, uint64_t value, uint64_t lo, uint64_t hi) -> std::string {
+        if (value >= lo && value <= hi) return {};
+        return std::string(field) + " = " + std::to_string(value) + " (must be " + std::to_string(lo) + ".." +
+               std::to_string(hi) + ")";
+    };
+    for (std::string p : {range("compute_engines", compute_engines, 1, kMaxEngines),
+                          range("copy_engines", copy_engines, 0, kMaxEngines),
+                          range("memory_bytes", memory_bytes, 1, ~0ull), range("timer_hz", timer_hz, 1, kMaxTimerHz),
+                          range("kernel_timestamp_valid_bits", kernel_timestamp_valid_bits, 1, 64),
+                          range("timestamp_valid_bits", timestamp_valid_bits, 1, 64),
+                          range("subdevices", subdevices, 0, kMaxSubdevices),
+                          range("trace_buffer_bytes", trace_buffer_bytes, sizeof(hal::TraceRecord), kMaxTraceBufferBytes)})
+        if (!p.empty()) return p;
+    return {};
+}
+
 ze_result_t SimConfig::validate() const {
-    const bool ok = compute_engines >= 1 && compute_engines <= kMaxEngines && copy_engines <= kMaxEngines &&
-                    memory_bytes > 0 && timer_hz > 0 && timer_hz <= kMaxTimerHz &&
-                    kernel_timestamp_valid_bits >= 1 && kernel_timestamp_valid_bits <= 64 &&
-                    timestamp_valid_bits >= 1 && timestamp_valid_bits <= 64 && subdevices <= kMaxSubdevices &&
-                    trace_buffer_bytes >= sizeof(hal::TraceRecord) && trace_buffer_bytes <= kMaxTraceBufferBytes;
-    return ok ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    return problem().empty() ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
 }
 
 }  // namespace zehal::sim

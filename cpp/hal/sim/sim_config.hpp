@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "zehal/ze_result.h"
 
@@ -31,6 +32,9 @@ struct SimConfig {
     // INVALID_ARGUMENT when a field is out of range (no engine, zero memory or clock,
     // valid bits outside 1..64, trace buffer under one record), or above the limits below.
     ze_result_t validate() const;
+    // The first field out of range, as "<field> = <value> (<what is allowed>)"; empty when
+    // validate() succeeds. Field names are the Python and ZEHAL_SIM_* ones, in lower case.
+    std::string problem() const;
 
     static constexpr uint32_t kMaxEngines = 64;               // per engine group
     static constexpr uint32_t kMaxSubdevices = 64;
