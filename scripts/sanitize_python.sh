@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The Python suite against an AddressSanitizer + UndefinedBehaviorSanitizer build of the
+# extension, then a bounded fuzz run of the decoder, layouts and the Python API's argument
+# parsers against the same build.
+#   bash scripts/sanitize_python.sh [fuzz seconds, default 60]
+# The interpreter is not instrumented, so the sanitizer runtime is preloaded (LD_PRELOAD);
+# leak checking is off (CPython keeps memory until exit by design). ThreadSanitizer is not
+# run on the Python suite: it must be the first library of the process and sees every
+# access of the uninstrumented interpreter as a race; the threaded native tests run under it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fuzz_seconds=${1:-60}
+build=build/asan-python
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZEHAL_SANITIZE=address,undefined \
+  -DZEHAL_BUILD_TESTS=OFF -DZEHAL_BUILD_BENCHMARKS=OFF -DZEHAL_BUILD_PYTHON=ON -DZEHAL_WERROR=ON \
+  -DPython_EXECUTABLE="$(command -v python3)" >/dev/null
+cmake --build "$build" -j2 --target _zehal
+
+# A package folder: the sources of python/zehal beside the sanitized extension.
+site="$build/site"
+rm -rf "$site" && mkdir -p "$site/zehal"
+cp python/zehal/*.py python/zehal/*.pyi python/zehal/py.typed "$site/zehal/"
+cp "$build"/cpp/python/_zehal*.so "$site/zehal/"
+
+export PYTHONPATH="$PWD/$site"
+export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_odr_violation=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# test_package checks the installed wheel's layout, which this folder is not.
+python3 -m pytest -q -p no:cacheprovider tests/py --ignore=tests/py/test_package.py
+python3 tests/fuzz/fuzz_python_api.py --seconds "$fuzz_seconds"
