@@ -2,6 +2,7 @@
 #include <cstdint>
 
 #include "aml/capi_handles.hpp"
+#include "hal/event_handle.hpp"
 #include "aml/dma/ze.h"
 #include "aml/layout/dense.h"
 
@@ -93,6 +94,31 @@ int aml_dma_ze_request_create(struct aml_dma_data* data, struct aml_dma_request*
         // An operator that submitted nothing did its work in the call: the request is done.
         if (!r->submitted()) r->cancel();
         // C callers read the flags word itself: keep it current.
+        h->impl->watch(*r);
+        auto* handle = reinterpret_cast<aml_dma_request*>(r->handle());
+        {
+            std::lock_guard lock(h->mutex);
+            h->held.emplace(handle, std::move(r));
+        }
+        *req = handle;
+        return AML_SUCCESS;
+    });
+}
+
+int aml_dma_ze_copy_signal(struct aml_dma* dma, struct aml_dma_request** req, void* dst, const void* src,
+                           size_t size, struct zehal_event* signal) {
+    if (!dma || dma->ops != &aml_dma_ze_ops || !dst || !src || size == 0) return -AML_EINVAL;
+    DmaHandle* h = dma_of(dma->data);
+    return guarded([&] {
+        zehal::hal::EventRef event;
+        if (signal) {
+            event = zehal::capi::event_from_handle(signal);
+            if (!event) return -AML_EINVAL;
+        }
+        std::shared_ptr<Request> r;
+        if (ze_result_t res = h->impl->copy(dst, src, size, req ? &r : nullptr, event); res != ZE_RESULT_SUCCESS)
+            return to_aml(res);
+        if (!req) return AML_SUCCESS;
         h->impl->watch(*r);
         auto* handle = reinterpret_cast<aml_dma_request*>(r->handle());
         {

@@ -118,6 +118,14 @@ def test_c_tool_built_with_find_package(examples_build):
     assert out.rstrip().endswith("aml_roundtrip: ok")
 
 
+def test_cpp_tool_built_with_find_package(examples_build):
+    out = run_tool(examples_build / "device_timestamps")
+    assert "device:" in out and "(sim)" in out
+    assert "packet 0:" in out
+    assert "within the host reads" in out
+    assert out.rstrip().endswith("device_timestamps: ok")
+
+
 def public_names(obj) -> set[str]:
     return {n for n in dir(obj) if not n.startswith("_")}
 

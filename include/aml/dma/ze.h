@@ -55,6 +55,21 @@ ZEHAL_API struct aml_dma** aml_dma_ze_default_location(void);
  * the device's engines; -AML_FAILURE for a lost device. */
 ZEHAL_API int aml_dma_ze_create(struct aml_dma** dma, zehal_device_t device, uint32_t ordinal, uint32_t index);
 
+struct zehal_event; /* zehal/events.h */
+
+/* Copies `size` bytes from `src` to `dst` on a zehal engine, signalling `signal` with the
+ * copy itself (so its kernel timestamps measure the copy).
+ * dma     [in] a zehal engine (aml_dma_ze_create)
+ * req     [out][optional] the request (wait with aml_dma_wait); NULL: fire-and-forget
+ * dst     [in] destination (host, device or shared memory of the engine's device)
+ * src     [in] source
+ * size    [in] bytes, > 0
+ * signal  [in][optional] an event of the engine's device (zehal/events.h), or NULL
+ * Returns AML_SUCCESS; -AML_EINVAL for a NULL or foreign dma, NULL dst or src, size 0, a
+ * destroyed event or memory the device cannot copy; -AML_EDOM for overlapping regions. */
+ZEHAL_API int aml_dma_ze_copy_signal(struct aml_dma* dma, struct aml_dma_request** req, void* dst, const void* src,
+                                     size_t size, struct zehal_event* signal);
+
 /* Waits for everything submitted (a barrier), frees *dma (and the requests it still holds)
  * and sets *dma = NULL. -AML_EINVAL for a NULL dma; *dma NULL is ignored. Returns the
  * barrier's result. */

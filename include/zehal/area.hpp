@@ -1,0 +1,91 @@
+// zehal's public C++ API: areas (AML's) and the memory they map.
+#pragma once
+
+#include <aml.h>
+#include <aml/area/ze.h>
+#include <zehal/device.hpp>
+#include <zehal/error.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <utility>
+
+namespace zehal {
+
+class Area;
+
+// One mapping of an Area, unmapped when it goes (move-only). Keeps its area alive.
+class Buffer {
+public:
+    Buffer() = default;
+    Buffer(Buffer&& other) noexcept { *this = std::move(other); }
+    Buffer& operator=(Buffer&& other) noexcept {
+        if (this != &other) {
+            reset();
+            area_ = std::move(other.area_);
+            ptr_ = std::exchange(other.ptr_, nullptr);
+            size_ = std::exchange(other.size_, 0);
+        }
+        return *this;
+    }
+    ~Buffer() { reset(); }
+
+    // The mapped memory (device memory is not host-accessible: copy it with a Dma).
+    void* data() const noexcept { return ptr_; }
+    // Its size in bytes.
+    size_t size() const noexcept { return size_; }
+    // Unmaps now (nothing when empty).
+    void reset() noexcept {
+        if (ptr_) aml_area_munmap(area_.get(), ptr_, size_);
+        ptr_ = nullptr;
+        size_ = 0;
+        area_.reset();
+    }
+
+private:
+    friend class Area;
+    Buffer(std::shared_ptr<aml_area> area, void* ptr, size_t size) : area_(std::move(area)), ptr_(ptr), size_(size) {}
+    std::shared_ptr<aml_area> area_;
+    void* ptr_ = nullptr;
+    size_t size_ = 0;
+};
+
+// An AML area of zehal: device, shared or host memory with a fixed alignment (a power of
+// two). Copyable: copies share the area.
+class Area {
+public:
+    // Device memory of `device` (memory ordinal `ordinal`).
+    static Area device(const Device& device, size_t alignment = 64, uint32_t ordinal = 0) {
+        return make_device(device, alignment, ordinal, AML_AREA_ZE_MMAP_DEVICE_FLAGS, "zehal::Area::device");
+    }
+    // Shared (unified) memory of `device`.
+    static Area shared(const Device& device, size_t alignment = 64) {
+        return make_device(device, alignment, 0, AML_AREA_ZE_MMAP_SHARED_FLAGS, "zehal::Area::shared");
+    }
+    // Host memory, usable by every device.
+    static Area host(size_t alignment = 64) {
+        aml_area* a = nullptr;
+        detail::check_aml(aml_area_ze_host_create(&a, 0, alignment), "zehal::Area::host");
+        return Area(a);
+    }
+
+    // Maps `bytes` (> 0).
+    Buffer map(size_t bytes) const {
+        void* p = aml_area_mmap(area_.get(), bytes, nullptr);
+        if (!p) detail::check_aml(bytes ? -aml_errno : -AML_EINVAL, "zehal::Area::map");
+        return Buffer(area_, p, bytes);
+    }
+    // The C area, for the AML C API.
+    aml_area* handle() const noexcept { return area_.get(); }
+
+private:
+    static Area make_device(const Device& device, size_t alignment, uint32_t ordinal, int flags, const char* what) {
+        aml_area* a = nullptr;
+        detail::check_aml(aml_area_ze_device_create(&a, device.handle(), ordinal, 0, alignment, flags), what);
+        return Area(a);
+    }
+    explicit Area(aml_area* a) : area_(a, [](aml_area* p) { aml_area_ze_destroy(&p); }) {}
+    std::shared_ptr<aml_area> area_;
+};
+
+}  // namespace zehal

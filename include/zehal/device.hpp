@@ -1,0 +1,59 @@
+// zehal's public C++ API: devices.
+#pragma once
+
+#include <zehal/device.h>
+#include <zehal/error.hpp>
+#include <zehal/events.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace zehal {
+
+// A device of some backend. Devices live until the process exits: a Device is a cheap,
+// copyable reference.
+class Device {
+public:
+    // Device `index` of `backend` ("sim", "cuda", "level_zero"; empty: the default backend).
+    static Device get(const std::string& backend = {}, uint32_t index = 0) {
+        zehal_device_t d = nullptr;
+        detail::check(zehal_device_get(backend.empty() ? nullptr : backend.c_str(), index, &d), "zehal::Device::get");
+        return Device(d);
+    }
+    // Every device of `backend` (empty: the default backend).
+    static std::vector<Device> all(const std::string& backend = {}) {
+        uint32_t n = 0;
+        const char* b = backend.empty() ? nullptr : backend.c_str();
+        detail::check(zehal_device_count(b, &n), "zehal::Device::all");
+        std::vector<Device> out;
+        for (uint32_t i = 0; i < n; ++i) out.push_back(get(backend, i));
+        return out;
+    }
+    // The first device of the default backend.
+    static Device default_device() { return get(); }
+
+    // What the device is: name, backend, memory, clock and engines.
+    zehal_device_properties_t properties() const {
+        zehal_device_properties_t p{};
+        detail::check(zehal_device_get_properties(handle_, &p), "zehal::Device::properties");
+        return p;
+    }
+    // (host ns of CLOCK_MONOTONIC_RAW, device ticks), sampled together.
+    std::pair<uint64_t, uint64_t> global_timestamps() const {
+        uint64_t host = 0, ticks = 0;
+        detail::check(zehal_device_get_global_timestamps(handle_, &host, &ticks), "zehal::Device::global_timestamps");
+        return {host, ticks};
+    }
+    // The C handle, for the C API.
+    zehal_device_t handle() const noexcept { return handle_; }
+
+    friend bool operator==(const Device& a, const Device& b) noexcept { return a.handle_ == b.handle_; }
+
+private:
+    explicit Device(zehal_device_t handle) : handle_(handle) {}
+    zehal_device_t handle_;
+};
+
+}  // namespace zehal
