@@ -49,6 +49,9 @@ public:
 
     // True once lose() was called.
     bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
+    // lost() as a seq_cst load, for a check that must take its place in the single total
+    // order of seq_cst operations with lose()'s exchange (see sim's CommandGate).
+    bool lost_seq_cst() const noexcept { return lost_.load(std::memory_order_seq_cst); }
     // Marks the device lost: every event call answers DEVICE_LOST from now on, and every
     // thread waiting on one of its events wakes up (and so does the signal listener).
     // True for the call that lost it, false when it was lost already.

@@ -16,12 +16,11 @@ public:
     // Called by an engine before it looks for a command to run; false (and nothing to
     // leave) once the device is lost: no command starts after that.
     bool enter(const hal::EventDomain& domain) noexcept {
-        running_.fetch_add(1, std::memory_order_relaxed);
-        // seq_cst fence: pairs with the one in wait_idle. Either this engine sees the device
-        // lost, or the waiter sees it running (the store of lost_ by EventDomain::lose is
-        // seq_cst and precedes the waiter's fence).
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (!domain.lost()) return true;
+        // seq_cst, as the load of lost below and both accesses of wait_idle's side (the
+        // exchange in EventDomain::lose, the load of running_): in their single total order,
+        // either this engine sees the device lost, or the waiter sees it running.
+        running_.fetch_add(1, std::memory_order_seq_cst);
+        if (!domain.lost_seq_cst()) return true;
         leave();
         return false;
     }
@@ -32,10 +31,9 @@ public:
     }
     // Once the device is lost: returns when no engine runs a command (none starts after).
     void wait_idle() const noexcept {
-        // seq_cst fence: see enter().
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        // Acquire: pairs with leave(), so the command's writes end before the caller unmaps.
-        while (running_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+        // seq_cst: see enter(); also acquire, pairing with leave(), so the command's writes
+        // end before the caller unmaps.
+        while (running_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
     }
 
 private:
