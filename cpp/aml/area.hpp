@@ -1,6 +1,7 @@
 // Areas (contract §2.2): map and unmap host, device or shared memory of one device.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <unordered_map>
 
 #include "zehal/ze_result.h"
+#include "aml/pool.hpp"
 #include "hal/device.hpp"
 
 namespace zehal::aml {
@@ -29,6 +31,13 @@ public:
     // A host area of the default backend (through its first device): host memory usable
     // by every device of that backend. Registry errors pass through.
     static ze_result_t create_host(uint32_t flags, size_t alignment, std::shared_ptr<Area>* out);
+    // A pooled area over `upstream` (contract §10): same kind, device and alignment, memory
+    // kept and handed out again without a driver call (aml/pool.hpp). `initial_bytes` are
+    // taken at once; the pool never holds more than `maximum_bytes` (0: no limit).
+    // INVALID_NULL_HANDLE for a null or closed upstream; INVALID_ARGUMENT for an initial size
+    // above the maximum; the upstream's error when the initial chunk cannot be had.
+    static ze_result_t create_pool(std::shared_ptr<Area> upstream, size_t initial_bytes, size_t maximum_bytes,
+                                   std::shared_ptr<Area>* out);
 
     // Frees what is still mapped.
     ~Area();
@@ -42,6 +51,9 @@ public:
     // Unmaps `ptr`. Null: SUCCESS. INVALID_ARGUMENT for a pointer this area did not map or
     // already unmapped (interior pointers included). Works after close().
     ze_result_t unmap(void* ptr);
+    // unmap() of a mapping of `size` bytes (what map() was asked for): the fast path of a
+    // pool. INVALID_ARGUMENT also when the size is not the mapping's.
+    ze_result_t unmap(void* ptr, size_t size);
     // Device areas only: maps the pages of dma-buf `fd` (not taken over) as device memory
     // of `size` bytes, unmapped with unmap(). UNSUPPORTED_FEATURE for other kinds or where
     // the backend cannot import.
@@ -62,6 +74,8 @@ public:
     uint32_t ordinal() const noexcept { return ordinal_; }
     // The device it maps from (host areas: the device whose backend provides the memory).
     const hal::DeviceRef& device() const noexcept { return device_; }
+    // The pool of a pooled area (statistics, trim); null for other areas.
+    Pool* pool() const noexcept { return pool_.get(); }
 
     // Describes the area (kind, backend, device, alignment, flags), each line starting with
     // `prefix`.
@@ -80,8 +94,9 @@ private:
     const size_t alignment_;
 
     mutable std::mutex mutex_;
-    std::unordered_map<void*, size_t> mappings_;  // start -> bytes, guarded by mutex_
-    bool closed_ = false;                         // guarded by mutex_
+    std::unordered_map<void*, size_t> mappings_;  // start -> bytes, guarded by mutex_ (not used by pools)
+    std::atomic<bool> closed_{false};
+    std::unique_ptr<Pool> pool_;  // pooled areas only; declared last: it goes first
 };
 
 // "host", "device" or "shared".

@@ -1,5 +1,6 @@
 // C API: generic aml_area_* functions and zehal areas (aml/area/ze.h).
 #include "aml/area/ze.h"
+#include "aml/area/ze_pool.h"
 #include "aml/capi_handles.hpp"
 #include "hal/types.hpp"
 
@@ -43,6 +44,15 @@ int make_handle(std::shared_ptr<Area> impl, aml_area** out) {
     h->impl = std::move(impl);
     *out = h;
     return AML_SUCCESS;
+}
+
+// The zehal area behind a C area: null for NULL or a foreign area (ops not zehal's).
+Area* zehal_area(const struct aml_area* area) {
+    if (!area || !area->ops || !area->data) return nullptr;
+    if (area->ops != &aml_area_ze_ops_device && area->ops != &aml_area_ze_ops_shared &&
+        area->ops != &aml_area_ze_ops_host)
+        return nullptr;
+    return area_of(area->data);
 }
 
 }  // namespace
@@ -106,7 +116,8 @@ int aml_area_ze_munmap(const struct aml_area_data* area_data, void* ptr, const s
     if (!ptr || size == 0) return AML_SUCCESS;
     Area* area = area_of(area_data);
     if (!area) return -AML_EINVAL;
-    return guarded([&] { return to_aml(area->unmap(ptr)); });
+    // A pool finds the block by its size (the fast path); other areas by the pointer alone.
+    return guarded([&] { return to_aml(area->pool() ? area->unmap(ptr, size) : area->unmap(ptr)); });
 }
 
 int aml_area_ze_fprintf(const struct aml_area_data* area_data, FILE* stream, const char* prefix) {
@@ -139,6 +150,50 @@ int aml_area_fprintf(FILE* stream, const char* prefix, const struct aml_area* ar
         return AML_SUCCESS;
     }
     return area->ops->fprintf(area->data, stream, p);
+}
+
+int aml_area_ze_pool_create(struct aml_area** area, struct aml_area* upstream, size_t initial_bytes,
+                            size_t maximum_bytes) {
+    if (!area) return -AML_EINVAL;
+    Area* up = zehal_area(upstream);
+    if (!up) return -AML_EINVAL;
+    return guarded([&] {
+        std::shared_ptr<Area> impl;
+        const ze_result_t r =
+            Area::create_pool(static_cast<AreaHandle*>(upstream)->impl, initial_bytes, maximum_bytes, &impl);
+        if (r != ZE_RESULT_SUCCESS) return to_aml(r);
+        return make_handle(std::move(impl), area);
+    });
+}
+
+void aml_area_ze_pool_destroy(struct aml_area** area) {
+    if (!area || !*area) return;
+    Area* a = zehal_area(*area);
+    if (!a || !a->pool()) {
+        thread_errno() = AML_EINVAL;
+        return;
+    }
+    if (a->pool()->stats().allocations != 0) {
+        thread_errno() = AML_EBUSY;
+        return;
+    }
+    delete static_cast<AreaHandle*>(*area);
+    *area = nullptr;
+}
+
+int aml_area_ze_pool_stats(const struct aml_area* area, struct aml_area_ze_pool_stats* stats) {
+    const Area* a = zehal_area(area);
+    if (!a || !a->pool() || !stats) return -AML_EINVAL;
+    const zehal::aml::PoolStats s = a->pool()->stats();
+    *stats = {s.bytes_in_use, s.peak_bytes_in_use, s.bytes_reserved, s.allocations, s.total_allocations,
+              s.upstream_allocations, s.cache_hits};
+    return AML_SUCCESS;
+}
+
+int aml_area_ze_pool_trim(struct aml_area* area) {
+    Area* a = zehal_area(area);
+    if (!a || !a->pool()) return -AML_EINVAL;
+    return guarded([&] { return to_aml(a->pool()->trim()); });
 }
 
 }  // extern "C"

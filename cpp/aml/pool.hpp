@@ -1,0 +1,132 @@
+// The allocator behind pooled areas (contract §10): memory taken from an upstream area in
+// large chunks and handed out again without a driver call.
+//
+// Two paths. Sizes up to kMaxClassBytes are served by size classes (powers of two times the
+// smallest block): each class keeps slabs (runs of equal blocks carved from a chunk) and a
+// free list, under a mutex of its own, so threads allocating different sizes never meet and
+// no lock is global. Larger sizes are carved first-fit from the chunks by the arena, whose
+// free ranges coalesce with their neighbours on free. Slabs come from the arena too, so
+// trim() can give whole chunks back once nothing in them is used.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "zehal/ze_result.h"
+
+namespace zehal::aml {
+
+class Area;
+
+// What a pool holds and has done; every field is exact at the instant it is read.
+struct PoolStats {
+    uint64_t bytes_in_use = 0;          // bytes asked for by the live mappings
+    uint64_t peak_bytes_in_use = 0;     // the most bytes_in_use has been
+    uint64_t bytes_reserved = 0;        // bytes held from upstream
+    uint64_t allocations = 0;           // live mappings
+    uint64_t total_allocations = 0;     // mappings ever made
+    uint64_t upstream_allocations = 0;  // chunks ever taken from upstream
+    uint64_t cache_hits = 0;            // mappings served from a class's free list
+};
+
+class Pool {
+public:
+    // Sizes above this go to the arena; below, to a size class.
+    static constexpr size_t kMaxClassBytes = 1u << 20;
+    // Smallest chunk taken from upstream (later chunks grow with what is reserved).
+    static constexpr size_t kMinChunkBytes = 2u << 20;
+    // Largest chunk taken for the pool's own growth (a larger mapping takes its own size).
+    static constexpr size_t kMaxChunkBytes = 64u << 20;
+
+    // A pool over `upstream` (its kind and alignment are the pool's) that never holds more
+    // than `maximum_bytes` (0: no limit).
+    Pool(std::shared_ptr<Area> upstream, size_t maximum_bytes);
+    // Gives every chunk back to upstream.
+    ~Pool();
+    Pool(const Pool&) = delete;
+    Pool& operator=(const Pool&) = delete;
+
+    // Takes one chunk of `bytes` from upstream now (the pool's initial size).
+    ze_result_t reserve(size_t bytes);
+    // A block of at least `size` (> 0) bytes. OUT_OF_HOST_MEMORY (or the upstream's out of
+    // memory code) when the maximum or upstream refuses; nothing changes then.
+    ze_result_t allocate(size_t size, void** out);
+    // Gives back the block at `ptr`; `size` is what was asked for it, or 0 when unknown.
+    // INVALID_ARGUMENT for a pointer the pool did not hand out, or handed out and got back.
+    ze_result_t deallocate(void* ptr, size_t size);
+    // True when `ptr` is a live block; the size asked for it into *size.
+    bool find(const void* ptr, size_t* size) const;
+    // Gives back to upstream every chunk nothing is carved from (free slabs first).
+    ze_result_t trim();
+    PoolStats stats() const;
+    const Area& upstream() const noexcept { return *upstream_; }
+
+private:
+    // A run of equal blocks of one class, carved from a chunk.
+    struct Slab {
+        char* base = nullptr;
+        uint32_t blocks = 0;
+        uint32_t in_use = 0;
+        std::vector<size_t> asked;  // per block: the size asked for, 0 when free
+    };
+    // One size class: its slabs by base address and its free blocks.
+    struct SizeClass {
+        size_t block = 0;
+        mutable std::mutex mu;
+        std::vector<std::unique_ptr<Slab>> slabs;           // sorted by base, guarded by mu
+        std::vector<std::pair<char*, Slab*>> free;          // guarded by mu
+    };
+    // A chunk of upstream memory and its free ranges (offset -> length), coalesced.
+    struct Chunk {
+        char* base = nullptr;
+        size_t bytes = 0;
+        size_t used = 0;
+        std::map<size_t, size_t> free;
+    };
+
+    static constexpr size_t kClasses = 24;
+
+    size_t class_of(size_t size) const noexcept;
+    ze_result_t allocate_small(size_t cls, size_t size, void** out);
+    ze_result_t allocate_large(size_t size, void** out);
+    ze_result_t deallocate_small(size_t cls, char* p);
+    ze_result_t deallocate_large(char* p);
+    // Adds a slab to `c` (its mutex held); the arena's error when it cannot give one.
+    ze_result_t grow(SizeClass& c);
+    // Arena, arena_mu_ held: `bytes` (a multiple of the alignment) carved first-fit, taking
+    // a new chunk from upstream when none has room.
+    ze_result_t carve(size_t bytes, char** out);
+    void uncarve(char* p, size_t bytes);
+    ze_result_t new_chunk(size_t at_least);
+    Chunk* chunk_of(const char* p);
+    void count_allocation(size_t size, bool hit) noexcept;
+    void count_free(size_t size) noexcept;
+
+    const std::shared_ptr<Area> upstream_;
+    const size_t alignment_;
+    const size_t min_block_;
+    const size_t maximum_;
+    std::array<SizeClass, kClasses> classes_;
+
+    mutable std::mutex arena_mu_;
+    std::vector<std::unique_ptr<Chunk>> chunks_;  // sorted by base, guarded by arena_mu_
+    std::map<char*, size_t> large_;               // live large blocks -> size asked, guarded by arena_mu_
+    uint64_t reserved_ = 0;                       // guarded by arena_mu_ (mirrored in bytes_reserved_)
+
+    // Statistics: relaxed counters (each is exact; a snapshot of several may be mid-update).
+    std::atomic<uint64_t> bytes_in_use_{0};
+    std::atomic<uint64_t> peak_{0};
+    std::atomic<uint64_t> bytes_reserved_{0};
+    std::atomic<uint64_t> allocations_{0};
+    std::atomic<uint64_t> total_allocations_{0};
+    std::atomic<uint64_t> upstream_allocations_{0};
+    std::atomic<uint64_t> cache_hits_{0};
+};
+
+}  // namespace zehal::aml
