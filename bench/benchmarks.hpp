@@ -34,6 +34,9 @@ struct Options {
 std::vector<Row> copy_bandwidth(const hal::DeviceRef& device, const Options& options);
 // 64-byte AML request round trip (submit + wait) and area mmap+munmap latency.
 std::vector<Row> aml_latency(const hal::DeviceRef& device, const Options& options);
+// Pooled device area mmap+munmap (4 KiB, 1 MiB; 1, 2, 4, 16 threads) beside malloc+free,
+// the unpooled area and the HAL's allocate+free.
+std::vector<Row> pool_latency(const hal::DeviceRef& device, const Options& options);
 // Cost of one kernel and one synchronized timestamp query.
 std::vector<Row> timestamp_query(const hal::DeviceRef& device, const Options& options);
 // SPSC byte ring throughput for 32-byte records beside a mutex-protected ring.

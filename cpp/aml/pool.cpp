@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <new>
+#include <utility>
 
 #include "aml/area.hpp"
 
@@ -17,6 +18,14 @@ size_t round_up(size_t v, size_t to) {
     return (v + to - 1) / to * to;
 }
 
+// The bin index of the calling thread: threads take indices in turn at their first call.
+size_t my_shard(size_t shards) {
+    static std::atomic<size_t> next{0};
+    // Relaxed: only spreads threads over bins; any value is correct.
+    thread_local const size_t index = next.fetch_add(1, std::memory_order_relaxed);
+    return index % shards;
+}
+
 }  // namespace
 
 Pool::Pool(std::shared_ptr<Area> upstream, size_t maximum_bytes)
@@ -24,7 +33,8 @@ Pool::Pool(std::shared_ptr<Area> upstream, size_t maximum_bytes)
       alignment_(upstream_->alignment()),
       min_block_(std::max(alignment_, kMinBlock)),
       maximum_(maximum_bytes) {
-    for (size_t k = 0; k < kClasses; ++k) classes_[k].block = min_block_ << k;
+    for (size_t k = 0; k < kClasses; ++k)
+        for (Bin& bin : bins_[k]) bin.block = min_block_ << k;
 }
 
 Pool::~Pool() {
@@ -40,7 +50,7 @@ size_t Pool::class_of(size_t size) const noexcept {
 ze_result_t Pool::reserve(size_t bytes) {
     if (bytes == 0) return ZE_RESULT_SUCCESS;
     std::lock_guard lock(arena_mu_);
-    return new_chunk(round_up(bytes, alignment_));
+    return new_chunk(round_up(bytes, alignment_), true);
 }
 
 ze_result_t Pool::allocate(size_t size, void** out) {
@@ -51,32 +61,38 @@ ze_result_t Pool::allocate(size_t size, void** out) {
 }
 
 ze_result_t Pool::allocate_small(size_t cls, size_t size, void** out) {
-    SizeClass& c = classes_[cls];
-    std::lock_guard lock(c.mu);
-    const bool hit = !c.free.empty();
-    if (!hit) {
-        if (ze_result_t r = grow(c); r != ZE_RESULT_SUCCESS) return r;
+    Bin& bin = bins_[cls][my_shard(kShards)];
+    {
+        std::lock_guard lock(bin.mu);
+        const bool hit = !bin.free.empty();
+        if (!hit) {
+            if (ze_result_t r = grow(bin); r != ZE_RESULT_SUCCESS) return r;
+        }
+        auto [p, slab] = bin.free.back();
+        bin.free.pop_back();
+        slab->asked[static_cast<size_t>(p - slab->base) / bin.block] = size;
+        ++slab->in_use;
+        bin.bytes_in_use += size;
+        ++bin.allocations;
+        ++bin.total_allocations;
+        bin.cache_hits += hit ? 1 : 0;
+        *out = p;
     }
-    auto [p, slab] = c.free.back();
-    c.free.pop_back();
-    slab->asked[static_cast<size_t>(p - slab->base) / c.block] = size;
-    ++slab->in_use;
-    count_allocation(size, hit);
-    *out = p;
+    count_bytes(static_cast<int64_t>(size));
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t Pool::grow(SizeClass& c) {
+ze_result_t Pool::grow(Bin& bin) {
     // A slab of 64 blocks, within [one block, kMinChunkBytes]; under a maximum that leaves
     // less room, one block.
-    const size_t want = std::max(c.block, std::min<size_t>(c.block * 64, kMinChunkBytes));
+    const size_t want = std::max(bin.block, std::min<size_t>(bin.block * 64, kMinChunkBytes));
     size_t bytes = want;
     char* base = nullptr;
     {
         std::lock_guard lock(arena_mu_);
         ze_result_t r = carve(bytes, &base);
-        if (r != ZE_RESULT_SUCCESS && want > c.block) {
-            bytes = c.block;
+        if (r != ZE_RESULT_SUCCESS && want > bin.block) {
+            bytes = bin.block;
             r = carve(bytes, &base);
         }
         if (r != ZE_RESULT_SUCCESS) return r;
@@ -84,14 +100,14 @@ ze_result_t Pool::grow(SizeClass& c) {
     try {
         auto slab = std::make_unique<Slab>();
         slab->base = base;
-        slab->blocks = static_cast<uint32_t>(bytes / c.block);
+        slab->blocks = static_cast<uint32_t>(bytes / bin.block);
         slab->asked.assign(slab->blocks, 0);
-        c.free.reserve(c.free.size() + slab->blocks);
-        auto at = std::lower_bound(c.slabs.begin(), c.slabs.end(), base,
+        bin.free.reserve(bin.free.size() + slab->blocks);
+        auto at = std::lower_bound(bin.slabs.begin(), bin.slabs.end(), base,
                                    [](const std::unique_ptr<Slab>& s, const char* b) { return s->base < b; });
         Slab* raw = slab.get();
-        c.slabs.insert(at, std::move(slab));
-        for (uint32_t i = raw->blocks; i-- > 0;) c.free.emplace_back(raw->base + i * c.block, raw);
+        bin.slabs.insert(at, std::move(slab));
+        for (uint32_t i = raw->blocks; i-- > 0;) bin.free.emplace_back(raw->base + i * bin.block, raw);
     } catch (const std::bad_alloc&) {
         std::lock_guard lock(arena_mu_);
         uncarve(base, bytes);
@@ -103,75 +119,88 @@ ze_result_t Pool::grow(SizeClass& c) {
 ze_result_t Pool::allocate_large(size_t size, void** out) {
     const size_t bytes = round_up(size, alignment_);
     if (bytes < size) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
-    std::lock_guard lock(arena_mu_);
-    char* p = nullptr;
-    if (ze_result_t r = carve(bytes, &p); r != ZE_RESULT_SUCCESS) return r;
-    try {
-        large_.emplace(p, size);
-    } catch (const std::bad_alloc&) {
-        uncarve(p, bytes);
-        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    {
+        std::lock_guard lock(arena_mu_);
+        char* p = nullptr;
+        if (ze_result_t r = carve(bytes, &p); r != ZE_RESULT_SUCCESS) return r;
+        try {
+            large_.emplace(p, size);
+        } catch (const std::bad_alloc&) {
+            uncarve(p, bytes);
+            return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        }
+        large_bytes_ += size;
+        ++large_total_;
+        *out = p;
     }
-    count_allocation(size, false);
-    *out = p;
+    count_bytes(static_cast<int64_t>(size));
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t Pool::deallocate(void* ptr, size_t size) {
     if (!ptr) return ZE_RESULT_SUCCESS;
     char* p = static_cast<char*>(ptr);
-    if (size) {
-        const size_t cls = class_of(size);
-        return cls < kClasses ? deallocate_small(cls, p) : deallocate_large(p);
-    }
-    // Size unknown: the classes in turn, then the arena.
-    for (size_t cls = 0; cls < kClasses; ++cls)
-        if (deallocate_small(cls, p) == ZE_RESULT_SUCCESS) return ZE_RESULT_SUCCESS;
-    return deallocate_large(p);
+    // Size known: its class only, the caller's bin first (usually the block's own).
+    const size_t first = size ? class_of(size) : 0;
+    const size_t last = size ? first + 1 : kClasses;
+    const size_t mine = my_shard(kShards);
+    for (size_t cls = first; cls < last && cls < kClasses; ++cls)
+        for (size_t k = 0; k < kShards; ++k)
+            if (free_in(bins_[cls][(mine + k) % kShards], p) == ZE_RESULT_SUCCESS) return ZE_RESULT_SUCCESS;
+    return size && first < kClasses ? ZE_RESULT_ERROR_INVALID_ARGUMENT : deallocate_large(p);
 }
 
-ze_result_t Pool::deallocate_small(size_t cls, char* p) {
-    SizeClass& c = classes_[cls];
-    std::lock_guard lock(c.mu);
-    auto at = std::upper_bound(c.slabs.begin(), c.slabs.end(), p,
-                               [](const char* b, const std::unique_ptr<Slab>& s) { return b < s->base; });
-    if (at == c.slabs.begin()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    Slab& slab = **(at - 1);
-    const size_t offset = static_cast<size_t>(p - slab.base);
-    if (offset % c.block || offset / c.block >= slab.blocks) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    size_t& asked = slab.asked[offset / c.block];
-    if (asked == 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // already given back
-    // The free list has room for every block of every slab (reserved in grow()).
-    c.free.emplace_back(p, &slab);
-    count_free(asked);
-    asked = 0;
-    --slab.in_use;
+ze_result_t Pool::free_in(Bin& bin, char* p) {
+    size_t asked = 0;
+    {
+        std::lock_guard lock(bin.mu);
+        auto at = std::upper_bound(bin.slabs.begin(), bin.slabs.end(), p,
+                                   [](const char* b, const std::unique_ptr<Slab>& s) { return b < s->base; });
+        if (at == bin.slabs.begin()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        Slab& slab = **(at - 1);
+        const size_t offset = static_cast<size_t>(p - slab.base);
+        if (offset % bin.block || offset / bin.block >= slab.blocks) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        size_t& slot = slab.asked[offset / bin.block];
+        if (slot == 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // already given back
+        // The free list has room for every block of every slab (reserved in grow()).
+        bin.free.emplace_back(p, &slab);
+        asked = std::exchange(slot, 0);
+        --slab.in_use;
+        bin.bytes_in_use -= asked;
+        --bin.allocations;
+    }
+    count_bytes(-static_cast<int64_t>(asked));
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t Pool::deallocate_large(char* p) {
-    std::lock_guard lock(arena_mu_);
-    auto it = large_.find(p);
-    if (it == large_.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    const size_t size = it->second;
-    large_.erase(it);
-    uncarve(p, round_up(size, alignment_));
-    count_free(size);
+    size_t size = 0;
+    {
+        std::lock_guard lock(arena_mu_);
+        auto it = large_.find(p);
+        if (it == large_.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        size = it->second;
+        large_.erase(it);
+        uncarve(p, round_up(size, alignment_));
+        large_bytes_ -= size;
+    }
+    count_bytes(-static_cast<int64_t>(size));
     return ZE_RESULT_SUCCESS;
 }
 
 bool Pool::find(const void* ptr, size_t* size) const {
     const char* p = static_cast<const char*>(ptr);
-    for (const SizeClass& c : classes_) {
-        std::lock_guard lock(c.mu);
-        for (const auto& slab : c.slabs) {
-            if (p < slab->base || p >= slab->base + static_cast<size_t>(slab->blocks) * c.block) continue;
-            const size_t offset = static_cast<size_t>(p - slab->base);
-            if (offset % c.block || slab->asked[offset / c.block] == 0) return false;
-            if (size) *size = slab->asked[offset / c.block];
-            return true;
+    for (const auto& bins : bins_)
+        for (const Bin& bin : bins) {
+            std::lock_guard lock(bin.mu);
+            for (const auto& slab : bin.slabs) {
+                if (p < slab->base || p >= slab->base + static_cast<size_t>(slab->blocks) * bin.block) continue;
+                const size_t offset = static_cast<size_t>(p - slab->base);
+                if (offset % bin.block || slab->asked[offset / bin.block] == 0) return false;
+                if (size) *size = slab->asked[offset / bin.block];
+                return true;
+            }
         }
-    }
     std::lock_guard lock(arena_mu_);
     auto it = large_.find(const_cast<char*>(p));
     if (it == large_.end()) return false;
@@ -180,22 +209,23 @@ bool Pool::find(const void* ptr, size_t* size) const {
 }
 
 ze_result_t Pool::trim() {
-    for (SizeClass& c : classes_) {
-        std::lock_guard lock(c.mu);
-        std::vector<std::unique_ptr<Slab>> keep;
-        for (auto& slab : c.slabs) {
-            if (slab->in_use) {
-                keep.push_back(std::move(slab));
-                continue;
+    for (auto& bins : bins_)
+        for (Bin& bin : bins) {
+            std::lock_guard lock(bin.mu);
+            std::vector<std::unique_ptr<Slab>> keep;
+            for (auto& slab : bin.slabs) {
+                if (slab->in_use) {
+                    keep.push_back(std::move(slab));
+                    continue;
+                }
+                const char* lo = slab->base;
+                const char* hi = slab->base + static_cast<size_t>(slab->blocks) * bin.block;
+                std::erase_if(bin.free, [&](const std::pair<char*, Slab*>& f) { return f.first >= lo && f.first < hi; });
+                std::lock_guard arena(arena_mu_);
+                uncarve(slab->base, static_cast<size_t>(slab->blocks) * bin.block);
             }
-            const char* lo = slab->base;
-            const char* hi = slab->base + static_cast<size_t>(slab->blocks) * c.block;
-            std::erase_if(c.free, [&](const std::pair<char*, Slab*>& f) { return f.first >= lo && f.first < hi; });
-            std::lock_guard arena(arena_mu_);
-            uncarve(slab->base, static_cast<size_t>(slab->blocks) * c.block);
+            bin.slabs = std::move(keep);
         }
-        c.slabs = std::move(keep);
-    }
     std::lock_guard lock(arena_mu_);
     ze_result_t result = ZE_RESULT_SUCCESS;
     std::erase_if(chunks_, [&](const std::unique_ptr<Chunk>& chunk) {
@@ -205,7 +235,6 @@ ze_result_t Pool::trim() {
             return false;
         }
         reserved_ -= chunk->bytes;
-        bytes_reserved_.store(reserved_, std::memory_order_relaxed);
         return true;
     });
     return result;
@@ -226,7 +255,7 @@ ze_result_t Pool::carve(size_t bytes, char** out) {
             }
         }
         if (attempt == 0) {
-            if (ze_result_t r = new_chunk(bytes); r != ZE_RESULT_SUCCESS) return r;
+            if (ze_result_t r = new_chunk(bytes, false); r != ZE_RESULT_SUCCESS) return r;
         }
     }
     return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
@@ -253,9 +282,9 @@ void Pool::uncarve(char* p, size_t bytes) {
     chunk->free.emplace(offset, bytes);
 }
 
-ze_result_t Pool::new_chunk(size_t at_least) {
+ze_result_t Pool::new_chunk(size_t at_least, bool exact) {
     // Chunks grow with the pool (a chunk the size of what is reserved), within bounds.
-    size_t bytes = std::max(at_least, std::clamp<size_t>(reserved_, kMinChunkBytes, kMaxChunkBytes));
+    size_t bytes = exact ? at_least : std::max(at_least, std::clamp<size_t>(reserved_, kMinChunkBytes, kMaxChunkBytes));
     bytes = round_up(bytes, alignment_);
     if (maximum_) {
         if (reserved_ + at_least > maximum_) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
@@ -277,8 +306,7 @@ ze_result_t Pool::new_chunk(size_t at_least) {
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
     reserved_ += bytes;
-    bytes_reserved_.store(reserved_, std::memory_order_relaxed);
-    upstream_allocations_.fetch_add(1, std::memory_order_relaxed);
+    ++upstream_allocations_;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -288,33 +316,34 @@ Pool::Chunk* Pool::chunk_of(const char* p) {
     return (at - 1)->get();
 }
 
-void Pool::count_allocation(size_t size, bool hit) noexcept {
-    // Relaxed: counters, read as such; the peak is raised with a CAS loop.
-    const uint64_t now = bytes_in_use_.fetch_add(size, std::memory_order_relaxed) + size;
+void Pool::count_bytes(int64_t delta) noexcept {
+    // Relaxed: a counter; the peak is raised with a CAS loop.
+    const uint64_t now = bytes_in_use_.fetch_add(static_cast<uint64_t>(delta), std::memory_order_relaxed) +
+                         static_cast<uint64_t>(delta);
+    if (delta <= 0) return;
     uint64_t peak = peak_.load(std::memory_order_relaxed);
     while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
     }
-    allocations_.fetch_add(1, std::memory_order_relaxed);
-    total_allocations_.fetch_add(1, std::memory_order_relaxed);
-    if (hit) cache_hits_.fetch_add(1, std::memory_order_relaxed);
-}
-
-void Pool::count_free(size_t size) noexcept {
-    // Relaxed: counters (see count_allocation).
-    bytes_in_use_.fetch_sub(size, std::memory_order_relaxed);
-    allocations_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 PoolStats Pool::stats() const {
     PoolStats s;
-    // Relaxed: counters (see count_allocation).
-    s.bytes_in_use = bytes_in_use_.load(std::memory_order_relaxed);
-    s.peak_bytes_in_use = peak_.load(std::memory_order_relaxed);
-    s.bytes_reserved = bytes_reserved_.load(std::memory_order_relaxed);
-    s.allocations = allocations_.load(std::memory_order_relaxed);
-    s.total_allocations = total_allocations_.load(std::memory_order_relaxed);
-    s.upstream_allocations = upstream_allocations_.load(std::memory_order_relaxed);
-    s.cache_hits = cache_hits_.load(std::memory_order_relaxed);
+    for (const auto& bins : bins_)
+        for (const Bin& bin : bins) {
+            std::lock_guard lock(bin.mu);
+            s.bytes_in_use += bin.bytes_in_use;
+            s.allocations += bin.allocations;
+            s.total_allocations += bin.total_allocations;
+            s.cache_hits += bin.cache_hits;
+        }
+    std::lock_guard lock(arena_mu_);
+    s.bytes_in_use += large_bytes_;
+    s.allocations += large_.size();
+    s.total_allocations += large_total_;
+    s.bytes_reserved = reserved_;
+    s.upstream_allocations = upstream_allocations_;
+    // Relaxed: see count_bytes; at least what the bins hold now.
+    s.peak_bytes_in_use = std::max(peak_.load(std::memory_order_relaxed), s.bytes_in_use);
     return s;
 }
 

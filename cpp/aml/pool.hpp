@@ -2,9 +2,11 @@
 // large chunks and handed out again without a driver call.
 //
 // Two paths. Sizes up to kMaxClassBytes are served by size classes (powers of two times the
-// smallest block): each class keeps slabs (runs of equal blocks carved from a chunk) and a
-// free list, under a mutex of its own, so threads allocating different sizes never meet and
-// no lock is global. Larger sizes are carved first-fit from the chunks by the arena, whose
+// smallest block). Each class is split in kShards bins, a thread using the bin its shard
+// index names: a bin keeps slabs (runs of equal blocks carved from a chunk), their free
+// blocks and its share of the statistics under a spin lock of its own, so threads do not
+// meet on the fast path and no lock is global. A block freed by another thread goes back to
+// the bin of its slab. Larger sizes are carved first-fit from the chunks by the arena, whose
 // free ranges coalesce with their neighbours on free. Slabs come from the arena too, so
 // trim() can give whole chunks back once nothing in them is used.
 #pragma once
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "zehal/ze_result.h"
+#include "common/spin_lock.hpp"
 
 namespace zehal::aml {
 
@@ -75,12 +78,17 @@ private:
         uint32_t in_use = 0;
         std::vector<size_t> asked;  // per block: the size asked for, 0 when free
     };
-    // One size class: its slabs by base address and its free blocks.
-    struct SizeClass {
+    // One shard of a size class: its slabs by base address, their free blocks and its
+    // counters, all guarded by mu. Aligned so that two bins never share a cache line.
+    struct alignas(64) Bin {
         size_t block = 0;
-        mutable std::mutex mu;
-        std::vector<std::unique_ptr<Slab>> slabs;           // sorted by base, guarded by mu
-        std::vector<std::pair<char*, Slab*>> free;          // guarded by mu
+        mutable SpinLock mu;
+        std::vector<std::unique_ptr<Slab>> slabs;
+        std::vector<std::pair<char*, Slab*>> free;
+        uint64_t bytes_in_use = 0;
+        uint64_t allocations = 0;
+        uint64_t total_allocations = 0;
+        uint64_t cache_hits = 0;
     };
     // A chunk of upstream memory and its free ranges (offset -> length), coalesced.
     struct Chunk {
@@ -91,42 +99,46 @@ private:
     };
 
     static constexpr size_t kClasses = 24;
+    static constexpr size_t kShards = 8;
 
     size_t class_of(size_t size) const noexcept;
     ze_result_t allocate_small(size_t cls, size_t size, void** out);
     ze_result_t allocate_large(size_t size, void** out);
-    ze_result_t deallocate_small(size_t cls, char* p);
+    // Frees `p` if it is a live block of `bin` (its lock taken here); INVALID_ARGUMENT if not.
+    ze_result_t free_in(Bin& bin, char* p);
     ze_result_t deallocate_large(char* p);
-    // Adds a slab to `c` (its mutex held); the arena's error when it cannot give one.
-    ze_result_t grow(SizeClass& c);
+    // Adds a slab to `bin` (its lock held); the arena's error when it cannot give one.
+    ze_result_t grow(Bin& bin);
     // Arena, arena_mu_ held: `bytes` (a multiple of the alignment) carved first-fit, taking
     // a new chunk from upstream when none has room.
     ze_result_t carve(size_t bytes, char** out);
     void uncarve(char* p, size_t bytes);
-    ze_result_t new_chunk(size_t at_least);
+    // Takes a chunk from upstream: `at_least` bytes, or more as the pool grows (unless
+    // `exact`), within the maximum (arena_mu_ held).
+    ze_result_t new_chunk(size_t at_least, bool exact);
     Chunk* chunk_of(const char* p);
-    void count_allocation(size_t size, bool hit) noexcept;
-    void count_free(size_t size) noexcept;
+    // The global bytes in use and their peak (the only counters every path shares).
+    void count_bytes(int64_t delta) noexcept;
 
     const std::shared_ptr<Area> upstream_;
     const size_t alignment_;
     const size_t min_block_;
     const size_t maximum_;
-    std::array<SizeClass, kClasses> classes_;
+    std::array<std::array<Bin, kShards>, kClasses> bins_;
 
     mutable std::mutex arena_mu_;
     std::vector<std::unique_ptr<Chunk>> chunks_;  // sorted by base, guarded by arena_mu_
     std::map<char*, size_t> large_;               // live large blocks -> size asked, guarded by arena_mu_
-    uint64_t reserved_ = 0;                       // guarded by arena_mu_ (mirrored in bytes_reserved_)
+    uint64_t reserved_ = 0;                       // guarded by arena_mu_
 
-    // Statistics: relaxed counters (each is exact; a snapshot of several may be mid-update).
+    // Large blocks' counters, guarded by arena_mu_.
+    uint64_t large_bytes_ = 0;
+    uint64_t large_total_ = 0;
+    uint64_t upstream_allocations_ = 0;  // guarded by arena_mu_
+
+    // Bytes in use over every path and their peak (relaxed counters, raised by CAS).
     std::atomic<uint64_t> bytes_in_use_{0};
     std::atomic<uint64_t> peak_{0};
-    std::atomic<uint64_t> bytes_reserved_{0};
-    std::atomic<uint64_t> allocations_{0};
-    std::atomic<uint64_t> total_allocations_{0};
-    std::atomic<uint64_t> upstream_allocations_{0};
-    std::atomic<uint64_t> cache_hits_{0};
 };
 
 }  // namespace zehal::aml

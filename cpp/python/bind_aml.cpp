@@ -94,7 +94,7 @@ public:
         // on the engines whatever the GIL does.
         for (const auto& w : users_)
             if (auto r = w.lock()) r->wait();
-        area_->unmap(ptr_);
+        unmap();
     }
     Buffer(const Buffer&) = delete;
     Buffer& operator=(const Buffer&) = delete;
@@ -117,7 +117,7 @@ public:
             throw pyb::buffer_error("zehal.Buffer.close: " + std::to_string(exports_) +
                                     " export(s) taken while close() waited for copies still use the memory");
         closed_ = true;
-        check(area_->unmap(ptr_), "Buffer.close");
+        check(unmap(), "Buffer.close");
     }
 
     // Records a copy that reads or writes this buffer: close() waits for it.
@@ -140,6 +140,9 @@ public:
     void drop_export() { --exports_; }
 
 private:
+    // Gives the memory back to the area (a pool finds the block by its size).
+    ze_result_t unmap() noexcept { return area_->pool() ? area_->unmap(ptr_, nbytes_) : area_->unmap(ptr_); }
+
     // Waits, without the GIL, for the copies still using this buffer.
     void wait_for_users() {
         std::vector<std::shared_ptr<aml::Request>> pending;

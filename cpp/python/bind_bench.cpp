@@ -58,6 +58,9 @@ void bind_bench(pyb::module_& m) {
                                               "name, value, unit, baseline, baseline_name, ratio).");
     def_device_bench(b, "copy_bandwidth", &bench::copy_bandwidth,
                      "Copy bandwidth through a queue (h->d, d->h, d->d, h->h, 4 KiB to max_bytes) beside memcpy.");
+    def_device_bench(b, "pool_latency", &bench::pool_latency,
+                     "Pooled device area mmap+munmap (4 KiB, 1 MiB; 1 to 16 threads) beside malloc+free, the "
+                     "unpooled area and the HAL's allocate+free.");
     def_device_bench(b, "aml_latency", &bench::aml_latency,
                      "64-byte AML request round trip (submit + wait) and area mmap+munmap latency, from C++.");
     def_device_bench(b, "timestamp_query", &bench::timestamp_query,

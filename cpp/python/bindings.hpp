@@ -31,6 +31,9 @@ void bind_events(pyb::module_& m);
 // bind_aml.cpp: Area, Buffer, Layout, Dma, Request.
 void bind_aml(pyb::module_& m);
 
+// bind_pool.cpp: Area.pool, Area.stats, Area.trim (after bind_aml: it extends Area).
+void bind_area_pool(pyb::module_& m);
+
 // bind_metrics.cpp: MetricGroup, Metric, activate_metric_groups, MetricTracer,
 // MetricDecoder, timeline helpers.
 void bind_metrics(pyb::module_& m);

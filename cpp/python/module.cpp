@@ -7,6 +7,7 @@ PYBIND11_MODULE(_zehal, m) {
     zehal::py::bind_device(m);
     zehal::py::bind_events(m);
     zehal::py::bind_aml(m);
+    zehal::py::bind_area_pool(m);
     zehal::py::bind_metrics(m);
     zehal::py::bind_bench(m);
 }

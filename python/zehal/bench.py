@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 Row = dict[str, Any]
 
-SUITES = ("copy", "aml", "timestamps", "ring", "tracer", "cuda", "python")
+SUITES = ("copy", "aml", "pool", "timestamps", "ring", "tracer", "cuda", "python")
 
 
 def _row(suite: str, name: str, value: float, unit: str, baseline: float = 0.0, baseline_name: str = "") -> Row:
@@ -140,6 +140,7 @@ def _native_suites() -> dict[str, Callable[..., list[Row]]]:
     return {
         "copy": lambda device, quick, max_bytes: native.copy_bandwidth(device, quick=quick, max_bytes=max_bytes),
         "aml": lambda device, quick, max_bytes: native.aml_latency(device, quick=quick),
+        "pool": lambda device, quick, max_bytes: native.pool_latency(device, quick=quick),
         "timestamps": lambda device, quick, max_bytes: native.timestamp_query(device, quick=quick),
         "ring": lambda device, quick, max_bytes: native.ring_throughput(quick=quick),
         "tracer": lambda device, quick, max_bytes: native.tracer_throughput(device, quick=quick),
