@@ -33,8 +33,18 @@ Pool::Pool(std::shared_ptr<Area> upstream, size_t maximum_bytes)
       alignment_(upstream_->alignment()),
       min_block_(std::max(alignment_, kMinBlock)),
       maximum_(maximum_bytes) {
-    for (size_t k = 0; k < kClasses; ++k)
-        for (Bin& bin : bins_[k]) bin.block = min_block_ << k;
+    // m x 1, 2, 3, 4, 6, 8, 12, ... up to kMaxClassBytes (at least one class).
+    size_t count = 0;
+    for (size_t pow = 1; count < kClasses; pow *= 2) {
+        for (size_t blocks : {pow, pow + pow / 2}) {
+            if (blocks == pow + pow / 2 && pow < 2) continue;  // no 1.5 m: not a multiple of m
+            if (count == kClasses || (count > 0 && blocks * min_block_ > kMaxClassBytes)) break;
+            class_bytes_[count++] = blocks * min_block_;
+        }
+        if (count > 0 && pow * min_block_ > kMaxClassBytes) break;
+    }
+    for (size_t c = 0; c < kClasses; ++c)
+        for (Bin& bin : bins_[c]) bin.block = class_bytes_[c];
 }
 
 Pool::~Pool() {
@@ -42,9 +52,10 @@ Pool::~Pool() {
 }
 
 size_t Pool::class_of(size_t size) const noexcept {
-    if (size > kMaxClassBytes || size > (min_block_ << (kClasses - 1))) return kClasses;
-    const size_t blocks = (size + min_block_ - 1) / min_block_;
-    return static_cast<size_t>(std::bit_width(blocks - 1));
+    // The first class that holds `size`; kClasses (the arena) past the last one.
+    auto last = std::find(class_bytes_.begin(), class_bytes_.end(), size_t{0});
+    auto it = std::lower_bound(class_bytes_.begin(), last, size);
+    return it == last ? kClasses : static_cast<size_t>(it - class_bytes_.begin());
 }
 
 ze_result_t Pool::reserve(size_t bytes) {
@@ -57,6 +68,13 @@ ze_result_t Pool::allocate(size_t size, void** out) {
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
     const size_t cls = class_of(size);
+    // Relaxed: compared with itself after the attempt, on this thread.
+    const uint64_t refused = upstream_refusals_.load(std::memory_order_relaxed);
+    ze_result_t r = cls < kClasses ? allocate_small(cls, size, out) : allocate_large(size, out);
+    if (r == ZE_RESULT_SUCCESS || upstream_refusals_.load(std::memory_order_relaxed) == refused) return r;
+    // Upstream is out of memory while the pool may hold free blocks of other sizes: give
+    // those back (as CuPy's pool does) and try once more.
+    trim();
     return cls < kClasses ? allocate_small(cls, size, out) : allocate_large(size, out);
 }
 
@@ -293,7 +311,18 @@ ze_result_t Pool::new_chunk(size_t at_least, bool exact) {
     }
     auto chunk = std::make_unique<Chunk>();
     void* p = nullptr;
-    if (ze_result_t r = upstream_->map(bytes, &p); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = upstream_->map(bytes, &p); r != ZE_RESULT_SUCCESS) {
+        // A grown chunk the upstream cannot give: what was asked for may still fit.
+        if (bytes == round_up(at_least, alignment_)) {
+            upstream_refusals_.fetch_add(1, std::memory_order_relaxed);  // relaxed: see allocate()
+            return r;
+        }
+        bytes = round_up(at_least, alignment_);
+        if (ze_result_t again = upstream_->map(bytes, &p); again != ZE_RESULT_SUCCESS) {
+            upstream_refusals_.fetch_add(1, std::memory_order_relaxed);  // relaxed: see allocate()
+            return again;
+        }
+    }
     chunk->base = static_cast<char*>(p);
     chunk->bytes = bytes;
     try {

@@ -1,8 +1,9 @@
 // The allocator behind pooled areas (contract §10): memory taken from an upstream area in
 // large chunks and handed out again without a driver call.
 //
-// Two paths. Sizes up to kMaxClassBytes are served by size classes (powers of two times the
-// smallest block). Each class is split in kShards bins, a thread using the bin its shard
+// Two paths. Sizes up to kMaxClassBytes are served by size classes: the smallest block m
+// times 1, 2, 3, 4, 6, 8, 12, ... (powers of two and their halfway points, so a block wastes
+// at most a third of itself; every class is a multiple of m, so of the alignment). Each class is split in kShards bins, a thread using the bin its shard
 // index names: a bin keeps slabs (runs of equal blocks carved from a chunk), their free
 // blocks and its share of the statistics under a spin lock of its own, so threads do not
 // meet on the fast path and no lock is global. A block freed by another thread goes back to
@@ -98,7 +99,7 @@ private:
         std::map<size_t, size_t> free;
     };
 
-    static constexpr size_t kClasses = 24;
+    static constexpr size_t kClasses = 48;
     static constexpr size_t kShards = 8;
 
     size_t class_of(size_t size) const noexcept;
@@ -124,6 +125,7 @@ private:
     const size_t alignment_;
     const size_t min_block_;
     const size_t maximum_;
+    std::array<size_t, kClasses> class_bytes_{};  // block size of each class (0: unused)
     std::array<std::array<Bin, kShards>, kClasses> bins_;
 
     mutable std::mutex arena_mu_;
@@ -139,6 +141,8 @@ private:
     // Bytes in use over every path and their peak (relaxed counters, raised by CAS).
     std::atomic<uint64_t> bytes_in_use_{0};
     std::atomic<uint64_t> peak_{0};
+    // Times upstream refused a chunk (allocate() then trims and retries once).
+    std::atomic<uint64_t> upstream_refusals_{0};
 };
 
 }  // namespace zehal::aml
