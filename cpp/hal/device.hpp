@@ -65,6 +65,9 @@ public:
 
     // Sim only: the device is lost from now on (UNSUPPORTED_FEATURE elsewhere).
     virtual ze_result_t lose() = 0;
+    // True when `event` is an event of this device (of one of its pools): the only events
+    // its commands, and what stands on them (a tracer's notification), may signal.
+    virtual bool owns_event(const Event& event) const noexcept = 0;
 };
 
 using DeviceRef = std::shared_ptr<Device>;

@@ -86,3 +86,14 @@ def test_a_bad_sim_variable_is_named_by_default_device():
     )
     assert out.returncode == 0, out.stderr
     assert "ZEHAL_SIM_TIMER_HZ = 0" in out.stdout
+
+
+def test_a_notification_event_of_another_device_is_refused(sim_backend):
+    a, b = zehal.sim_device(), zehal.sim_device()
+    g = next(g for g in a.metric_groups() if g.sampling_types & zehal.SAMPLING_TYPE_TRACER_BASED)
+    zehal.activate_metric_groups(a, [g])
+    foreign = zehal.EventPool(b).event(0)
+    with pytest.raises(zehal.InvalidArgumentError, match="notification"):
+        zehal.MetricTracer(a, [g], notification=foreign)
+    own = zehal.EventPool(a).event(0)
+    zehal.MetricTracer(a, [g], notification=own).close()

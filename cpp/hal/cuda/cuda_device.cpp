@@ -241,6 +241,11 @@ ze_result_t CudaDevice::export_dma_buf(uint32_t group, int* fd, size_t* size) {
     return export_->export_fd(fd, size);
 }
 
+bool CudaDevice::owns_event(const hal::Event& event) const noexcept {
+    const auto* e = dynamic_cast<const CudaEvent*>(&event);
+    return e && &e->device() == this;
+}
+
 ze_result_t CudaDevice::import_dma_buf(int fd, size_t size, void** out) {
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;

@@ -44,6 +44,7 @@ public:
     ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
     ze_result_t lose() override { return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; }
+    bool owns_event(const hal::Event& event) const noexcept override;
 
     // --- for the backend's queues and events ---
     const DriverApi& api() const noexcept { return api_; }

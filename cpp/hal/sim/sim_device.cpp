@@ -252,6 +252,11 @@ ze_result_t SimDevice::import_dma_buf(int fd, size_t size, void** out) {
     return ZE_RESULT_SUCCESS;
 }
 
+bool SimDevice::owns_event(const hal::Event& event) const noexcept {
+    const auto* e = dynamic_cast<const hal::HostEvent*>(&event);
+    return e && &e->domain() == domain_.get();
+}
+
 ze_result_t SimDevice::lose() {
     // Marks the domain (every event call answers DEVICE_LOST, event waiters wake), then
     // wakes the engines (they drop what is queued) and queue synchronizers.

@@ -53,6 +53,7 @@ public:
     ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
     ze_result_t lose() override;
+    bool owns_event(const hal::Event& event) const noexcept override;
 
     // --- for the device's queues ---
     bool lost() const noexcept { return domain_->lost(); }

@@ -71,6 +71,7 @@ public:
     ze_result_t export_dma_buf(uint32_t g, int* fd, size_t* size) override { return d_->export_dma_buf(g, fd, size); }
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override { return d_->import_dma_buf(fd, size, out); }
     ze_result_t lose() override { return d_->lose(); }
+    bool owns_event(const hal::Event& e) const noexcept override { return d_->owns_event(e); }
 
 private:
     hal::DeviceRef d_;
