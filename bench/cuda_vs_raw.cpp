@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "aml/area.hpp"
 #include "benchmarks.hpp"
 #include "common/clock.hpp"
 #include "common/dynlib.hpp"
@@ -31,6 +32,7 @@ using CUstream = void*;
 using CUmodule = void*;
 using CUfunction = void*;
 using CUdeviceptr = unsigned long long;
+using CUmemoryPool = void*;
 constexpr CUresult kCudaSuccess = 0;
 constexpr unsigned kStreamNonBlocking = 1;
 
@@ -50,6 +52,9 @@ struct RawCuda {
     CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = nullptr;
     CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
     CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
+    CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool*, CUdevice) = nullptr;
+    CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr*, size_t, CUmemoryPool, CUstream) = nullptr;
+    CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream) = nullptr;
     CUresult (*cuModuleLoadData)(CUmodule*, const void*) = nullptr;
     CUresult (*cuModuleUnload)(CUmodule) = nullptr;
     CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
@@ -77,6 +82,9 @@ struct RawCuda {
         resolve("cuMemcpyAsync", &cuMemcpyAsync);
         resolve("cuMemAlloc_v2", &cuMemAlloc);
         resolve("cuMemFree_v2", &cuMemFree);
+        resolve("cuDeviceGetDefaultMemPool", &cuDeviceGetDefaultMemPool);
+        resolve("cuMemAllocFromPoolAsync", &cuMemAllocFromPoolAsync);
+        resolve("cuMemFreeAsync", &cuMemFreeAsync);
         resolve("cuModuleLoadData", &cuModuleLoadData);
         resolve("cuModuleUnload", &cuModuleUnload);
         resolve("cuModuleGetFunction", &cuModuleGetFunction);
@@ -298,6 +306,39 @@ std::vector<Row> cuda_vs_raw(const hal::DeviceRef& device, const Options& option
         });
         rows.push_back(row("cuda", "device allocate+free 1 MiB", ours / 1e3, "us", theirs / 1e3,
                            "cuMemAlloc+cuMemFree", false));
+
+        // The same through a pooled area, beside the raw calls and CUDA's own stream-ordered
+        // pool (cuMemAllocFromPoolAsync + cuMemFreeAsync, no synchronization).
+        std::shared_ptr<aml::Area> plain;
+        std::shared_ptr<aml::Area> pooled;
+        CUmemoryPool cuda_pool = nullptr;
+        if (aml::Area::create(device, hal::MemoryKind::device, 0, 0, 256, &plain) == ZE_RESULT_SUCCESS &&
+            aml::Area::create_pool(plain, 0, 0, &pooled) == ZE_RESULT_SUCCESS &&
+            raw.cu.cuDeviceGetDefaultMemPool(&cuda_pool, raw.dev) == kCudaSuccess) {
+            const int m = n * 100;
+            const auto pool_once = [&] {
+                void* p = nullptr;
+                return pooled->map(kBytes, &p) == ZE_RESULT_SUCCESS && pooled->unmap(p, kBytes) == ZE_RESULT_SUCCESS;
+            };
+            const auto cuda_pool_once = [&] {
+                CUdeviceptr p = 0;
+                return raw.cu.cuMemAllocFromPoolAsync(&p, kBytes, cuda_pool, raw.stream) == kCudaSuccess &&
+                       raw.cu.cuMemFreeAsync(p, raw.stream) == kCudaSuccess;
+            };
+            const double pool_ns = ns_per_call(rounds, m, pool_once);
+            rows.push_back(row("cuda", "pooled device mmap+munmap 1 MiB", pool_ns / 1e3, "us", theirs / 1e3,
+                               "cuMemAlloc+cuMemFree", false));
+            rows.push_back(row("cuda", "pooled device mmap+munmap 1 MiB", pool_ns / 1e3, "us",
+                               ns_per_call(rounds, m, cuda_pool_once) / 1e3,
+                               "cuMemAllocFromPoolAsync+cuMemFreeAsync", false));
+            raw.cu.cuStreamSynchronize(raw.stream);
+            const double area_ns = ns_per_call(rounds, n, [&] {
+                void* p = nullptr;
+                return plain->map(kBytes, &p) == ZE_RESULT_SUCCESS && plain->unmap(p) == ZE_RESULT_SUCCESS;
+            });
+            rows.push_back(row("cuda", "unpooled device area mmap+munmap 1 MiB", area_ns / 1e3, "us", theirs / 1e3,
+                               "cuMemAlloc+cuMemFree", false));
+        }
     }
 
     // Tracer overhead per kernel: empty kernels untraced, under CUPTI alone, and under

@@ -41,6 +41,8 @@ python3 -m zehal info >>"$OUT/env.log" 2>&1 || true
 # Each step is bounded, so that a hang still leaves the logs and the summary.
 if [ "$mode" != --tests-only ]; then
   step bench bench.log 240 env ZEHAL_BACKEND=cuda python3 -m zehal bench --json "$OUT/bench.json"
+  # The Python round trip against CuPy, twice more (three separate runs in all).
+  step bench-python bench_python.log 120 sh -c 'for i in 1 2; do ZEHAL_BACKEND=cuda python3 -m zehal bench --suite python; done'
 fi
 if [ "$mode" != --bench-only ]; then
   step pytest-cuda pytest.log 240 env ZEHAL_BACKEND=cuda python3 -m pytest -m cuda -q -p no:cacheprovider tests/py

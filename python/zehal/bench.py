@@ -108,6 +108,30 @@ def python_round_trip(device: Device | None = None, quick: bool = False) -> list
         rows.append(
             _row("python", "64 B request: Dma.copy + wait", submit_wait, "us", cupy_us, "cupy memcpyAsync + synchronize")
         )
+    rows.extend(_pool_rows(device, iterations, repeats))
+    return rows
+
+
+def _pool_rows(device: Device, iterations: int, repeats: int) -> list[Row]:
+    """A pooled 1 MiB device ``mmap`` + ``close`` from Python, beside the unpooled area and,
+    on CUDA devices where CuPy is installed, CuPy's ``MemoryPool`` ``malloc`` + free."""
+    import zehal
+
+    size = 1 << 20
+    plain = zehal.Area.device(device)
+    pool = zehal.Area.pool(plain)
+    pooled = _time_per_call_us(lambda: pool.mmap(size).close(), iterations, repeats)
+    unpooled = _time_per_call_us(lambda: plain.mmap(size).close(), max(iterations // 20, 10), repeats)
+    rows = [_row("python", "pooled mmap+close 1 MiB", pooled, "us", unpooled, "unpooled Area.mmap+close")]
+    if device.backend == "cuda":
+        try:
+            import cupy  # type: ignore[import-not-found]
+        except ImportError:
+            return rows
+        cupy_pool = cupy.cuda.MemoryPool()
+        with cupy.cuda.Device(0):
+            cupy_us = _time_per_call_us(lambda: cupy_pool.malloc(size), iterations, repeats)
+        rows.append(_row("python", "pooled mmap+close 1 MiB", pooled, "us", cupy_us, "cupy MemoryPool malloc+free"))
     return rows
 
 
