@@ -769,23 +769,6 @@ void bind_buffer(pyb::module_& m) {
         });
 }
 
-// contract §8 names both the factory Area.device(...) and the attribute area.device: a
-// descriptor answers the factory on the class and the device on an instance.
-constexpr const char* kClassOrInstanceAttribute = R"PY(
-class ClassOrInstanceAttribute:
-    """On the class: `on_class`; on an instance: `on_instance(instance)`."""
-
-    def __init__(self, on_class, on_instance, doc):
-        self._on_class = on_class
-        self._on_instance = on_instance
-        self.__doc__ = doc
-
-    def __get__(self, obj, objtype=None):
-        if obj is None:
-            return self._on_class
-        return self._on_instance(obj)
-)PY";
-
 void bind_area(pyb::module_& m) {
     using aml::Area;
     using AreaRef = std::shared_ptr<Area>;
@@ -823,7 +806,7 @@ void bind_area(pyb::module_& m) {
                                  "Area.default_host");
             },
             "A host area as aml_area_ze_host: the default backend, alignment 64, cached bias.")
-        .def_static("import_dma_buf", &import_dma_buf, pyb::arg("fd"), pyb::arg("size"),
+        .def_static("_import_dma_buf", &import_dma_buf, pyb::arg("fd"), pyb::arg("size"),
                     pyb::arg("device") = pyb::none(),
                     "Device memory over the pages of dma-buf `fd` (not taken over: the caller keeps and closes it), "
                     "as a Buffer of kind 'device'.")
@@ -861,22 +844,18 @@ void bind_area(pyb::module_& m) {
                    (a.closed() ? " closed>" : ">");
         });
 
-    pyb::cpp_function make_device(
+    // Area.device (factory and attribute), Area.import_dma_buf and Area.pool are put on the
+    // class by python/zehal/_descriptors.py over these, so that on an instance they act on it.
+    cls.def_static(
+        "_make_device",
         [](const hal::DeviceRef& device, pyb::handle ordinal, pyb::handle flags, pyb::handle alignment) {
             return make_area(device, hal::MemoryKind::device, ordinal, flags, alignment, "Area.device");
         },
-        pyb::name("device"), pyb::arg("device") = pyb::none(), pyb::arg("ordinal") = 0, pyb::arg("flags") = 0,
+        pyb::arg("device") = pyb::none(), pyb::arg("ordinal") = 0, pyb::arg("flags") = 0,
         pyb::arg("alignment") = kDefaultAlignment,
         "Area.device(device=None, ordinal=0, flags=0, alignment=64): an area of device memory of `device` (None: "
         "the default device), memory ordinal `ordinal`, the backend's allocation flags.");
-    pyb::cpp_function device_of([](const Area& a) { return a.device(); }, pyb::name("device"));
-    pyb::dict scope;
-    scope["__builtins__"] = pyb::module_::import("builtins");
-    pyb::exec(kClassOrInstanceAttribute, scope);
-    cls.attr("device") = scope["ClassOrInstanceAttribute"](
-        make_device, device_of,
-        "Area.device(...) makes a device area; area.device is the device an area maps from (host areas: the "
-        "device of the backend providing the memory).");
+    cls.def_property_readonly("_device", [](const Area& a) { return a.device(); });
 }
 
 void bind_layout(pyb::module_& m) {

@@ -126,9 +126,16 @@ void bind_backend_info(pyb::module_& m) {
             "The backend's devices (empty when not available).")
         .def("__getitem__", &backend_item, pyb::arg("key"))
         .def("keys", [](const BackendInfo&) { return pyb::make_tuple("name", "available", "reason"); })
-        .def("__eq__", [](const BackendInfo& a, const BackendInfo& b) {
-            return a.name == b.name && a.available == b.available && a.reason == b.reason;
-        })
+        // Equal to another BackendInfo with the same fields, or to its name as a str (so
+        // `"cuda" in zehal.backends()` answers); any other type is not comparable.
+        .def("__eq__",
+             [](const BackendInfo& a, pyb::object b) -> pyb::object {
+                 if (pyb::isinstance<pyb::str>(b)) return pyb::bool_(a.name == b.cast<std::string>());
+                 if (!pyb::isinstance<BackendInfo>(b)) return pyb::reinterpret_borrow<pyb::object>(Py_NotImplemented);
+                 const auto& o = b.cast<const BackendInfo&>();
+                 return pyb::bool_(a.name == o.name && a.available == o.available && a.reason == o.reason);
+             })
+        .def("__hash__", [](const BackendInfo& b) { return pyb::hash(pyb::str(b.name)); })
         .def("__repr__", [](const BackendInfo& b) {
             return "BackendInfo(name=" + pyb::repr(pyb::str(b.name)).cast<std::string>() +
                    ", available=" + (b.available ? "True" : "False") +

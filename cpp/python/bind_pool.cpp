@@ -56,7 +56,7 @@ pyb::dict pool_stats(const aml::Area& area) {
 
 void bind_area_pool(pyb::module_& m) {
     auto cls = pyb::reinterpret_borrow<pyb::class_<aml::Area, AreaRef>>(m.attr("Area"));
-    cls.def_static("pool", &make_pool, pyb::arg("upstream"), pyb::arg("initial_bytes") = 0,
+    cls.def_static("_pool", &make_pool, pyb::arg("upstream"), pyb::arg("initial_bytes") = 0,
                    pyb::arg("maximum_bytes") = pyb::none(),
                    "A pooled area over `upstream` (same kind, device and alignment): mmap serves memory it keeps, "
                    "taken from upstream in large chunks, with no driver call. initial_bytes are taken at once; the "

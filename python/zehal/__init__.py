@@ -100,6 +100,9 @@ from ._zehal import (
     result_name,
     sim_device,
 )
+from . import _descriptors
+
+_descriptors.install(Area)
 
 try:
     __version__: str = _metadata.version("zehal")

@@ -167,3 +167,27 @@ def test_fprintf_describes_the_area(device):
 def test_import_dma_buf_rejects_a_bad_fd(sim):
     with pytest.raises(zehal.Error):
         zehal.Area.import_dma_buf(-1, 4096, sim)
+
+
+def test_static_calls_through_an_instance_act_on_it(sim_backend):
+    """area.import_dma_buf(...) imports into the area's device and area.pool(...) pools the
+    area itself, instead of the default device (the class forms stay static)."""
+    d = zehal.sim_device()
+    area = zehal.Area.device(d)
+    assert area.device == d
+    group = next(g for g in d.metric_groups() if g.type_flags & zehal.GROUP_TYPE_EXPORT_DMA_BUF)
+    fd, size = group.export_dma_buf()
+    buf = area.import_dma_buf(fd, size)
+    assert buf.device == d
+    buf.close()
+    pool = area.pool(initial_bytes=1 << 20)
+    assert pool.is_pool and pool.device == d
+    assert zehal.Area.pool(area).device == d
+
+
+def test_backends_compare_with_their_names():
+    names = [b.name for b in zehal.backends()]
+    assert "sim" in zehal.backends() and "sim" in names
+    assert "no such backend" not in zehal.backends()
+    assert zehal.backends()[0] != 42
+    assert len({b for b in zehal.backends()}) == len(names)
