@@ -142,6 +142,8 @@ def test_lose_during_a_large_copy_then_close():
         "dma.barrier()",
         "ev.synchronize(0.01) if False else ev.query()",
         "(ev.signal(), ev.synchronize(), ev.reset())",
+        "tracer.read()",
+        "decoder.decode(raw)",
     ],
 )
 def test_exit_with_a_daemon_thread_inside_zehal(blocking):
@@ -150,6 +152,17 @@ def test_exit_with_a_daemon_thread_inside_zehal(blocking):
         import threading, time, zehal
         dma = zehal.Dma(); h = zehal.Area.host(); a, b = h.mmap(4096), h.mmap(4096)
         ev = zehal.EventPool(zehal.default_device()).event(0)
+        dev = zehal.default_device()
+        g = next(g for g in dev.metric_groups() if g.sampling_types & zehal.SAMPLING_TYPE_TRACER_BASED)
+        zehal.activate_metric_groups(dev, [g])
+        tracer = zehal.MetricTracer(dev, [g])
+        decoder = zehal.MetricDecoder(tracer)
+        tracer.enable()
+        dma.copy(b, a).wait()
+        raw = b""
+        while not raw:
+            raw = tracer.read()
+        decoder.decode(raw)
         def loop():
             while True:
                 {blocking}
