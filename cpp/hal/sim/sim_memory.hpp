@@ -4,8 +4,11 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "hal/pointer_registry.hpp"
+#include "hal/sim/sim_command_gate.hpp"
 
 namespace zehal::sim {
 
@@ -13,6 +16,10 @@ namespace zehal::sim {
 // through every one of them. One per process.
 struct SimHostMemory {
     hal::PointerRegistry registry;
+    // The command gates of the lost devices sharing this memory: host memory freed through
+    // any device waits until none of their engines still runs a command (contract §11).
+    std::mutex lost_mu;
+    std::vector<const CommandGate*> lost_gates;  // guarded by lost_mu
     ~SimHostMemory();
 };
 
