@@ -14,21 +14,15 @@
 #include "hal/sim/sim_trace.hpp"
 #include "hal/trace_record.hpp"
 #include "sim_fixture.hpp"
+#include "support/open_fds.hpp"
 
 namespace zehal {
 namespace {
 
+using zehal::test::open_fds;
+
 using hal::MemoryKind;
 using test::kHangGuardNs;
-
-size_t open_fds() {
-    size_t n = 0;
-    DIR* dir = opendir("/proc/self/fd");
-    if (!dir) return 0;
-    while (readdir(dir)) ++n;
-    closedir(dir);
-    return n;
-}
 
 // Index of a metric group without EXPORT_DMA_BUF.
 uint32_t plain_group(const hal::DeviceRef& d) {

@@ -8,18 +8,14 @@
 #include "common/clock.hpp"
 #include "metrics/decoder.hpp"
 #include "metrics_test_util.hpp"
+#include "support/quiet_sim.hpp"
 
 namespace zehal::metrics::test {
 namespace {
 
-using namespace std::chrono_literals;
+using zehal::test::quiet;
 
-sim::SimConfig quiet(uint32_t subdevices = 0) {
-    sim::SimConfig c;
-    c.async_records_per_s = 0;
-    c.subdevices = subdevices;
-    return c;
-}
+using namespace std::chrono_literals;
 
 std::shared_ptr<Decoder> make_decoder(const std::shared_ptr<Tracer>& t) {
     std::shared_ptr<Decoder> d;

@@ -12,24 +12,14 @@
 #include "metrics/decoder.hpp"
 #include "metrics/metric_export.hpp"
 #include "metrics_test_util.hpp"
+#include "support/open_fds.hpp"
+#include "support/quiet_sim.hpp"
 
 namespace zehal::metrics::test {
 namespace {
 
-sim::SimConfig quiet() {
-    sim::SimConfig c;
-    c.async_records_per_s = 0;
-    return c;
-}
-
-size_t open_fds() {
-    size_t n = 0;
-    DIR* dir = opendir("/proc/self/fd");
-    if (!dir) return 0;
-    while (readdir(dir)) ++n;
-    closedir(dir);
-    return n;
-}
+using zehal::test::open_fds;
+using zehal::test::quiet;
 
 bool fd_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
 
