@@ -22,6 +22,124 @@ struct Pass {
     Decoder::Sync sync;    // clock reference after the consumed bytes
 };
 
+// Host ns of device `ticks` from the reference `s` (a clock of `hz`, ticks wrapping at
+// `mask`): the tick difference is taken modulo the wrap and read as signed, so ticks a
+// little before the reference convert too.
+uint64_t host_ns_of(const Decoder::Sync& s, uint64_t ticks, uint64_t hz, uint64_t mask) {
+    if (!s.valid || hz == 0) return 0;
+    const uint64_t ahead = (ticks - s.ticks) & mask;
+    if (ahead <= mask / 2)
+        return s.host_ns + static_cast<uint64_t>(static_cast<unsigned __int128>(ahead) * 1'000'000'000u / hz);
+    const uint64_t behind = (s.ticks - ticks) & mask;
+    const uint64_t ns = static_cast<uint64_t>(static_cast<unsigned __int128>(behind) * 1'000'000'000u / hz);
+    return s.host_ns > ns ? s.host_ns - ns : 0;
+}
+
+// Walks raw records in order, one pass per call. Reads only inside [0, size): every field
+// is copied out after the record's bounds were checked.
+struct RecordWalk {
+    const uint8_t* bytes;
+    size_t size;
+    const std::vector<uint32_t>& selected;  // decodable index -> position in the subset
+    Decoder::Sync start;                    // clock reference before the first record
+    uint64_t hz;
+    uint64_t mask;
+    uint32_t subdevices;
+
+    // Hands each entry (up to `limit`) with its set to `emit`; stops before the entry past
+    // the limit or at the first record that cannot be decoded.
+    template <typename Emit>
+    Pass run(uint64_t limit, Emit&& emit) const {
+        Pass p;
+        p.sync = start;
+        size_t off = 0;
+        while (off < size) {
+            uint16_t rsize = 0;
+            if (!record_size(off, &rsize)) {
+                p.corrupt = true;
+                break;
+            }
+            uint16_t kind = 0;
+            std::memcpy(&kind, bytes + off, 2);
+            if (kind >= hal::kRecordSample && kind <= hal::kRecordExportWrite) {
+                if (rsize < kRecordV1) {
+                    p.corrupt = true;
+                    break;
+                }
+                hal::TraceRecord r;
+                std::memcpy(&r, bytes + off, kRecordV1);
+                if (kind == hal::kRecordClockSync) {
+                    p.sync = Decoder::Sync{r.value, r.ticks & mask, true};
+                } else if (kind == hal::kRecordSample || kind == hal::kRecordExportWrite) {
+                    if (!entry(r, limit, &p, emit)) break;
+                }
+            }
+            off += rsize;
+        }
+        p.consumed = off;
+        return p;
+    }
+
+private:
+    // The size of the record at `off`, when its header and its whole length fit.
+    bool record_size(size_t off, uint16_t* rsize) const {
+        if (size - off < kHeader) return false;
+        std::memcpy(rsize, bytes + off + 2, 2);
+        return *rsize >= kHeader && *rsize <= size - off;
+    }
+    // Takes the entry of sample or export-write record `r`; false to stop the pass (a
+    // corrupt record, marked in *p, or the entry past the limit).
+    template <typename Emit>
+    bool entry(const hal::TraceRecord& r, uint64_t limit, Pass* p, Emit& emit) const {
+        const bool on_sub = r.subdevice != hal::kRootDevice;
+        if (r.metric >= selected.size() || (on_sub && r.subdevice >= subdevices)) {
+            p->corrupt = true;
+            return false;
+        }
+        if (selected[r.metric] == kNotSelected) return true;
+        if (p->entries == limit) return false;  // where the next call starts
+        MetricEntry e{};
+        e.value = r.value;
+        e.timestamp = host_ns_of(p->sync, r.ticks & mask, hz, mask);
+        e.metric_index = selected[r.metric];
+        e.on_subdevice = on_sub ? 1 : 0;
+        e.subdevice_id = on_sub ? r.subdevice : 0;
+        emit(e, on_sub ? r.subdevice : 0u);
+        ++p->entries;
+        return true;
+    }
+};
+
+// Counting: totals per set and in all into the caller's counters (contract §5.4).
+ze_result_t count_entries(const RecordWalk& walk, uint32_t sets, uint32_t* set_count, uint32_t* entries_per_set,
+                          uint32_t* entry_count) {
+    std::vector<uint64_t> per_set(sets, 0);
+    const Pass p = walk.run(~0ull, [&](const MetricEntry&, uint32_t set) { ++per_set[set]; });
+    if (*set_count == 0) {
+        *set_count = sets;
+    } else {
+        *set_count = std::min(*set_count, sets);
+        if (entries_per_set)
+            for (uint32_t s = 0; s < *set_count; ++s)
+                entries_per_set[s] = static_cast<uint32_t>(std::min<uint64_t>(per_set[s], 0xFFFFFFFFu));
+    }
+    if (*entry_count == 0) *entry_count = static_cast<uint32_t>(std::min<uint64_t>(p.entries, 0xFFFFFFFFu));
+    return p.corrupt ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_SUCCESS;
+}
+
+// Decoding: up to `limit` entries laid out set by set into `entries`; per-set counts into
+// `per_set`. One pass with one set; else a counting pass, then a placing one.
+Pass place_entries(const RecordWalk& walk, uint32_t sets, uint64_t limit, MetricEntry* entries,
+                   std::vector<uint64_t>* per_set) {
+    per_set->assign(sets, 0);
+    if (sets == 1) return walk.run(limit, [&](const MetricEntry& e, uint32_t) { entries[(*per_set)[0]++] = e; });
+    const Pass p = walk.run(limit, [&](const MetricEntry&, uint32_t set) { ++(*per_set)[set]; });
+    std::vector<uint64_t> at(sets, 0);
+    for (uint32_t s = 1; s < sets; ++s) at[s] = at[s - 1] + (*per_set)[s - 1];
+    if (p.entries) walk.run(p.entries, [&](const MetricEntry& e, uint32_t set) { entries[at[set]++] = e; });
+    return p;
+}
+
 }  // namespace
 
 ze_result_t Decoder::create(const std::shared_ptr<Tracer>& tracer, std::shared_ptr<Decoder>* out) {
@@ -76,6 +194,28 @@ std::vector<MetricRef> Decoder::metrics() const {
     return metrics_;
 }
 
+ze_result_t Decoder::select(std::span<const Metric* const> metrics, std::vector<uint32_t>* selected,
+                            Sync* start) const {
+    std::lock_guard lock(mu_);
+    if (closed_) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    selected->assign(metrics_.size(), kNotSelected);
+    if (metrics.empty()) {
+        for (uint32_t i = 0; i < metrics_.size(); ++i) (*selected)[i] = i;
+    } else {
+        for (uint32_t k = 0; k < metrics.size(); ++k) {
+            if (!metrics[k]) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+            auto it = std::find_if(metrics_.begin(), metrics_.end(),
+                                   [&](const MetricRef& m) { return m.get() == metrics[k]; });
+            if (it == metrics_.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+            uint32_t& slot = (*selected)[static_cast<size_t>(it - metrics_.begin())];
+            if (slot != kNotSelected) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+            slot = k;
+        }
+    }
+    *start = sync_;
+    return ZE_RESULT_SUCCESS;
+}
+
 ze_result_t Decoder::decode(size_t* raw_size, const void* raw, std::span<const Metric* const> metrics,
                             uint32_t* set_count, uint32_t* entries_per_set, uint32_t* entry_count,
                             MetricEntry* entries) {
@@ -85,136 +225,22 @@ ze_result_t Decoder::decode(size_t* raw_size, const void* raw, std::span<const M
     const bool counting = *set_count == 0 || *entry_count == 0;
     if (!counting && !entries) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 
-    Sync start;
-    size_t decodable = 0;
     std::vector<uint32_t> selected;
-    {
-        std::lock_guard lock(mu_);
-        if (closed_) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-        decodable = metrics_.size();
-        selected.assign(decodable, kNotSelected);
-        if (metrics.empty()) {
-            for (uint32_t i = 0; i < decodable; ++i) selected[i] = i;
-        } else {
-            for (uint32_t k = 0; k < metrics.size(); ++k) {
-                if (!metrics[k]) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-                auto it = std::find_if(metrics_.begin(), metrics_.end(),
-                                       [&](const MetricRef& m) { return m.get() == metrics[k]; });
-                if (it == metrics_.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-                uint32_t& slot = selected[static_cast<size_t>(it - metrics_.begin())];
-                if (slot != kNotSelected) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-                slot = k;
-            }
-        }
-        start = sync_;
-    }
+    Sync start;
+    if (ze_result_t r = select(metrics, &selected, &start); r != ZE_RESULT_SUCCESS) return r;
+    const RecordWalk walk{static_cast<const uint8_t*>(raw), *raw_size, selected, start, timer_hz_, tick_mask_,
+                          subdevices_};
+    if (counting) return count_entries(walk, sets_, set_count, entries_per_set, entry_count);
 
-    const auto* bytes = static_cast<const uint8_t*>(raw);
-    const size_t size = *raw_size;
-    const uint64_t hz = timer_hz_;
-    const uint64_t mask = tick_mask_;
-
-    // Host ns of device `ticks` from the reference `s`: the tick difference is taken modulo
-    // the wrap and read as signed, so ticks a little before the reference convert too.
-    auto to_host_ns = [hz, mask](const Sync& s, uint64_t ticks) -> uint64_t {
-        if (!s.valid || hz == 0) return 0;
-        const uint64_t ahead = (ticks - s.ticks) & mask;
-        if (ahead <= mask / 2) {
-            return s.host_ns + static_cast<uint64_t>(static_cast<unsigned __int128>(ahead) * 1'000'000'000u / hz);
-        }
-        const uint64_t behind = (s.ticks - ticks) & mask;
-        const uint64_t ns = static_cast<uint64_t>(static_cast<unsigned __int128>(behind) * 1'000'000'000u / hz);
-        return s.host_ns > ns ? s.host_ns - ns : 0;
-    };
-
-    // One pass: walks records in order, hands each entry (up to `limit`) with its set to
-    // `emit`, and stops before the entry past the limit or at the first record that
-    // cannot be decoded. Reads only inside
-    // [0, size): every field is copied out after the record's bounds were checked.
-    auto walk = [&](uint64_t limit, auto&& emit) {
-        Pass p;
-        p.sync = start;
-        size_t off = 0;
-        while (off < size) {
-            if (size - off < kHeader) {
-                p.corrupt = true;
-                break;
-            }
-            uint16_t kind = 0, rsize = 0;
-            std::memcpy(&kind, bytes + off, 2);
-            std::memcpy(&rsize, bytes + off + 2, 2);
-            if (rsize < kHeader || rsize > size - off) {
-                p.corrupt = true;
-                break;
-            }
-            if (kind >= hal::kRecordSample && kind <= hal::kRecordExportWrite) {
-                if (rsize < kRecordV1) {
-                    p.corrupt = true;
-                    break;
-                }
-                hal::TraceRecord r;
-                std::memcpy(&r, bytes + off, kRecordV1);
-                if (kind == hal::kRecordClockSync) {
-                    p.sync = Sync{r.value, r.ticks & mask, true};
-                } else if (kind == hal::kRecordSample || kind == hal::kRecordExportWrite) {
-                    const bool on_sub = r.subdevice != hal::kRootDevice;
-                    if (r.metric >= decodable || (on_sub && r.subdevice >= subdevices_)) {
-                        p.corrupt = true;
-                        break;
-                    }
-                    if (selected[r.metric] != kNotSelected) {
-                        // The entry past the limit is where the next call starts.
-                        if (p.entries == limit) break;
-                        MetricEntry e{};
-                        e.value = r.value;
-                        e.timestamp = to_host_ns(p.sync, r.ticks & mask);
-                        e.metric_index = selected[r.metric];
-                        e.on_subdevice = on_sub ? 1 : 0;
-                        e.subdevice_id = on_sub ? r.subdevice : 0;
-                        emit(e, on_sub ? r.subdevice : 0u);
-                        ++p.entries;
-                    }
-                }
-            }
-            off += rsize;
-        }
-        p.consumed = off;
-        return p;
-    };
-
-    if (counting) {
-        std::vector<uint64_t> per_set(sets_, 0);
-        const Pass p = walk(~0ull, [&](const MetricEntry&, uint32_t set) { ++per_set[set]; });
-        if (*set_count == 0) {
-            *set_count = sets_;
-        } else {
-            *set_count = std::min(*set_count, sets_);
-            if (entries_per_set)
-                for (uint32_t s = 0; s < *set_count; ++s)
-                    entries_per_set[s] = static_cast<uint32_t>(std::min<uint64_t>(per_set[s], 0xFFFFFFFFu));
-        }
-        if (*entry_count == 0) *entry_count = static_cast<uint32_t>(std::min<uint64_t>(p.entries, 0xFFFFFFFFu));
-        return p.corrupt ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_SUCCESS;
-    }
-
-    const uint64_t limit = *entry_count;
-    Pass p;
-    std::vector<uint64_t> per_set(sets_, 0);
-    if (sets_ == 1) {
-        p = walk(limit, [&](const MetricEntry& e, uint32_t) { entries[per_set[0]++] = e; });
-    } else {
-        // Count per set first, then place each set's entries after the sets before it.
-        p = walk(limit, [&](const MetricEntry&, uint32_t set) { ++per_set[set]; });
-        std::vector<uint64_t> at(sets_, 0);
-        for (uint32_t s = 1; s < sets_; ++s) at[s] = at[s - 1] + per_set[s - 1];
-        if (p.entries) walk(p.entries, [&](const MetricEntry& e, uint32_t set) { entries[at[set]++] = e; });
-    }
+    std::vector<uint64_t> per_set;
+    const Pass p = place_entries(walk, sets_, *entry_count, entries, &per_set);
     *entry_count = static_cast<uint32_t>(p.entries);
     *set_count = std::min(*set_count, sets_);
     if (entries_per_set)
         for (uint32_t s = 0; s < *set_count; ++s) entries_per_set[s] = static_cast<uint32_t>(per_set[s]);
     *raw_size = p.consumed;
     {
+        // The clock reference carries over to the next call.
         std::lock_guard lock(mu_);
         sync_ = p.sync;
     }

@@ -68,6 +68,9 @@ public:
 
 private:
     Decoder(std::vector<MetricRef> metrics, const hal::DeviceProperties& props, Sync start);
+    // The first step of decode(): `metrics` (empty: all) as decodable index -> position in
+    // the subset (0xFFFFFFFF for the others), and the clock reference to start from.
+    ze_result_t select(std::span<const Metric* const> metrics, std::vector<uint32_t>* selected, Sync* start) const;
 
     std::vector<MetricRef> metrics_;
     const uint32_t sets_;
