@@ -250,21 +250,30 @@ void Engine::execute(QueueState& q, Command* c) {
     // Timestamped and traced commands keep to tick boundaries, so that their ticks map to
     // host times between submission and completion (docs/timestamps.md).
     const bool aligned = timestamps || ctx_.tracing->active();
-    const SimClock& clock = *ctx_.clock;
-    const uint64_t bandwidth = ctx_.config->bandwidth_bytes_per_s;
-    const size_t unit = c->kind == CommandKind::fill ? c->pattern_size : 1;
-    const size_t units = c->kind == CommandKind::barrier ? 0 : c->size / unit;
-    const uint32_t depth = q.pending.load(std::memory_order_relaxed);
-    auto* dst = static_cast<unsigned char*>(c->dst);
-    auto* src = static_cast<const unsigned char*>(c->src);
-
     // A command that starts more than half a wrap period after its submission (it waited
     // for events) takes a younger reference pair, so its start ticks still map unambiguously.
     if (timestamps && host_now_ns() > c->ref.host_ns + half_wrap_ns_) c->ref = ctx_.domain->reference();
 
-    bool aborted = false;
-    uint64_t last_end = 0;
-    uint64_t first_end = 0;
+    const Ran ran = run_parts(q, *c, aligned);
+    if (!ran.aborted && c->export_group != kNoExport && c->kind != CommandKind::barrier) {
+        uint32_t word = 0;
+        std::memcpy(&word, c->dst, std::min<size_t>(sizeof word, c->size));
+        ctx_.trace->on_export_write(c->export_group, word, ran.first_end, parts_ > 1 ? 0 : hal::kRootDevice);
+    }
+    if (aligned && !ran.aborted) wait_past(ran.last_end);
+    finish(q, c, event, ran.aborted);
+}
+
+Engine::Ran Engine::run_parts(QueueState& q, const Command& c, bool aligned) {
+    const SimClock& clock = *ctx_.clock;
+    const uint64_t bandwidth = ctx_.config->bandwidth_bytes_per_s;
+    const size_t unit = c.kind == CommandKind::fill ? c.pattern_size : 1;
+    const size_t units = c.kind == CommandKind::barrier ? 0 : c.size / unit;
+    const uint32_t depth = q.pending.load(std::memory_order_relaxed);
+    auto* dst = static_cast<unsigned char*>(c.dst);
+    auto* src = static_cast<const unsigned char*>(c.src);
+    Ran ran;
+    // One part per sub-device (one on the root device), each a share of the bytes.
     for (uint32_t i = 0; i < parts_; ++i) {
         const size_t begin = units * i / parts_ * unit;
         const size_t len = units * (i + 1) / parts_ * unit - begin;
@@ -273,43 +282,43 @@ void Engine::execute(QueueState& q, Command* c) {
         // host time after this instant (contract §3 ordering, see docs/timestamps.md).
         const uint64_t start = clock.ticks_at(host_start) + (aligned ? 1 : 0);
         if (len) {
-            if (c->kind == CommandKind::copy)
+            if (c.kind == CommandKind::copy)
                 std::memcpy(dst + begin, src + begin, len);
             else
-                fill_pattern(dst + begin, len, c->pattern, c->pattern_size);
+                fill_pattern(dst + begin, len, c.pattern, c.pattern_size);
             if (bandwidth) {
                 const uint64_t ns = static_cast<uint64_t>(static_cast<unsigned __int128>(len) * 1'000'000'000u / bandwidth);
                 if (!wait_until_ns(host_start + ns)) {
-                    aborted = true;
+                    ran.aborted = true;
                     break;
                 }
             }
         }
         const uint64_t end = std::max(clock.now(), start);
         packets_[i] = {start & kernel_mask_, end & kernel_mask_, start & kernel_mask_, end & kernel_mask_};
-        last_end = std::max(last_end, end);
-        if (i == 0) first_end = end;
-        ctx_.trace->on_command(CommandTrace{ordinal_, index_, q.id, static_cast<uint32_t>(c->kind), len, start, end,
+        ran.last_end = std::max(ran.last_end, end);
+        if (i == 0) ran.first_end = end;
+        ctx_.trace->on_command(CommandTrace{ordinal_, index_, q.id, static_cast<uint32_t>(c.kind), len, start, end,
                                             depth, parts_ > 1 ? i : hal::kRootDevice});
     }
+    return ran;
+}
 
-    if (!aborted && c->export_group != kNoExport && c->kind != CommandKind::barrier) {
-        uint32_t word = 0;
-        std::memcpy(&word, dst, std::min<size_t>(sizeof word, c->size));
-        ctx_.trace->on_export_write(c->export_group, word, first_end, parts_ > 1 ? 0 : hal::kRootDevice);
-    }
-    if (aligned && !aborted) {
-        // Signal only once the clock has passed the end tick: the end then maps to a host
-        // time before any waiter wakes.
-        const uint64_t period_ns = 1'000'000'000u / clock.hz();
-        while (clock.now() <= last_end) {
-            if (period_ns > 50'000) {
-                if (!wait_until_ns(host_now_ns() + std::min<uint64_t>(period_ns / 4, 1'000'000))) break;
-            } else {
-                cpu_relax();
-            }
+void Engine::wait_past(uint64_t end_ticks) {
+    // Signal only once the clock has passed the end tick: the end then maps to a host time
+    // before any waiter wakes.
+    const SimClock& clock = *ctx_.clock;
+    const uint64_t period_ns = 1'000'000'000u / clock.hz();
+    while (clock.now() <= end_ticks) {
+        if (period_ns > 50'000) {
+            if (!wait_until_ns(host_now_ns() + std::min<uint64_t>(period_ns / 4, 1'000'000))) break;
+        } else {
+            cpu_relax();
         }
     }
+}
+
+void Engine::finish(QueueState& q, Command* c, hal::HostEvent* event, bool aborted) {
     {
         // The event and the count change together under mu: whoever saw the event signalled
         // finds the queue synchronized (SimQueue::host_synchronize re-checks under mu), and

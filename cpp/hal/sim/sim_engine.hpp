@@ -116,7 +116,23 @@ private:
     void scan(std::vector<std::shared_ptr<QueueState>>& queues, bool* ran, bool* blocked);
     // The first command of `q` when its wait events are signalled (taken off the list).
     Command* take_ready(QueueState& q, bool* blocked);
+    // Runs command `c` of `q`: its parts, the export-write record, the wait past its end
+    // tick when aligned, then its event and the queue's count (finish).
     void execute(QueueState& q, Command* c);
+    // What running a command's parts gave: whether the throttle was cut short (device lost,
+    // engine stopping), and the end ticks of the first and of the last part.
+    struct Ran {
+        bool aborted = false;
+        uint64_t first_end = 0;
+        uint64_t last_end = 0;
+    };
+    // Copies or fills each part (one per sub-device), throttled, recording its packet and
+    // trace record. `aligned` starts parts on a tick boundary.
+    Ran run_parts(QueueState& q, const Command& c, bool aligned);
+    // Waits until the device clock has passed `end_ticks`.
+    void wait_past(uint64_t end_ticks);
+    // Signals the command's event (with its packets unless aborted), recycles it, counts it.
+    void finish(QueueState& q, Command* c, hal::HostEvent* event, bool aborted);
     // Drops every pending command of `q` (device lost or shut down); `signal` signals their
     // events (without timestamps).
     void drop_pending(QueueState& q, bool signal);
