@@ -28,10 +28,15 @@ hal::DeviceRef device_or_default(const hal::DeviceRef& device);
 // bind_events.cpp: EventPool, Event (kernel and synchronized timestamps).
 void bind_events(pyb::module_& m);
 
-// bind_aml.cpp: Area, Buffer, Layout, Dma, Request.
-void bind_aml(pyb::module_& m);
+// bind_buffer.cpp: Buffer (buffer protocol, DLPack, __cuda_array_interface__).
+void bind_buffer(pyb::module_& m);
+// bind_area.cpp: Area and Layout.
+void bind_area(pyb::module_& m);
+void bind_layout(pyb::module_& m);
+// bind_dma.cpp: Dma and Request.
+void bind_dma(pyb::module_& m);
 
-// bind_pool.cpp: Area.pool, Area.stats, Area.trim (after bind_aml: it extends Area).
+// bind_pool.cpp: Area.pool, Area.stats, Area.trim (after bind_area: it extends Area).
 void bind_area_pool(pyb::module_& m);
 
 // bind_metrics.cpp: MetricGroup, Metric, activate_metric_groups, MetricTracer,

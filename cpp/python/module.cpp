@@ -6,7 +6,10 @@ PYBIND11_MODULE(_zehal, m) {
     zehal::py::bind_errors(m);
     zehal::py::bind_device(m);
     zehal::py::bind_events(m);
-    zehal::py::bind_aml(m);
+    zehal::py::bind_buffer(m);
+    zehal::py::bind_area(m);
+    zehal::py::bind_layout(m);
+    zehal::py::bind_dma(m);
     zehal::py::bind_area_pool(m);
     zehal::py::bind_metrics(m);
     zehal::py::bind_bench(m);

@@ -1,0 +1,350 @@
+// Dma and Request from Python: asynchronous copies, waits without the GIL, barriers.
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "aml/area.hpp"
+#include "aml/area/ze.h"
+#include "aml/dma.hpp"
+#include "aml/layout.hpp"
+#include "aml/request.hpp"
+#include "bindings.hpp"
+#include "common/clock.hpp"
+#include "hal/registry.hpp"
+#include "python/buffer.hpp"
+#include "python/gil.hpp"
+#include "python/int_arg.hpp"
+#include "python/layout_object.hpp"
+
+namespace zehal::py {
+namespace {
+
+// --- Dma and Request ------------------------------------------------------------------
+
+// A request as Python holds it: the copy's operands stay alive until it is done.
+class PyRequest {
+public:
+    PyRequest(std::shared_ptr<aml::Request> request, pyb::object keep)
+        : request_(std::move(request)), keep_(std::move(keep)) {}
+
+    void wait(const std::optional<double>& timeout) {
+        wait_slices(timeout, "Request.wait");
+        release_if_done();
+        check(request_->result(), "Request.wait: the copy failed");
+    }
+    void cancel() {
+        ze_result_t r;
+        r = without_gil([&] { return request_->cancel(); });
+        release_if_done();
+        check(r, "Request.cancel");
+    }
+    bool done() {
+        const bool d = request_->done();
+        if (d) keep_ = pyb::none();
+        return d;
+    }
+    int flags() {
+        const int f = request_->flags();
+        if (f == AML_DMA_ZE_REQUEST_FLAGS_DONE) keep_ = pyb::none();
+        return f;
+    }
+    bool cancelled() const { return request_->cancelled(); }
+    const std::shared_ptr<aml::Request>& request() const { return request_; }
+    // What must outlive the copy, for the engine to hold when this object goes first.
+    pyb::object take_keep() { return std::exchange(keep_, pyb::none()); }
+
+private:
+    void release_if_done() {
+        if (request_->done()) keep_ = pyb::none();
+    }
+    // Waits in slices without the GIL, taking it back between slices to let Python handle
+    // signals (Ctrl-C interrupts a long wait).
+    void wait_slices(const std::optional<double>& seconds, std::string_view what) {
+        constexpr uint64_t kSliceNs = 100'000'000;
+        uint64_t total = kWaitForever;
+        if (seconds && !(std::isinf(*seconds) && *seconds > 0)) {
+            if (std::isnan(*seconds) || *seconds < 0)
+                check(ZE_RESULT_ERROR_INVALID_ARGUMENT, std::string(what) + ": timeout must be None or >= 0 seconds");
+            const double ns = *seconds * 1e9;
+            total = ns >= static_cast<double>(kWaitForever - 1) ? kWaitForever - 1 : static_cast<uint64_t>(ns);
+        }
+        const uint64_t deadline = total == kWaitForever ? kWaitForever : host_now_ns() + total;
+        for (;;) {
+            const uint64_t now = host_now_ns();
+            const uint64_t left = deadline == kWaitForever ? kWaitForever : (deadline > now ? deadline - now : 0);
+            const uint64_t slice = left < kSliceNs ? left : kSliceNs;
+            ze_result_t r;
+            r = without_gil([&] { return request_->wait(slice); });
+            if (r != ZE_RESULT_NOT_READY) return;
+            if (slice == left) check(r, std::string(what) + ": timed out");
+            if (PyErr_CheckSignals() != 0) throw pyb::error_already_set();
+        }
+    }
+
+    std::shared_ptr<aml::Request> request_;
+    pyb::object keep_;  // (dst, src) while the copy may be pending
+};
+
+// An engine as Python holds it. Fire-and-forget copies are tracked too, so that their
+// operands live until they complete (dropped as they are seen done, at the latest by the
+// next barrier).
+class PyDma {
+public:
+    PyDma(const hal::DeviceRef& device, pyb::handle ordinal, pyb::handle index) {
+        const auto o = int_arg<uint32_t>(ordinal, "Dma: ordinal");
+        const auto i = int_arg<uint32_t>(index, "Dma: index");
+        check(aml::Dma::create(device_or_default(device), o, i, &dma_), "Dma");
+    }
+    // Waits for every copy before the operands of fire-and-forget ones are dropped.
+    ~PyDma() { close(); }
+    PyDma(const PyDma&) = delete;
+    PyDma& operator=(const PyDma&) = delete;
+
+    // The default engine: copy engine 0 of the default device (compute engine 0 without
+    // copy engines), as aml_dma_ze_default.
+    static std::unique_ptr<PyDma> make_default() {
+        hal::DeviceRef device = device_or_default(nullptr);
+        const uint32_t ordinal = device->properties().copy_engines > 0 ? hal::kCopyOrdinal : hal::kComputeOrdinal;
+        return std::make_unique<PyDma>(device, pyb::int_(ordinal), pyb::int_(0));
+    }
+
+    std::optional<PyRequest> copy(pyb::object dst, pyb::object src, pyb::handle nbytes, const std::string& op,
+                                  bool want_request, const hal::EventRef& signal, pyb::handle dst_offset,
+                                  pyb::handle src_offset) {
+        aml::Dma& dma = live("Dma.copy");
+        Operand d = operand(dst, "Dma.copy: dst");
+        Operand s = operand(src, "Dma.copy: src");
+        if (op == "copy_1D") {
+            if (!d.one_d || !s.one_d)
+                check(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+                      "Dma.copy: copy_1D needs one-dimensional layouts of unit stride");
+        } else if (op != "memcpy") {
+            check(ZE_RESULT_ERROR_INVALID_ENUMERATION, "Dma.copy: op must be 'copy_1D' or 'memcpy', not '" + op + "'");
+        }
+        d.advance(int_arg<size_t>(dst_offset, "Dma.copy: dst_offset", ZE_RESULT_ERROR_INVALID_SIZE), "dst_offset");
+        s.advance(int_arg<size_t>(src_offset, "Dma.copy: src_offset", ZE_RESULT_ERROR_INVALID_SIZE), "src_offset");
+        const size_t n =
+            nbytes.is_none() ? s.bytes : int_arg<size_t>(nbytes, "Dma.copy: nbytes", ZE_RESULT_ERROR_INVALID_SIZE);
+        if (n > s.bytes || n > d.bytes)
+            check(ZE_RESULT_ERROR_INVALID_SIZE, "Dma.copy: " + std::to_string(n) + " bytes from a source of " +
+                                                    std::to_string(s.bytes) + " into a destination of " +
+                                                    std::to_string(d.bytes));
+        std::shared_ptr<aml::Request> request;
+        if (ze_result_t r = dma.copy(d.ptr, s.ptr, n, &request, signal); r != ZE_RESULT_SUCCESS)
+            check(r, "Dma.copy" + copy_failure(dma, d, s, signal, r));
+        d.buffer->add_user(request);
+        s.buffer->add_user(request);
+        pyb::object keep = pyb::make_tuple(dst, src);
+        reap();
+        if (want_request) return PyRequest(std::move(request), std::move(keep));
+        detached_.push_back({std::move(request), std::move(keep)});
+        return std::nullopt;
+    }
+
+    void barrier() {
+        // Our own reference: a close() from another thread may drop dma_ while we wait.
+        const std::shared_ptr<aml::Dma> dma = dma_;
+        if (!dma) live("Dma.barrier");
+        ze_result_t r;
+        r = without_gil([&] { return dma->barrier(); });
+        reap();
+        check(r, "Dma.barrier");
+    }
+
+    // Any number of threads may close at once, or close while another waits in barrier():
+    // each holds its own reference and returns once every copy completed, so the operands
+    // of fire-and-forget copies are dropped only then.
+    void close() {
+        const std::shared_ptr<aml::Dma> dma = dma_;
+        if (!dma) return;
+        without_gil([&] { dma->close(); });
+        detached_.clear();
+        dma_.reset();
+    }
+
+    // Holds `keep` until `request` completes (a Request object that goes before its copy).
+    void adopt(std::shared_ptr<aml::Request> request, pyb::object keep) {
+        if (dma_ && !request->done()) detached_.push_back({std::move(request), std::move(keep)});
+    }
+
+    bool closed() const { return !dma_; }
+    aml::Dma& live(std::string_view what) {
+        if (!dma_) check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, std::string(what) + ": the engine is closed");
+        return *dma_;
+    }
+    size_t pending() {
+        aml::Dma& dma = live("Dma.pending");
+        reap();
+        return dma.pending();
+    }
+
+private:
+    // A copy operand: a Buffer, or a Layout over one.
+    struct Operand {
+        void* ptr;
+        size_t bytes;  // what the copy may touch
+        bool one_d;    // usable by copy_1D
+        Buffer* buffer;
+
+        // Skips the first `offset` bytes (at most all of them).
+        void advance(size_t offset, std::string_view what) {
+            if (offset > bytes)
+                check(ZE_RESULT_ERROR_INVALID_SIZE, "Dma.copy: " + std::string(what) + " " + std::to_string(offset) +
+                                                        " is past the end (" + std::to_string(bytes) + " bytes)");
+            ptr = static_cast<char*>(ptr) + offset;
+            bytes -= offset;
+        }
+    };
+
+    // Why a copy was refused, for the message: the operand (or event) that does not belong
+    // to the engine's device, named with where it lives.
+    static std::string copy_failure(aml::Dma& dma, const Operand& d, const Operand& s, const hal::EventRef& signal, ze_result_t r) {
+        if (r != ZE_RESULT_ERROR_INVALID_ARGUMENT) return {};
+        const hal::Device* engine = dma.device().get();
+        auto where = [](const Operand& o) {
+            return std::string(o.buffer->kind() == hal::MemoryKind::host ? "host" : o.buffer->kind() == hal::MemoryKind::device
+                                                                                       ? "device"
+                                                                                       : "shared") +
+                   " memory of " + o.buffer->device()->properties().name + " (" +
+                   std::string(o.buffer->device()->backend_name()) + ")";
+        };
+        const std::string on = " the engine runs on " + engine->properties().name + " (" +
+                               std::string(engine->backend_name()) + ")";
+        for (const auto& [name, o] : {std::pair<const char*, const Operand*>{"dst", &d}, {"src", &s}})
+            if (o->buffer->device().get() != engine)
+                return ": " + std::string(name) + " is " + where(*o) + ";" + on;
+        if (signal) return ": signal may be an event of another device;" + on;
+        return {};
+    }
+
+    static Operand operand(pyb::handle obj, std::string_view what) {
+        if (pyb::isinstance<Buffer>(obj)) {
+            Buffer& b = obj.cast<Buffer&>();
+            return {b.live(what), b.nbytes(), true, &b};
+        }
+        if (pyb::isinstance<PyLayout>(obj)) {
+            const PyLayout& l = obj.cast<const PyLayout&>();
+            l.buffer->live(what);
+            const bool one_d = l.layout->ndims() == 1 && l.layout->contiguous();
+            return {l.layout->rawptr(), l.layout->extent_bytes(), one_d, l.buffer.get()};
+        }
+        throw pyb::type_error(std::string(what) + " must be a zehal.Buffer or zehal.Layout");
+    }
+
+    // Drops the operands of fire-and-forget copies seen done, oldest first (copies of one
+    // engine complete in order).
+    void reap() {
+        while (!detached_.empty() && detached_.front().first->done()) detached_.pop_front();
+    }
+
+    std::shared_ptr<aml::Dma> dma_;
+    std::deque<std::pair<std::shared_ptr<aml::Request>, pyb::object>> detached_;
+};
+
+// The Python object of a Request, which also remembers its engine (for adopt()).
+struct RequestHolder {
+    RequestHolder(PyRequest r, pyb::object engine) : request(std::move(r)), dma(std::move(engine)) {}
+    RequestHolder(RequestHolder&&) = default;
+    RequestHolder(const RequestHolder&) = delete;
+    RequestHolder& operator=(const RequestHolder&) = delete;
+
+    PyRequest request;
+    pyb::object dma;
+    // A pending copy's operands must outlive it: hand them to the engine. (Runs with the
+    // GIL held, as pybind11 destroys its instances; a moved-from holder has nothing.)
+    ~RequestHolder() {
+        if (request.request() && dma && !request.request()->done())
+            dma.cast<PyDma&>().adopt(request.request(), request.take_keep());
+    }
+};
+
+}  // namespace
+
+void bind_dma(pyb::module_& m) {
+    pyb::class_<RequestHolder>(m, "Request",
+                               "A submitted copy. A pending request keeps its operands alive. wait() is idempotent "
+                               "and releases the GIL; after cancel(), done is True and wait() returns at once.")
+        .def("wait", [](RequestHolder& h, std::optional<double> timeout) { h.request.wait(timeout); },
+             pyb::arg("timeout") = pyb::none(),
+             "Waits until the copy completed (timeout in seconds; None: forever). NotReadyError on timeout; raises "
+             "the copy's error (DeviceLostError, ...).")
+        .def("cancel", [](RequestHolder& h) { h.request.cancel(); },
+             "Removes the copy from its queue if it has not started, else waits for it. Does nothing once done.")
+        .def_property_readonly("done", [](RequestHolder& h) { return h.request.done(); },
+                               "True once the copy completed or was cancelled (queried live).")
+        .def_property_readonly("flags", [](RequestHolder& h) { return h.request.flags(); },
+                               "AML_DMA_ZE_REQUEST_FLAGS_PENDING (0) or _DONE (1), queried live.")
+        .def_property_readonly("cancelled", [](RequestHolder& h) { return h.request.cancelled(); },
+                               "True when cancel() removed the copy before it ran.")
+        .def("__enter__", [](pyb::object self) { return self; })
+        .def("__exit__",
+             [](RequestHolder& h, pyb::object type, pyb::object, pyb::object) {
+                 if (type.is_none())
+                     h.request.wait(std::nullopt);
+                 else
+                     h.request.cancel();
+             })
+        .def("__repr__", [](RequestHolder& h) {
+            return std::string("<zehal.Request ") + (h.request.done() ? "done" : "pending") + ">";
+        })
+        .def_property_readonly_static(
+            "FLAGS_PENDING", [](pyb::object) { return AML_DMA_ZE_REQUEST_FLAGS_PENDING; },
+            "Value of flags while the copy is pending (AML_DMA_ZE_REQUEST_FLAGS_PENDING).")
+        .def_property_readonly_static(
+            "FLAGS_DONE", [](pyb::object) { return AML_DMA_ZE_REQUEST_FLAGS_DONE; },
+            "Value of flags once the copy is done (AML_DMA_ZE_REQUEST_FLAGS_DONE).");
+
+    pyb::class_<PyDma>(m, "Dma",
+                       "An engine: asynchronous copies on engine `index` of engine group `ordinal` (1: copy "
+                       "engines, 0: compute engines) of a device. Copies complete in submission order; many "
+                       "threads may submit at once.")
+        .def(pyb::init<const hal::DeviceRef&, pyb::handle, pyb::handle>(), pyb::arg("device") = pyb::none(),
+             pyb::arg("ordinal") = 1, pyb::arg("index") = 0)
+        .def_static("default", &PyDma::make_default,
+                    "An engine as aml_dma_ze_default: copy engine 0 of the default device.")
+        .def(
+            "copy",
+            [](pyb::object self, pyb::object dst, pyb::object src, pyb::handle nbytes, const std::string& op,
+               bool request, const hal::EventRef& signal, pyb::handle dst_offset,
+               pyb::handle src_offset) -> pyb::object {
+                std::optional<PyRequest> r =
+                    self.cast<PyDma&>().copy(dst, src, nbytes, op, request, signal, dst_offset, src_offset);
+                if (!r) return pyb::none();
+                return pyb::cast(RequestHolder{std::move(*r), self});
+            },
+            pyb::arg("dst"), pyb::arg("src"), pyb::arg("nbytes") = pyb::none(), pyb::kw_only(),
+            pyb::arg("op") = "copy_1D", pyb::arg("request") = true, pyb::arg("signal") = pyb::none(),
+            pyb::arg("dst_offset") = 0, pyb::arg("src_offset") = 0,
+            "Copies src into dst (Buffers, or one-dimensional Layouts for copy_1D) and returns at once: a Request, "
+            "or None with request=False (fire-and-forget: barrier() waits for it). nbytes: bytes to copy (None: "
+            "the rest of src; must fit both). op: 'copy_1D' or 'memcpy'. signal: an Event the copy itself "
+            "signals. dst_offset, src_offset: bytes skipped at the start of each operand.")
+        .def("barrier", &PyDma::barrier,
+             "Waits (without the GIL) until every copy submitted before it completed, fire-and-forget ones too.")
+        .def_property_readonly("pending", &PyDma::pending, "Copies with a request not yet seen done.")
+        .def_property_readonly("device", [](PyDma& d) { return d.live("Dma.device").device(); }, "The device.")
+        .def_property_readonly("ordinal", [](PyDma& d) { return d.live("Dma.ordinal").ordinal(); }, "Engine group.")
+        .def_property_readonly("index", [](PyDma& d) { return d.live("Dma.index").index(); }, "Engine index.")
+        .def_property_readonly("closed", &PyDma::closed, "True after close().")
+        .def("close", &PyDma::close, "Waits for every copy, then releases the engine. Idempotent.")
+        .def("__enter__", [](pyb::object self) { return self; })
+        .def("__exit__", [](PyDma& d, pyb::args) { d.close(); })
+        .def("__repr__", [](PyDma& d) {
+            if (d.closed()) return std::string("<zehal.Dma closed>");
+            aml::Dma& dma = d.live("Dma");
+            return "<zehal.Dma ordinal=" + std::to_string(dma.ordinal()) + " index=" + std::to_string(dma.index()) +
+                   " on " + std::string(dma.device()->backend_name()) + ">";
+        });
+}
+
+}  // namespace zehal::py
