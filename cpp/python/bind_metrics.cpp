@@ -1,5 +1,4 @@
-// Metrics from Python: MetricGroup, Metric, activate_metric_groups, MetricTracer and
-// MetricDecoder, with decoded entries as a NumPy structured array the decoder writes into.
+// Metrics from Python: the constants, MetricGroup, Metric, activate_metric_groups.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -17,26 +16,10 @@
 #include "metrics/tracer.hpp"
 #include "python/gil.hpp"
 #include "python/int_arg.hpp"
+#include "python/metric_objects.hpp"
 
 namespace zehal::py {
 namespace {
-
-// Python's view of a metric group: the handle keeps the group and its device alive.
-struct PyMetricGroup {
-    metrics::MetricGroupRef group;
-};
-
-// Python's view of a metric.
-struct PyMetric {
-    metrics::MetricRef metric;
-};
-
-std::vector<PyMetric> metric_list(const std::vector<metrics::MetricRef>& refs) {
-    std::vector<PyMetric> out;
-    out.reserve(refs.size());
-    for (const auto& r : refs) out.push_back({r});
-    return out;
-}
 
 std::vector<PyMetric> group_metrics(const PyMetricGroup& g) {
     std::vector<PyMetric> out;
@@ -60,293 +43,6 @@ pyb::tuple export_of_metric(const PyMetric& m) {
     check(metrics::export_dma_buf(*m.metric, &fd, &size), "Metric.export_dma_buf");
     return pyb::make_tuple(fd, size);
 }
-
-// The groups given from Python, checked to be MetricGroup objects.
-std::vector<metrics::MetricGroupRef> groups_arg(const pyb::iterable& groups, std::string_view what) {
-    std::vector<metrics::MetricGroupRef> out;
-    for (pyb::handle h : groups) {
-        if (h.is_none()) check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, std::string(what) + ": a group is None");
-        if (!pyb::isinstance<PyMetricGroup>(h)) throw pyb::type_error(std::string(what) + ": groups must be MetricGroup objects");
-        out.push_back(h.cast<const PyMetricGroup&>().group);
-    }
-    return out;
-}
-
-pyb::dtype entry_dtype() {
-    // Never destroyed: a static Python object must not be released after the interpreter.
-    static const pyb::dtype* dt = new pyb::dtype([] {
-        pyb::dict spec;
-        spec["names"] = pyb::make_tuple("value", "timestamp", "metric_index", "on_subdevice", "subdevice_id");
-        spec["formats"] = pyb::make_tuple("<u8", "<u8", "<u4", "?", "<u4");
-        spec["offsets"] = pyb::make_tuple(offsetof(metrics::MetricEntry, value), offsetof(metrics::MetricEntry, timestamp),
-                                          offsetof(metrics::MetricEntry, metric_index),
-                                          offsetof(metrics::MetricEntry, on_subdevice),
-                                          offsetof(metrics::MetricEntry, subdevice_id));
-        spec["itemsize"] = sizeof(metrics::MetricEntry);
-        return pyb::dtype::from_args(spec);
-    }());
-    return *dt;
-}
-
-pyb::dtype record_dtype() {
-    // Never destroyed: a static Python object must not be released after the interpreter.
-    static const pyb::dtype* dt = new pyb::dtype([] {
-        pyb::dict spec;
-        spec["names"] = pyb::make_tuple("kind", "size", "metric", "ticks", "value", "subdevice", "sequence");
-        spec["formats"] = pyb::make_tuple("<u2", "<u2", "<u4", "<u8", "<u8", "<u4", "<u4");
-        spec["offsets"] = pyb::make_tuple(offsetof(hal::TraceRecord, kind), offsetof(hal::TraceRecord, size),
-                                          offsetof(hal::TraceRecord, metric), offsetof(hal::TraceRecord, ticks),
-                                          offsetof(hal::TraceRecord, value), offsetof(hal::TraceRecord, subdevice),
-                                          offsetof(hal::TraceRecord, sequence));
-        spec["itemsize"] = sizeof(hal::TraceRecord);
-        return pyb::dtype::from_args(spec);
-    }());
-    return *dt;
-}
-
-// A tracer as Python holds it. close() destroys it; every other call afterwards raises
-// InvalidArgumentError (ZE_RESULT_ERROR_INVALID_NULL_HANDLE).
-class PyTracer {
-public:
-    PyTracer(const hal::DeviceRef& device, const pyb::iterable& groups, pyb::handle notify_every_n_bytes,
-             const hal::EventRef& notification)
-        : device_(device_or_default(device)), groups_(groups_arg(groups, "MetricTracer")) {
-        uint32_t notify = int_arg<uint32_t>(notify_every_n_bytes, "MetricTracer: notify_every_n_bytes",
-                                            ZE_RESULT_ERROR_INVALID_SIZE);
-        std::vector<const metrics::MetricGroup*> raw;
-        for (const auto& g : groups_) raw.push_back(g.get());
-        std::shared_ptr<metrics::Tracer> t;
-        if (ze_result_t r = metrics::Tracer::create(device_, raw, &notify, notification, &t); r != ZE_RESULT_SUCCESS)
-            check(r, "MetricTracer" + why_not(r, raw, notification));
-        tracer_ = std::move(t);
-    }
-
-    // Why Tracer::create answered `r`, for the message: the group or event at fault.
-    std::string why_not(ze_result_t r, const std::vector<const metrics::MetricGroup*>& groups,
-                        const hal::EventRef& notification) const {
-        const std::string on = " on " + device_->properties().name;
-        for (const metrics::MetricGroup* g : groups) {
-            const std::string name = "'" + g->info().name + "'";
-            if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT && !g->tracer_based())
-                return ": group " + name + " is not tracer-based";
-            if (r == ZE_RESULT_NOT_READY && !g->owner().active(g->index()))
-                return ": group " + name + " is not activated" + on + " (zehal.activate_metric_groups first)";
-        }
-        if (r == ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE) return ": a tracer already exists" + on;
-        if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT && notification)
-            return ": notification must be an event of a host-visible pool of" + on;
-        if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT) return ": groups of another device, or one group twice";
-        return {};
-    }
-
-    void enable(bool synchronous) { run(&metrics::Tracer::enable, synchronous, "MetricTracer.enable"); }
-    void disable(bool synchronous) { run(&metrics::Tracer::disable, synchronous, "MetricTracer.disable"); }
-
-    pyb::bytes read(pyb::handle max_bytes) {
-        // A reference of our own: a close() from another thread while the GIL is released
-        // must not free the tracer under this call.
-        const std::shared_ptr<metrics::Tracer> keep = live_ref("MetricTracer.read");
-        metrics::Tracer& t = *keep;
-        size_t want = 0;
-        if (max_bytes.is_none()) {
-            want = t.available();
-        } else {
-            want = int_arg<size_t>(max_bytes, "MetricTracer.read: max_bytes", ZE_RESULT_ERROR_INVALID_SIZE);
-            // Never more than the ring holds: no need for a larger buffer.
-            want = std::min(want, t.ring_capacity());
-        }
-        // The bytes object is filled in place, without the GIL: nobody else sees it yet.
-        PyObject* raw = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(want));
-        if (!raw) throw pyb::error_already_set();
-        pyb::object holder = pyb::reinterpret_steal<pyb::object>(raw);
-        size_t size = want;
-        ze_result_t r = ZE_RESULT_SUCCESS;
-        if (want == 0) {
-            // Nothing asked for: only the state, as a size query tells it.
-            r = t.read(&size, nullptr);
-            size = 0;
-        } else r = without_gil([&] { return t.read(&size, PyBytes_AS_STRING(raw)); });
-        if (r != ZE_RESULT_WARNING_DROPPED_DATA) check(r, "MetricTracer.read");
-        if (size != want) {
-            PyObject* resized = holder.release().ptr();
-            if (_PyBytes_Resize(&resized, static_cast<Py_ssize_t>(size)) != 0) throw pyb::error_already_set();
-            holder = pyb::reinterpret_steal<pyb::object>(resized);
-        }
-        return pyb::reinterpret_steal<pyb::bytes>(holder.release());
-    }
-
-    bool enabled() const { return tracer_ && tracer_->enabled(); }
-    size_t available() { return live("MetricTracer.available").available(); }
-    uint64_t dropped() { return live("MetricTracer.dropped").dropped(); }
-    uint32_t notify_every_n_bytes() { return live("MetricTracer.notify_every_n_bytes").notify_every_n_bytes(); }
-    uint64_t produced() {
-        live("MetricTracer.produced");
-        return device_->trace_source()->produced();
-    }
-    std::vector<PyMetric> decodable_metrics() {
-        return metric_list(live("MetricTracer.decodable_metrics").decodable_metrics());
-    }
-    std::vector<PyMetricGroup> groups() const {
-        std::vector<PyMetricGroup> out;
-        for (const auto& g : groups_) out.push_back({g});
-        return out;
-    }
-    const hal::DeviceRef& device() const { return device_; }
-    bool closed() const { return !tracer_; }
-    const std::shared_ptr<metrics::Tracer>& tracer(std::string_view what) {
-        live(what);
-        return tracer_;
-    }
-
-    // Destroys the tracer: ObjectInUseError while enabled; idempotent afterwards. Waits
-    // for the drain thread without the GIL.
-    void close() {
-        if (!tracer_) return;
-        std::shared_ptr<metrics::Tracer> keep = tracer_;
-        ze_result_t r;
-        r = without_gil([&] { return keep->destroy(); });
-        // Another thread closed (or is closing) it while the GIL was released: closed all the same.
-        if (r == ZE_RESULT_ERROR_INVALID_NULL_HANDLE) r = ZE_RESULT_SUCCESS;
-        check(r, "MetricTracer.close");
-        if (tracer_ == keep) tracer_.reset();
-        without_gil([&] { keep.reset(); });  // frees the ring without the GIL (when the last reference)
-    }
-
-    // Leaving a `with` block: disable (waiting) if enabled, then close.
-    void exit() {
-        if (!tracer_) return;
-        if (tracer_->enabled()) disable(true);
-        close();
-    }
-
-private:
-    metrics::Tracer& live(std::string_view what) {
-        if (!tracer_) check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, std::string(what) + ": the tracer is closed");
-        return *tracer_;
-    }
-    // The tracer, held by the caller for a call made without the GIL.
-    std::shared_ptr<metrics::Tracer> live_ref(std::string_view what) {
-        live(what);
-        return tracer_;
-    }
-    void run(ze_result_t (metrics::Tracer::*f)(bool), bool synchronous, std::string_view what) {
-        const std::shared_ptr<metrics::Tracer> keep = live_ref(what);
-        ze_result_t r;
-        r = without_gil([&] { return (keep.get()->*f)(synchronous); });
-        check(r, what);
-    }
-
-    hal::DeviceRef device_;
-    std::vector<metrics::MetricGroupRef> groups_;
-    std::shared_ptr<metrics::Tracer> tracer_;
-};
-
-// A decoder as Python holds it; it keeps what it needs from its tracer, not the tracer.
-class PyDecoder {
-public:
-    explicit PyDecoder(PyTracer& tracer) {
-        std::shared_ptr<metrics::Decoder> d;
-        check(metrics::Decoder::create(tracer.tracer("MetricDecoder"), &d), "MetricDecoder");
-        decoder_ = std::move(d);
-    }
-
-    std::vector<PyMetric> decodable_metrics() { return metric_list(live("MetricDecoder.decodable_metrics").metrics()); }
-    uint32_t sets() { return live("MetricDecoder.sets").sets(); }
-
-    pyb::tuple decode(const pyb::buffer& raw, const std::optional<std::vector<PyMetric>>& metrics) {
-        // A reference of our own: a close() from another thread while the GIL is released
-        // must not free the decoder under this call.
-        const std::shared_ptr<metrics::Decoder> keep = live_ref("MetricDecoder.decode");
-        metrics::Decoder& d = *keep;
-        std::vector<const metrics::Metric*> subset;
-        if (metrics) {
-            if (metrics->empty()) check(ZE_RESULT_ERROR_INVALID_SIZE, "MetricDecoder.decode: metrics is empty");
-            for (const PyMetric& m : *metrics) subset.push_back(m.metric.get());
-            const std::vector<metrics::MetricRef> known = d.metrics();
-            for (const metrics::Metric* m : subset)
-                if (std::none_of(known.begin(), known.end(), [m](const metrics::MetricRef& k) { return k.get() == m; }))
-                    check(ZE_RESULT_ERROR_INVALID_ARGUMENT, "MetricDecoder.decode: metric '" + m->info().name +
-                                                                "' is not one of this decoder's decodable_metrics");
-        }
-        const pyb::buffer_info view = raw.request();
-        if (!view.ptr && view.size) check(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "MetricDecoder.decode");
-        bool contiguous = true;
-        ssize_t expect = view.itemsize;
-        for (ssize_t k = view.ndim - 1; k >= 0; --k) {
-            contiguous &= view.strides[k] == expect;
-            expect *= view.shape[k];
-        }
-        if (!contiguous) throw pyb::value_error("MetricDecoder.decode: raw must be C-contiguous bytes");
-        const size_t size = static_cast<size_t>(view.size * view.itemsize);
-        // The decoder reads its input twice without the GIL (counting, then placing): memory
-        // another thread may rewrite meanwhile (a NumPy array, a bytearray) is copied once
-        // first, so both passes see the same records. bytes objects cannot change.
-        std::vector<std::byte> copied;
-        const void* data = view.ptr;
-        if (!PyBytes_CheckExact(raw.ptr()) && size) {
-            copied.assign(static_cast<const std::byte*>(view.ptr), static_cast<const std::byte*>(view.ptr) + size);
-            data = copied.data();
-        }
-
-        // Counting, then decoding into an array made for exactly those entries.
-        size_t raw_size = size;
-        uint32_t sets = 0, count = 0;
-        ze_result_t r;
-        r = without_gil([&] { return d.decode(&raw_size, data, subset, &sets, nullptr, &count, nullptr); });
-        // Corrupt or truncated data still counts the whole records before the fault: they
-        // are decoded and ride on the InvalidArgumentError raised below.
-        const bool corrupt = r == ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        if (!corrupt) check(r, "MetricDecoder.decode");
-        pyb::array entries(entry_dtype(), std::vector<pyb::ssize_t>{static_cast<pyb::ssize_t>(count)});
-        std::vector<uint32_t> per_set(sets, 0);
-        raw_size = corrupt ? 0 : size;
-        if (count || (!corrupt && size)) {
-            // A chunk without entries is decoded too, into one scratch slot that stays unused:
-            // its clock-sync records carry over to the next decode.
-            metrics::MetricEntry scratch{};
-            auto* out = count ? static_cast<metrics::MetricEntry*>(entries.mutable_data()) : &scratch;
-            uint32_t slots = count ? count : 1;
-            raw_size = size;
-            r = without_gil([&] { return d.decode(&raw_size, data, subset, &sets, per_set.data(), &slots, out); });
-            count = slots;
-        }
-        pyb::list counts;
-        for (uint32_t c : per_set) counts.append(c);
-        if (corrupt && r == ZE_RESULT_SUCCESS) r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        try {
-            check(r, r == ZE_RESULT_ERROR_INVALID_ARGUMENT
-                         ? "MetricDecoder.decode: raw data truncated or corrupt (whole records before it: .entries)"
-                         : "MetricDecoder.decode");
-        } catch (pyb::error_already_set& e) {
-            if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT) {
-                e.value().attr("entries") = entries;
-                e.value().attr("counts_per_set") = counts;
-                e.value().attr("consumed") = raw_size;
-            }
-            throw;
-        }
-        return pyb::make_tuple(entries, counts);
-    }
-
-    bool closed() const { return !decoder_; }
-    void close() {
-        if (decoder_) {
-            decoder_->destroy();
-            decoder_.reset();
-        }
-    }
-
-private:
-    metrics::Decoder& live(std::string_view what) {
-        if (!decoder_) check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, std::string(what) + ": the decoder is closed");
-        return *decoder_;
-    }
-    std::shared_ptr<metrics::Decoder> live_ref(std::string_view what) {
-        live(what);
-        return decoder_;
-    }
-    std::shared_ptr<metrics::Decoder> decoder_;
-};
 
 void bind_constants(pyb::module_& m) {
     const std::pair<const char*, uint32_t> constants[] = {
@@ -386,8 +82,6 @@ void bind_constants(pyb::module_& m) {
         {"ROOT_DEVICE", hal::kRootDevice},
     };
     for (const auto& [name, value] : constants) m.attr(name) = value;
-    m.attr("METRIC_ENTRY_DTYPE") = entry_dtype();
-    m.attr("TRACE_RECORD_DTYPE") = record_dtype();
 }
 
 void bind_groups(pyb::module_& m) {
@@ -482,69 +176,6 @@ void bind_groups(pyb::module_& m) {
         "one domain.");
 }
 
-void bind_tracer(pyb::module_& m) {
-    pyb::class_<PyTracer>(m, "MetricTracer",
-                          "Traces tracer-based metric groups of a device: a drain thread moves the device's "
-                          "asynchronous events into a host ring that read() empties. Created disabled; one per "
-                          "device. A context manager: leaving the block disables and closes it.")
-        .def(pyb::init<const hal::DeviceRef&, const pyb::iterable&, pyb::handle, const hal::EventRef&>(),
-             pyb::arg("device"), pyb::arg("groups"), pyb::arg("notify_every_n_bytes") = 0,
-             pyb::arg("notification") = pyb::none(),
-             "device: a Device (None: the default device); groups: activated tracer-based MetricGroups; "
-             "notify_every_n_bytes: when `notification` (an Event) is signalled (rounded up to whole "
-             "records, clamped to the ring, 0: a default). NotReadyError for a group not activated, "
-             "ObjectInUseError when the device has a tracer, InvalidArgumentError for a group that "
-             "is not tracer-based.")
-        .def("enable", &PyTracer::enable, pyb::arg("synchronous") = true,
-             "Starts tracing (adds an enable record). synchronous=False returns at once.")
-        .def("disable", &PyTracer::disable, pyb::arg("synchronous") = true,
-             "Stops tracing (adds a disable record); what was gathered stays readable.")
-        .def("read", &PyTracer::read, pyb::arg("max_bytes") = pyb::none(),
-             "Raw data, whole 32-byte records only, at most max_bytes (None: all available), without the "
-             "GIL. b'' when enabled with nothing yet; NotReadyError when never enabled, or disabled with "
-             "nothing left. Lost records show in `dropped` and as RECORD_DROPPED records.")
-        .def_property_readonly("enabled", &PyTracer::enabled, "True after enable() (until disable()).")
-        .def_property_readonly("available", &PyTracer::available, "Bytes read() would return now.")
-        .def_property_readonly("dropped", &PyTracer::dropped, "Records lost so far (device buffer and ring).")
-        .def_property_readonly("produced", &PyTracer::produced,
-                               "Records the device produced since the last enable, lost ones included.")
-        .def_property_readonly("notify_every_n_bytes", &PyTracer::notify_every_n_bytes, "The value in use.")
-        .def_property_readonly("decodable_metrics", &PyTracer::decodable_metrics,
-                               "Metrics the raw data refers to by index.")
-        .def_property_readonly("groups", &PyTracer::groups, "The groups traced.")
-        .def_property_readonly("device", &PyTracer::device, "The device traced.")
-        .def_property_readonly("closed", &PyTracer::closed, "True after close().")
-        .def("close", &PyTracer::close, "Destroys the tracer (ObjectInUseError while enabled). Idempotent.")
-        .def("__enter__", [](pyb::object self) { return self; })
-        .def("__exit__", [](PyTracer& t, pyb::args) { t.exit(); })
-        .def("__repr__", [](const PyTracer& t) {
-            if (t.closed()) return std::string("<zehal.MetricTracer closed>");
-            return std::string("<zehal.MetricTracer ") + (t.enabled() ? "enabled" : "disabled") + ">";
-        });
-
-    pyb::class_<PyDecoder>(m, "MetricDecoder",
-                           "Decodes a MetricTracer's raw data into entries; usable after the tracer is closed.")
-        .def(pyb::init<PyTracer&>(), pyb::arg("tracer"))
-        .def_property_readonly("decodable_metrics", &PyDecoder::decodable_metrics,
-                               "Metrics the raw data refers to by index (a list of Metric).")
-        .def_property_readonly("sets", &PyDecoder::sets,
-                               "Number of entry sets: one per sub-device, one without sub-devices.")
-        .def("decode", &PyDecoder::decode, pyb::arg("raw"), pyb::arg("metrics") = pyb::none(),
-             "(entries, counts_per_set): entries a NumPy structured array (METRIC_ENTRY_DTYPE: value "
-             "uint64 bits, timestamp uint64 host ns, metric_index uint32 into `metrics`, on_subdevice bool, "
-             "subdevice_id uint32) laid out set by set; counts_per_set a list. metrics: decodable metrics "
-             "to keep (None: all). Decodes without the GIL. InvalidArgumentError for truncated or corrupt "
-             "data (its `entries`, `counts_per_set` and `consumed` hold the whole records decoded before "
-             "the fault and the raw bytes they span) or empty raw.")
-        .def_property_readonly("closed", &PyDecoder::closed, "True after close().")
-        .def("close", &PyDecoder::close, "Destroys the decoder. Idempotent.")
-        .def("__enter__", [](pyb::object self) { return self; })
-        .def("__exit__", [](PyDecoder& d, pyb::args) { d.close(); })
-        .def("__repr__", [](const PyDecoder& d) {
-            return std::string("<zehal.MetricDecoder") + (d.closed() ? " closed>" : ">");
-        });
-}
-
 }  // namespace
 
 pyb::list device_metric_groups(const hal::DeviceRef& device) {
@@ -558,7 +189,6 @@ pyb::list device_metric_groups(const hal::DeviceRef& device) {
 void bind_metrics(pyb::module_& m) {
     bind_constants(m);
     bind_groups(m);
-    bind_tracer(m);
 }
 
 }  // namespace zehal::py

@@ -42,6 +42,8 @@ void bind_area_pool(pyb::module_& m);
 // bind_metrics.cpp: MetricGroup, Metric, activate_metric_groups, MetricTracer,
 // MetricDecoder, timeline helpers.
 void bind_metrics(pyb::module_& m);
+// bind_tracer.cpp: MetricTracer, MetricDecoder and the record and entry dtypes.
+void bind_tracer(pyb::module_& m);
 // Device.metric_groups(): list of MetricGroup objects of `device`.
 pyb::list device_metric_groups(const hal::DeviceRef& device);
 
