@@ -24,6 +24,7 @@
 #include "python/buffer.hpp"
 #include "python/gil.hpp"
 #include "python/int_arg.hpp"
+#include "python/interruptible_wait.hpp"
 #include "python/layout_object.hpp"
 
 namespace zehal::py {
@@ -67,28 +68,10 @@ private:
     void release_if_done() {
         if (request_->done()) keep_ = pyb::none();
     }
-    // Waits in slices without the GIL, taking it back between slices to let Python handle
-    // signals (Ctrl-C interrupts a long wait).
+    // Waits for the copy (interruptible, without the GIL); raises when timed out.
     void wait_slices(const std::optional<double>& seconds, std::string_view what) {
-        constexpr uint64_t kSliceNs = 100'000'000;
-        uint64_t total = kWaitForever;
-        if (seconds && !(std::isinf(*seconds) && *seconds > 0)) {
-            if (std::isnan(*seconds) || *seconds < 0)
-                check(ZE_RESULT_ERROR_INVALID_ARGUMENT, std::string(what) + ": timeout must be None or >= 0 seconds");
-            const double ns = *seconds * 1e9;
-            total = ns >= static_cast<double>(kWaitForever - 1) ? kWaitForever - 1 : static_cast<uint64_t>(ns);
-        }
-        const uint64_t deadline = total == kWaitForever ? kWaitForever : host_now_ns() + total;
-        for (;;) {
-            const uint64_t now = host_now_ns();
-            const uint64_t left = deadline == kWaitForever ? kWaitForever : (deadline > now ? deadline - now : 0);
-            const uint64_t slice = left < kSliceNs ? left : kSliceNs;
-            ze_result_t r;
-            r = without_gil([&] { return request_->wait(slice); });
-            if (r != ZE_RESULT_NOT_READY) return;
-            if (slice == left) check(r, std::string(what) + ": timed out");
-            if (PyErr_CheckSignals() != 0) throw pyb::error_already_set();
-        }
+        const ze_result_t r = interruptible_wait(seconds, what, [&](uint64_t slice) { return request_->wait(slice); });
+        if (r == ZE_RESULT_NOT_READY) check(r, std::string(what) + ": timed out");
     }
 
     std::shared_ptr<aml::Request> request_;

@@ -13,6 +13,7 @@
 #include "common/clock.hpp"
 #include "python/gil.hpp"
 #include "python/int_arg.hpp"
+#include "python/interruptible_wait.hpp"
 
 namespace zehal::py {
 namespace {
@@ -67,33 +68,11 @@ private:
     std::optional<std::string> timestamps_;
 };
 
-// The timeout in ns for host_synchronize: None or +inf → forever; negative or NaN raise.
-uint64_t timeout_ns(const std::optional<double>& seconds, std::string_view what) {
-    if (!seconds || (std::isinf(*seconds) && *seconds > 0)) return kWaitForever;
-    if (std::isnan(*seconds) || *seconds < 0)
-        check(ZE_RESULT_ERROR_INVALID_ARGUMENT, std::string(what) + ": timeout must be None or >= 0 seconds");
-    const double ns = *seconds * 1e9;
-    return ns >= static_cast<double>(kWaitForever - 1) ? kWaitForever - 1 : static_cast<uint64_t>(ns);
-}
-
-// Waits in slices without the GIL, taking it back between slices only to let Python
-// handle signals (Ctrl-C interrupts a long wait).
+// Waits until `e` is signalled or `seconds` passed (interruptible, without the GIL).
 void synchronize(hal::Event& e, const std::optional<double>& seconds) {
-    constexpr uint64_t kSliceNs = 100'000'000;
-    const uint64_t total = timeout_ns(seconds, "Event.synchronize");
-    const uint64_t deadline = total == kWaitForever ? kWaitForever : host_now_ns() + total;
-    for (;;) {
-        const uint64_t now = host_now_ns();
-        const uint64_t left = deadline == kWaitForever ? kWaitForever : (deadline > now ? deadline - now : 0);
-        const uint64_t slice = left < kSliceNs ? left : kSliceNs;
-        ze_result_t r;
-        r = without_gil([&] { return e.host_synchronize(slice); });
-        if (r != ZE_RESULT_NOT_READY || slice == left) {
-            check(r, r == ZE_RESULT_NOT_READY ? "Event.synchronize: timed out" : "Event.synchronize");
-            return;
-        }
-        if (PyErr_CheckSignals() != 0) throw pyb::error_already_set();
-    }
+    const ze_result_t r =
+        interruptible_wait(seconds, "Event.synchronize", [&](uint64_t slice) { return e.host_synchronize(slice); });
+    check(r, r == ZE_RESULT_NOT_READY ? "Event.synchronize: timed out" : "Event.synchronize");
 }
 
 // The dtype of KernelTimestampResult: four little-endian uint64 fields, 32 bytes.
