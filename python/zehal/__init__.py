@@ -101,8 +101,11 @@ from ._zehal import (
     sim_device,
 )
 from . import _descriptors
+from .constants import FLAT_NAMES as _FLAT_NAMES
+from .constants import GroupType, MetricType, RecordKind, SamplingType, ValueType
 
 _descriptors.install(Area)
+globals().update(_FLAT_NAMES)  # the flat constant names as enum members (still ints)
 
 try:
     __version__: str = _metadata.version("zehal")
@@ -130,6 +133,11 @@ def get_library_dir() -> str:
 
 
 __all__ = [
+    "GroupType",
+    "MetricType",
+    "RecordKind",
+    "SamplingType",
+    "ValueType",
     "Area",
     "BackendInfo",
     "Buffer",

@@ -174,3 +174,20 @@ def test_stubs_match_the_native_module():
                 if member in ("__buffer__", "__release_buffer__"):
                     continue  # the buffer protocol: C slots before Python 3.12
                 assert hasattr(probe, member), f"{name}.{member} is stubbed but missing"
+
+
+def test_constants_are_enums_usable_as_ints():
+    from zehal import _zehal
+
+    assert isinstance(zehal.GROUP_TYPE_EXPORT_DMA_BUF, zehal.GroupType)
+    assert isinstance(zehal.SAMPLING_TYPE_TRACER_BASED, zehal.SamplingType)
+    assert isinstance(zehal.METRIC_TYPE_IP_EXP, zehal.MetricType)
+    assert isinstance(zehal.RECORD_CLOCK_SYNC, zehal.RecordKind)
+    assert isinstance(zehal.VALUE_TYPE_FP64, zehal.ValueType)
+    for name in dir(_zehal):
+        if name.startswith(("GROUP_TYPE_", "SAMPLING_TYPE_", "METRIC_TYPE_", "VALUE_TYPE_", "RECORD_")):
+            if name == "RECORD_SIZE":
+                continue
+            assert getattr(zehal, name) == getattr(_zehal, name), name
+    both = zehal.SamplingType.TRACER_BASED | zehal.SamplingType.TIME_BASED
+    assert both & zehal.SAMPLING_TYPE_TRACER_BASED and int(both) == 6
