@@ -1,6 +1,4 @@
 // zehal.Error and its subclasses, and the translation of ze_result_t / AML codes into them.
-#include <pybind11/eval.h>
-
 #include <cstdio>
 #include <string>
 
@@ -11,58 +9,8 @@
 namespace zehal::py {
 namespace {
 
-// The classes are plain Python classes: multiple inheritance from the built-in exception
-// types (MemoryError, ValueError, NotImplementedError) and keyword-friendly attributes are
-// simplest to express in Python itself.
-constexpr const char* kErrorClasses = R"PY(
-class Error(Exception):
-    """A zehal call failed.
-
-    ``code`` is the ze_result_t value, ``result_name`` its Level Zero name
-    ("ZE_RESULT_ERROR_INVALID_SIZE") and ``aml_errno`` the positive AML error code it
-    translates to (contract §2.1).
-    """
-
-    def __init__(self, code, result_name, aml_errno, message=None):
-        self.code = int(code)
-        self.result_name = str(result_name)
-        self.aml_errno = int(aml_errno)
-        if message is None:
-            message = f"{self.result_name} (0x{self.code:08x})"
-        self.message = str(message)
-        super().__init__(self.message)
-
-    def __reduce__(self):
-        return (type(self), (self.code, self.result_name, self.aml_errno, self.message))
-
-
-class OutOfMemoryError(Error, MemoryError):
-    """Out of host or device memory (ZE_RESULT_ERROR_OUT_OF_*_MEMORY)."""
-
-
-class InvalidArgumentError(Error, ValueError):
-    """An argument was rejected (ZE_RESULT_ERROR_INVALID_*, OVERLAPPING_REGIONS), or an
-    object was used after close (ZE_RESULT_ERROR_INVALID_NULL_HANDLE)."""
-
-
-class UnsupportedError(Error, NotImplementedError):
-    """The backend or device cannot do this (ZE_RESULT_ERROR_UNSUPPORTED_*)."""
-
-
-class NotReadyError(Error):
-    """Not ready yet: an event not signalled, a wait that timed out (ZE_RESULT_NOT_READY)."""
-
-
-class ObjectInUseError(Error):
-    """The object is busy (ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE)."""
-
-
-class DeviceLostError(Error):
-    """The device was lost; every later call on it fails (ZE_RESULT_ERROR_DEVICE_LOST)."""
-)PY";
-
-// The classes, created once by bind_errors and kept for the life of the process (the
-// module is never unloaded), so check() can raise without a lookup.
+// The classes (python/zehal/_errors.py), looked up once by bind_errors and kept for the
+// life of the process (the module is never unloaded), so check() can raise without a lookup.
 struct ErrorClasses {
     PyObject* error = nullptr;
     PyObject* out_of_memory = nullptr;
@@ -134,12 +82,11 @@ ze_result_t result_for_aml(int aml) {
 }  // namespace
 
 void bind_errors(pyb::module_& m) {
-    pyb::dict scope;
-    scope["__builtins__"] = pyb::module_::import("builtins");
-    scope["__name__"] = "zehal";
-    pyb::exec(kErrorClasses, scope);
+    // Imported while the zehal package itself is loading this module: a submodule of a
+    // package being initialised imports fine.
+    pyb::module_ errors = pyb::module_::import("zehal._errors");
     const auto take = [&](const char* name) {
-        pyb::object cls = scope[name];
+        pyb::object cls = errors.attr(name);
         m.attr(name) = cls;
         return cls.release().ptr();
     };
