@@ -12,4 +12,4 @@ if [ ! -f /usr/include/gtest/gtest.h ] || [ ! -f /usr/include/level_zero/ze_api.
 fi
 
 python3 -m pip install -q --disable-pip-version-check \
-  "scikit-build-core>=0.10" "pybind11>=3.0" "numpy>=2.0" "pytest>=8" ninja cmake
+  "scikit-build-core>=0.10" "pybind11>=3.0" "numpy>=2.0" "pytest>=8" mypy ninja cmake

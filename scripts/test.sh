@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: builds zehal with its native tests, installs the Python package,
-# then runs the native tests (CTest) and the Python tests (pytest).
+# then runs the native tests (CTest), the Python tests (pytest) and the stubs check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,3 +9,5 @@ python3 -m pip install -q --disable-pip-version-check --no-build-isolation \
   -Ccmake.define.ZEHAL_BUILD_TESTS=ON -Ccmake.define.ZEHAL_WERROR="${ZEHAL_WERROR:-OFF}" ".[test]"
 ctest --test-dir build/python --output-on-failure -j2 --timeout 300
 python3 -m pytest -q tests/py
+# The stubs (python/zehal/_zehal.pyi) against the module as built.
+python3 -m mypy.stubtest zehal._zehal --allowlist python/stubtest_allowlist.txt
