@@ -54,63 +54,67 @@ std::vector<hal::DeviceRef> devices_of(const std::optional<std::string>& name) {
     return backend->devices();
 }
 
+// The device properties, once: each field's name, its documentation and how to read it.
+// The attributes, to_dict(), p[name], DeviceProperties.FIELDS (which the CLI lists) and the
+// stubs (checked by a test) all follow this table.
+struct PropertyField {
+    const char* name;
+    const char* doc;
+    pyb::object (*get)(const hal::DeviceProperties&);
+};
+
+using P = hal::DeviceProperties;
+const PropertyField kPropertyFields[] = {
+    {"name", "Device name.", [](const P& p) { return pyb::cast(p.name); }},
+    {"uuid", "Device UUID as 8-4-4-4-12 hex text.", [](const P& p) { return pyb::cast(uuid_text(p.uuid)); }},
+    {"uuid_bytes", "Device UUID as 16 bytes.",
+     [](const P& p) { return pyb::object(pyb::bytes(reinterpret_cast<const char*>(p.uuid.data()), 16)); }},
+    {"memory_bytes", "Device memory capacity in bytes.", [](const P& p) { return pyb::cast(p.memory_bytes); }},
+    {"max_allocation_bytes", "Largest single allocation in bytes.",
+     [](const P& p) { return pyb::cast(p.max_allocation_bytes); }},
+    {"timer_hz", "Device clock frequency in Hz.", [](const P& p) { return pyb::cast(p.timer_hz); }},
+    {"kernel_timestamp_valid_bits", "Valid bits of kernel timestamps (they wrap above).",
+     [](const P& p) { return pyb::cast(p.kernel_timestamp_valid_bits); }},
+    {"timestamp_valid_bits", "Valid bits of global timestamps and trace ticks.",
+     [](const P& p) { return pyb::cast(p.timestamp_valid_bits); }},
+    {"compute_engines", "Engines of engine group (ordinal) 0.", [](const P& p) { return pyb::cast(p.compute_engines); }},
+    {"copy_engines", "Engines of engine group (ordinal) 1.", [](const P& p) { return pyb::cast(p.copy_engines); }},
+    {"subdevices", "Number of sub-devices (0: none).", [](const P& p) { return pyb::cast(p.subdevices); }},
+    {"memory_ordinals", "Memory ordinals an allocation may name.",
+     [](const P& p) { return pyb::cast(p.memory_ordinals); }},
+    {"timestamp_flags", "Timestamp capability bits (KERNEL 1, SYNCHRONIZED 2).",
+     [](const P& p) { return pyb::cast(p.timestamp_flags); }},
+    {"kernel_timestamps", "Events of timestamp pools record kernel timestamps.",
+     [](const P& p) { return pyb::cast((p.timestamp_flags & hal::kTimestampKernel) != 0); }},
+    {"synchronized_timestamps", "Mapped timestamp pools give timestamps in host ns.",
+     [](const P& p) { return pyb::cast((p.timestamp_flags & hal::kTimestampSynchronized) != 0); }},
+    {"dma_buf_export", "Metric export memory (dma-buf) is supported.",
+     [](const P& p) { return pyb::cast(p.dma_buf_export); }},
+    {"tracer", "The device has a hardware trace source (tracer-based metrics).",
+     [](const P& p) { return pyb::cast(p.tracer); }},
+};
+
 pyb::dict properties_dict(const hal::DeviceProperties& p) {
     pyb::dict d;
-    d["name"] = p.name;
-    d["uuid"] = uuid_text(p.uuid);
-    d["memory_bytes"] = p.memory_bytes;
-    d["max_allocation_bytes"] = p.max_allocation_bytes;
-    d["timer_hz"] = p.timer_hz;
-    d["kernel_timestamp_valid_bits"] = p.kernel_timestamp_valid_bits;
-    d["timestamp_valid_bits"] = p.timestamp_valid_bits;
-    d["compute_engines"] = p.compute_engines;
-    d["copy_engines"] = p.copy_engines;
-    d["subdevices"] = p.subdevices;
-    d["memory_ordinals"] = p.memory_ordinals;
-    d["kernel_timestamps"] = (p.timestamp_flags & hal::kTimestampKernel) != 0;
-    d["synchronized_timestamps"] = (p.timestamp_flags & hal::kTimestampSynchronized) != 0;
-    d["dma_buf_export"] = p.dma_buf_export;
-    d["tracer"] = p.tracer;
+    for (const PropertyField& f : kPropertyFields) d[f.name] = f.get(p);
     return d;
 }
 
 void bind_properties(pyb::module_& m) {
-    using P = hal::DeviceProperties;
-    pyb::class_<P>(m, "DeviceProperties", "What a device is and can do (a snapshot, read-only).")
-        .def_readonly("name", &P::name, "Device name.")
-        .def_property_readonly(
-            "uuid", [](const P& p) { return uuid_text(p.uuid); }, "Device UUID as 8-4-4-4-12 hex text.")
-        .def_property_readonly(
-            "uuid_bytes", [](const P& p) { return pyb::bytes(reinterpret_cast<const char*>(p.uuid.data()), 16); },
-            "Device UUID as 16 bytes.")
-        .def_readonly("memory_bytes", &P::memory_bytes, "Device memory capacity in bytes.")
-        .def_readonly("max_allocation_bytes", &P::max_allocation_bytes, "Largest single allocation in bytes.")
-        .def_readonly("timer_hz", &P::timer_hz, "Device clock frequency in Hz.")
-        .def_readonly("kernel_timestamp_valid_bits", &P::kernel_timestamp_valid_bits,
-                      "Valid bits of kernel timestamps (they wrap above).")
-        .def_readonly("timestamp_valid_bits", &P::timestamp_valid_bits,
-                      "Valid bits of global timestamps and trace ticks.")
-        .def_readonly("compute_engines", &P::compute_engines, "Engines of engine group (ordinal) 0.")
-        .def_readonly("copy_engines", &P::copy_engines, "Engines of engine group (ordinal) 1.")
-        .def_readonly("subdevices", &P::subdevices, "Number of sub-devices (0: none).")
-        .def_readonly("memory_ordinals", &P::memory_ordinals, "Memory ordinals an allocation may name.")
-        .def_readonly("timestamp_flags", &P::timestamp_flags, "Timestamp capability bits (KERNEL 1, SYNCHRONIZED 2).")
-        .def_property_readonly(
-            "kernel_timestamps", [](const P& p) { return (p.timestamp_flags & hal::kTimestampKernel) != 0; },
-            "Events of timestamp pools record kernel timestamps.")
-        .def_property_readonly(
-            "synchronized_timestamps",
-            [](const P& p) { return (p.timestamp_flags & hal::kTimestampSynchronized) != 0; },
-            "Mapped timestamp pools give timestamps in host ns.")
-        .def_readonly("dma_buf_export", &P::dma_buf_export, "Metric export memory (dma-buf) is supported.")
-        .def_readonly("tracer", &P::tracer, "The device has a hardware trace source (tracer-based metrics).")
-        .def("to_dict", &properties_dict, "The properties as a plain dict.")
+    auto cls = pyb::class_<P>(m, "DeviceProperties", "What a device is and can do (a snapshot, read-only).");
+    pyb::list names;
+    for (const PropertyField& f : kPropertyFields) {
+        cls.def_property_readonly(f.name, [get = f.get](const P& p) { return get(p); }, f.doc);
+        names.append(f.name);
+    }
+    cls.attr("FIELDS") = pyb::tuple(names);
+    cls.def("to_dict", &properties_dict, "The properties as a plain dict, in FIELDS order.")
         .def(
             "__getitem__",
-            [](const P& p, const std::string& key) {
-                pyb::dict all = properties_dict(p);
-                if (!all.contains(key)) throw pyb::key_error(key);
-                return pyb::object(all[pyb::str(key)]);
+            [](const P& p, const std::string& key) -> pyb::object {
+                for (const PropertyField& f : kPropertyFields)
+                    if (key == f.name) return f.get(p);
+                throw pyb::key_error(key);
             },
             pyb::arg("key"), "A property by name, as the attribute of that name (KeyError for others).")
         .def("__repr__", [](const P& p) { return "DeviceProperties(" + pyb::repr(properties_dict(p)).cast<std::string>() + ")"; });

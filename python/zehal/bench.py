@@ -243,7 +243,8 @@ def device_description(device: Device) -> dict[str, Any]:
     return {
         "backend": device.backend,
         "name": device.name,
-        "properties": device.properties.to_dict(),
+        # JSON has no bytes: uuid_bytes is the text uuid already there.
+        "properties": {k: v for k, v in device.properties.to_dict().items() if not isinstance(v, bytes)},
         "machine": platform.machine(),
         "python": platform.python_version(),
     }

@@ -44,21 +44,20 @@ def print_info(out: TextIO | None = None) -> None:
             mark = "  (default)" if d == default else ""
             print(f"device {b.name}:{i}  {d.name}{mark}", file=out)
             p = d.properties
-            rows = [
-                ("uuid", p.uuid),
-                ("memory", _format_bytes(p.memory_bytes)),
-                ("max allocation", _format_bytes(p.max_allocation_bytes)),
-                ("timer", f"{p.timer_hz} Hz"),
-                ("kernel timestamp valid bits", p.kernel_timestamp_valid_bits),
-                ("timestamp valid bits", p.timestamp_valid_bits),
-                ("compute engines", p.compute_engines),
-                ("copy engines", p.copy_engines),
-                ("sub-devices", p.subdevices),
-                ("kernel timestamps", _yes(p.kernel_timestamps)),
-                ("synchronized timestamps", _yes(p.synchronized_timestamps)),
-                ("dma-buf export", _yes(p.dma_buf_export)),
-                ("tracer", _yes(p.tracer)),
-            ]
+            # Every field of DeviceProperties.FIELDS, some with a unit or a yes/no.
+            shown = {
+                "memory_bytes": _format_bytes,
+                "max_allocation_bytes": _format_bytes,
+                "timer_hz": lambda hz: f"{hz} Hz",
+                "uuid_bytes": None,
+                "name": None,
+            }
+            rows = []
+            for field in type(p).FIELDS:
+                value = getattr(p, field)
+                fmt = shown.get(field, _yes if isinstance(value, bool) else str)
+                if fmt is not None:
+                    rows.append((field.replace("_", " "), fmt(value)))
             for key, value in rows:
                 print(f"    {key:<28}{value}", file=out)
 

@@ -331,3 +331,24 @@ def test_metric_groups(device):
     assert isinstance(groups, list)
     if device.properties.tracer:
         assert any(g.sampling_types & 4 for g in groups)
+
+
+def test_one_property_table_for_attributes_dict_cli_and_stubs(sim):
+    import ast
+    from pathlib import Path
+
+    p = sim.properties
+    fields = zehal.DeviceProperties.FIELDS
+    assert list(p.to_dict()) == list(fields)
+    assert all(p[f] == getattr(p, f) for f in fields)
+    tree = ast.parse((Path(zehal.__file__).parent / "_zehal.pyi").read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "DeviceProperties")
+    stubbed = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    assert set(fields) <= stubbed
+    import subprocess
+    import sys
+
+    info = subprocess.run([sys.executable, "-m", "zehal", "info"], capture_output=True, text=True, timeout=120)
+    for field in fields:
+        if field not in ("name", "uuid_bytes"):
+            assert field.replace("_", " ") in info.stdout, field
