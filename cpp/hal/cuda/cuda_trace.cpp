@@ -6,12 +6,9 @@
 #include <string_view>
 
 #include "common/clock.hpp"
+#include "hal/cuda/cupti_hub.hpp"
 #include "hal/trace_buffer.hpp"
 #include "hal/trace_record.hpp"
-
-#ifdef ZEHAL_HAVE_CUPTI_H
-#include "hal/cuda/cupti_api.hpp"
-#endif
 
 namespace zehal::cuda {
 namespace {
@@ -34,9 +31,6 @@ enum MetricId : uint32_t {
 
 // Records one command produces: every metric of the engine group.
 constexpr size_t kRecordsPerCommand = kExportWrite - kCommandStart;
-
-// Command types of the CommandType metric (the sim's 0-2, plus kernels).
-enum CommandType : uint32_t { kCopy = 0, kFill = 1, kKernel = 3 };
 
 // Hardware buffer and export probe ring sizes.
 constexpr size_t kBufferRecords = (1u << 20) / sizeof(hal::TraceRecord);
@@ -82,69 +76,9 @@ hal::TraceRecord record(uint16_t kind, uint32_t metric, uint64_t ticks, uint64_t
                             hal::kRootDevice, 0};
 }
 
-// One GPU command as CUPTI reports it, timestamps in host ns (CLOCK_MONOTONIC_RAW).
-struct Activity {
-    uint64_t start_ns;
-    uint64_t end_ns;
-    uint64_t bytes;
-    uint32_t ordinal;
-    uint32_t engine;
-    uint64_t stream;
-    uint32_t type;
-    uint64_t correlation;
-};
 
-#ifdef ZEHAL_HAVE_CUPTI_H
-class CudaTraceImpl;
 
-// CUPTI's activity API is process-wide: one hub enables it while any device's trace
-// source runs and hands each record to the source of its device.
-class CuptiHub {
-public:
-    static CuptiHub& instance(const CuptiApi& api) {
-        // Never destroyed: CUPTI may call back while the process exits.
-        static CuptiHub* const hub = new CuptiHub(api);
-        return *hub;
-    }
-    void attach(int ordinal, CudaTraceImpl* t) {
-        std::lock_guard lock(dispatch_mu_);
-        if (sources_.size() <= static_cast<size_t>(ordinal)) sources_.resize(static_cast<size_t>(ordinal) + 1);
-        sources_[static_cast<size_t>(ordinal)] = t;
-    }
-    void detach(int ordinal) {
-        std::lock_guard lock(dispatch_mu_);
-        sources_[static_cast<size_t>(ordinal)] = nullptr;
-    }
-    // Enables the activity kinds for one more user.
-    ze_result_t start();
-    // Flushes what CUPTI holds, then disables the kinds when the last user stops.
-    void stop();
-    // Hands every completed record over now (CUPTI's default flush).
-    void flush() { api_.cuptiActivityFlushAll(0); }
-
-private:
-    explicit CuptiHub(const CuptiApi& api) : api_(api) {}
-    static constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                                    CUPTI_ACTIVITY_KIND_MEMSET};
-    static constexpr size_t kCuptiBufferBytes = 1u << 20;
-
-    static void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
-    static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size,
-                                          size_t valid);
-    static uint64_t CUPTIAPI timestamp() { return host_now_ns(); }
-    void dispatch(CUcontext ctx, uint8_t* buffer, size_t valid);
-
-    const CuptiApi& api_;
-    std::mutex control_mu_;  // users_ and enabling
-    int users_ = 0;
-    std::mutex dispatch_mu_;  // sources_; held while records are handed over
-    std::vector<CudaTraceImpl*> sources_;
-};
-
-CuptiHub* g_hub = nullptr;  // set before CUPTI can call back (callbacks are plain functions)
-#endif
-
-class CudaTraceImpl final : public CudaTrace {
+class CudaTraceImpl final : public CudaTrace, public CuptiSink {
 public:
     CudaTraceImpl(const DriverApi& api, int ordinal, DeviceClock* clock, ExportProbeSlot* probes)
         : api_(api), ordinal_(ordinal), clock_(clock), probes_(probes), probe_state_(kProbeSlots, 0),
@@ -246,7 +180,7 @@ public:
     }
 
     // A GPU command CUPTI reported for this device (any thread; CUPTI's callbacks).
-    void on_activity(const Activity& a) {
+    void on_activity(const CuptiActivity& a) override {
         uint64_t ticks[2] = {a.start_ns, a.end_ns};
         if (!clock_->to_ticks_fitted(ticks)) return;
         const uint64_t start = ticks[0], end = ticks[1];
@@ -265,7 +199,7 @@ public:
     }
 
     // Records CUPTI itself dropped (its buffers were full).
-    void on_cupti_dropped(size_t n) {
+    void on_cupti_dropped(size_t n) override {
         std::lock_guard lock(mu_);
         if (!(started_ & (1u << kEngineGroup))) return;
         produced_.store(produced_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -341,85 +275,6 @@ private:
     std::atomic<uint64_t> produced_{0};
 };
 
-#ifdef ZEHAL_HAVE_CUPTI_H
-ze_result_t CuptiHub::start() {
-    std::lock_guard lock(control_mu_);
-    if (users_++ > 0) return ZE_RESULT_SUCCESS;
-    // Timestamps in CLOCK_MONOTONIC_RAW ns, registered before any kind is enabled; the
-    // callbacks again on every start, since another CUPTI user may have replaced them.
-    api_.cuptiActivityRegisterTimestampCallback(&CuptiHub::timestamp);
-    CUptiResult r = api_.cuptiActivityRegisterCallbacks(&CuptiHub::buffer_requested, &CuptiHub::buffer_completed);
-    for (size_t i = 0; r == CUPTI_SUCCESS && i < std::size(kKinds); ++i) r = api_.cuptiActivityEnable(kKinds[i]);
-    if (r != CUPTI_SUCCESS) {
-        for (CUpti_ActivityKind k : kKinds) api_.cuptiActivityDisable(k);
-        --users_;
-        return r == CUPTI_ERROR_NOT_INITIALIZED || r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
-                   ? ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE
-                   : ZE_RESULT_ERROR_UNKNOWN;
-    }
-    return ZE_RESULT_SUCCESS;
-}
-
-void CuptiHub::stop() {
-    std::lock_guard lock(control_mu_);
-    api_.cuptiActivityFlushAll(0);
-    if (--users_ > 0) return;
-    for (CUpti_ActivityKind k : kKinds) api_.cuptiActivityDisable(k);
-    api_.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-}
-
-void CUPTIAPI CuptiHub::buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-    // CUPTI wants 8-byte alignment; new[] of a large block gives at least 16.
-    *buffer = new (std::nothrow) uint8_t[kCuptiBufferBytes];
-    *size = *buffer ? kCuptiBufferBytes : 0;
-    *max_records = 0;
-}
-
-void CUPTIAPI CuptiHub::buffer_completed(CUcontext ctx, uint32_t, uint8_t* buffer, size_t, size_t valid) {
-    if (g_hub && buffer) g_hub->dispatch(ctx, buffer, valid);
-    delete[] buffer;
-}
-
-void CuptiHub::dispatch(CUcontext ctx, uint8_t* buffer, size_t valid) {
-    std::lock_guard lock(dispatch_mu_);
-    auto source = [&](uint32_t device) -> CudaTraceImpl* {
-        return device < sources_.size() ? sources_[device] : nullptr;
-    };
-    CUpti_Activity* rec = nullptr;
-    while (api_.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
-        switch (rec->kind) {
-            case CUPTI_ACTIVITY_KIND_KERNEL:
-            case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-                const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
-                // zehal's own timestamp and probe kernels are not the user's commands.
-                if (k->name && std::string_view(k->name).starts_with("zehal_")) break;
-                if (CudaTraceImpl* t = source(k->deviceId))
-                    t->on_activity({k->start, k->end, 0, 0, k->channelID, k->streamId, kKernel, k->correlationId});
-                break;
-            }
-            case CUPTI_ACTIVITY_KIND_MEMCPY: {
-                const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
-                if (CudaTraceImpl* t = source(m->deviceId))
-                    t->on_activity({m->start, m->end, m->bytes, 1, m->channelID, m->streamId, kCopy, m->correlationId});
-                break;
-            }
-            case CUPTI_ACTIVITY_KIND_MEMSET: {
-                const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
-                if (CudaTraceImpl* t = source(m->deviceId))
-                    t->on_activity({m->start, m->end, m->bytes, 1, m->channelID, m->streamId, kFill, m->correlationId});
-                break;
-            }
-            default:
-                break;
-        }
-    }
-    size_t dropped = 0;
-    if (api_.cuptiActivityGetNumDroppedRecords(ctx, 0, &dropped) == CUPTI_SUCCESS && dropped > 0) {
-        for (CudaTraceImpl* t : sources_)
-            if (t) t->on_cupti_dropped(dropped);
-    }
-}
-#endif
 
 }  // namespace
 
@@ -443,7 +298,6 @@ std::unique_ptr<CudaTrace> CudaTrace::create(const DriverApi& api, int ordinal, 
     }
     std::memset(probes, 0, kProbeSlots * sizeof(ExportProbeSlot));
     CuptiHub& hub = CuptiHub::instance(*cupti);
-    g_hub = &hub;
     auto trace = std::make_unique<CudaTraceImpl>(api, ordinal, clock, static_cast<ExportProbeSlot*>(probes));
     trace->set_hub(&hub);
     return trace;
