@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,24 +106,19 @@ public:
             // Never more than the ring holds: no need for a larger buffer.
             want = std::min(want, t.ring_capacity());
         }
-        // The bytes object is filled in place, without the GIL: nobody else sees it yet.
-        PyObject* raw = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(want));
-        if (!raw) throw pyb::error_already_set();
-        pyb::object holder = pyb::reinterpret_steal<pyb::object>(raw);
+        // Read into memory of our own without the GIL, then made into bytes with it: a daemon
+        // thread still reading when the interpreter exits must not write into memory of
+        // Python's allocator, which finalization frees.
+        std::vector<char> buffer(want);
         size_t size = want;
         ze_result_t r = ZE_RESULT_SUCCESS;
         if (want == 0) {
             // Nothing asked for: only the state, as a size query tells it.
             r = t.read(&size, nullptr);
             size = 0;
-        } else r = without_gil([&] { return t.read(&size, PyBytes_AS_STRING(raw)); });
+        } else r = without_gil([&] { return t.read(&size, buffer.data()); });
         if (r != ZE_RESULT_WARNING_DROPPED_DATA) check(r, "MetricTracer.read");
-        if (size != want) {
-            PyObject* resized = holder.release().ptr();
-            if (_PyBytes_Resize(&resized, static_cast<Py_ssize_t>(size)) != 0) throw pyb::error_already_set();
-            holder = pyb::reinterpret_steal<pyb::object>(resized);
-        }
-        return pyb::reinterpret_steal<pyb::bytes>(holder.release());
+        return pyb::bytes(buffer.data(), size);
     }
 
     bool enabled() const { return tracer_ && tracer_->enabled(); }
@@ -228,15 +224,13 @@ public:
         }
         if (!contiguous) throw pyb::value_error("MetricDecoder.decode: raw must be C-contiguous bytes");
         const size_t size = static_cast<size_t>(view.size * view.itemsize);
-        // The decoder reads its input twice without the GIL (counting, then placing): memory
-        // another thread may rewrite meanwhile (a NumPy array, a bytearray) is copied once
-        // first, so both passes see the same records. bytes objects cannot change.
-        std::vector<std::byte> copied;
-        const void* data = view.ptr;
-        if (!PyBytes_CheckExact(raw.ptr()) && size) {
-            copied.assign(static_cast<const std::byte*>(view.ptr), static_cast<const std::byte*>(view.ptr) + size);
-            data = copied.data();
-        }
+        // The decoder runs without the GIL on a copy of its own: it reads the input twice
+        // (counting, then placing), and another thread may rewrite a NumPy array or a
+        // bytearray meanwhile; and a daemon thread still decoding at interpreter exit must not
+        // read memory of Python's allocator, which finalization frees.
+        const std::vector<std::byte> copied(static_cast<const std::byte*>(view.ptr),
+                                            static_cast<const std::byte*>(view.ptr) + size);
+        const void* data = copied.data();
 
         // Counting, then decoding into an array made for exactly those entries.
         size_t raw_size = size;
@@ -251,14 +245,16 @@ public:
         std::vector<uint32_t> per_set(sets, 0);
         raw_size = corrupt ? 0 : size;
         if (count || (!corrupt && size)) {
-            // A chunk without entries is decoded too, into one scratch slot that stays unused:
+            // Decoded into memory of our own (see above), then copied into the array with the
+            // GIL. A chunk without entries is decoded too, into one slot that stays unused:
             // its clock-sync records carry over to the next decode.
-            metrics::MetricEntry scratch{};
-            auto* out = count ? static_cast<metrics::MetricEntry*>(entries.mutable_data()) : &scratch;
-            uint32_t slots = count ? count : 1;
+            std::vector<metrics::MetricEntry> decoded(count ? count : 1);
+            uint32_t slots = static_cast<uint32_t>(decoded.size());
             raw_size = size;
-            r = without_gil([&] { return d.decode(&raw_size, data, subset, &sets, per_set.data(), &slots, out); });
-            count = slots;
+            r = without_gil(
+                [&] { return d.decode(&raw_size, data, subset, &sets, per_set.data(), &slots, decoded.data()); });
+            count = std::min(count, slots);
+            if (count) std::memcpy(entries.mutable_data(), decoded.data(), count * sizeof(metrics::MetricEntry));
         }
         pyb::list counts;
         for (uint32_t c : per_set) counts.append(c);
