@@ -3,15 +3,18 @@
 
 #include <Python.h>
 #include <cxxabi.h>
+#include <unistd.h>
 
 #include <utility>
 
 namespace zehal::py {
 
 // Runs `body` with the GIL released and returns its result. The GIL is taken back by a
-// plain call, never by a destructor: at interpreter exit CPython ends a daemon thread that
-// takes the GIL back with pthread_exit, and that forced unwind aborts the process when it
-// meets a noexcept frame (every destructor is one), as pybind11's gil_scoped_release is.
+// plain call, never by a destructor. At interpreter exit CPython ends a daemon thread that
+// takes the GIL back with pthread_exit: that forced unwind would abort the process in a
+// noexcept frame (a destructor, as pybind11's gil_scoped_release is), and would run the
+// destructors of the caller's Python objects without the GIL. So it goes no further than
+// here: the thread parks for good, and ends with the process.
 template <typename Body>
 auto without_gil(Body&& body) -> decltype(body()) {
     PyThreadState* state = PyEval_SaveThread();
@@ -25,7 +28,9 @@ auto without_gil(Body&& body) -> decltype(body()) {
             return result;
         }
     } catch (abi::__forced_unwind&) {
-        throw;  // the thread is being ended inside PyEval_RestoreThread: let it go
+        // Never leaves the handler (leaving it without a rethrow would abort): the process
+        // is exiting, and this thread waits for that, holding what its frames hold.
+        for (;;) pause();
     } catch (...) {
         PyEval_RestoreThread(state);
         throw;
