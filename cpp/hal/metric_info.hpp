@@ -104,6 +104,36 @@ inline MetricGroupInfo export_memory_group(uint32_t domain, uint32_t first_metri
     };
 }
 
+// The group every backend's trace source offers for its commands: tracer-based, seven
+// records per command in this order (ids from `first_metric_id`): start and end (value: the
+// command's id), bytes written, engine ordinal, engine index, queue, command type (0 copy,
+// 1 fill, 2 barrier, 3 kernel). A backend may append metrics of its own after them.
+inline MetricGroupInfo engine_events_group(std::string description, uint32_t first_metric_id) {
+    return {
+        .name = "EngineEvents",
+        .description = std::move(description),
+        .sampling_types = kSamplingTracerBased,
+        .type_flags = kGroupOther,
+        .domain = 0,
+        .first_metric_id = first_metric_id,
+        .metrics = {
+            make_metric("CommandStart", "A command started on its engine; value: the command's id", "engine",
+                        kMetricEventExpStart, kUint64, ""),
+            make_metric("CommandEnd", "A command completed on its engine; value: the command's id", "engine",
+                        kMetricEventExpEnd, kUint64, ""),
+            make_metric("BytesMoved", "Bytes the command wrote (0 for kernels)", "engine", kMetricEvent, kUint64,
+                        "bytes"),
+            make_metric("EngineOrdinal", "Engine group of the command (0 compute, 1 copy)", "engine", kMetricRaw,
+                        kUint32, ""),
+            make_metric("EngineIndex", "Engine of the command inside its group", "engine", kMetricRaw, kUint32, ""),
+            make_metric("QueueId", "Number of the command's queue (a CUDA stream id on CUDA)", "engine", kMetricRaw,
+                        kUint64, ""),
+            make_metric("CommandType", "Kind of command (0 copy, 1 fill, 2 barrier, 3 kernel)", "engine",
+                        kMetricRaw, kUint32, ""),
+        },
+    };
+}
+
 // The bit mask (bit i for group i) of `groups`, indices into `all` that a trace source is
 // asked to start: INVALID_SIZE when empty, INVALID_ARGUMENT for an index out of range or
 // a group that is not tracer-based. A TraceSource::start of every backend begins with it.

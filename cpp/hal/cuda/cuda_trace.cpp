@@ -42,31 +42,10 @@ constexpr uint64_t kFlushEveryNs = 5'000'000;
 
 std::vector<hal::MetricGroupInfo> make_groups() {
     std::vector<hal::MetricGroupInfo> g(2);
-    g[kEngineGroup] = {
-        .name = "EngineEvents",
-        .description = "Per-command events of the GPU (kernels, memcpy, memset) from CUPTI activity records",
-        .sampling_types = hal::kSamplingTracerBased,
-        .type_flags = hal::kGroupOther,
-        .domain = 0,
-        .first_metric_id = kCommandStart,
-        .metrics = {
-            hal::make_metric("CommandStart", "A command started on the GPU; value: its CUPTI correlation id", "engine",
-                             hal::kMetricEventExpStart, hal::kUint64, ""),
-            hal::make_metric("CommandEnd", "A command completed on the GPU; value: its CUPTI correlation id", "engine",
-                             hal::kMetricEventExpEnd, hal::kUint64, ""),
-            hal::make_metric("BytesMoved", "Bytes the command wrote (0 for kernels)", "engine",
-                             hal::kMetricEvent, hal::kUint64, "bytes"),
-            hal::make_metric("EngineOrdinal",
-                             "Engine group of the command (0 compute: kernels, 1 copy: memcpy and memset)", "engine",
-                             hal::kMetricRaw, hal::kUint32, ""),
-            hal::make_metric("EngineIndex",
-                             "Engine of the command inside its group (the CUDA channel, 0 when unknown)", "engine",
-                             hal::kMetricRaw, hal::kUint32, ""),
-            hal::make_metric("QueueId", "CUDA stream id of the command", "engine", hal::kMetricRaw, hal::kUint64, ""),
-            hal::make_metric("CommandType", "Kind of command (0 copy, 1 fill, 3 kernel)", "engine",
-                             hal::kMetricRaw, hal::kUint32, ""),
-        },
-    };
+    g[kEngineGroup] = hal::engine_events_group(
+        "Per-command events of the GPU (kernels, memcpy, memset) from CUPTI activity records; the id is CUPTI's "
+        "correlation id, the engine index the CUDA channel",
+        kCommandStart);
     g[kExportGroup] = hal::export_memory_group(1, kExportWrite);
     return g;
 }

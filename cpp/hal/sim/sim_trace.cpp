@@ -42,34 +42,11 @@ constexpr size_t kRecordsPerCommand = kAsyncCounter - kCommandStart;
 std::vector<hal::MetricGroupInfo> make_groups() {
     std::vector<hal::MetricGroupInfo> g(4);
 
-    g[kEngineGroup] = {
-        .name = "EngineEvents",
-        .description = "Per-command events of the copy and compute engines",
-        .sampling_types = hal::kSamplingTracerBased,
-        .type_flags = hal::kGroupOther,
-        .domain = 0,
-        .first_metric_id = kCommandStart,
-        .metrics = {
-            hal::make_metric("CommandStart",
-                             "A command started on its engine; value: device-unique command id", "engine",
-                             hal::kMetricEventExpStart, hal::kUint64, ""),
-            hal::make_metric("CommandEnd",
-                             "A command completed on its engine; value: device-unique command id", "engine",
-                             hal::kMetricEventExpEnd, hal::kUint64, ""),
-            hal::make_metric("BytesMoved", "Bytes the command wrote", "engine",
-                             hal::kMetricEvent, hal::kUint64, "bytes"),
-            hal::make_metric("EngineOrdinal", "Engine group of the command (0 compute, 1 copy)", "engine",
-                             hal::kMetricRaw, hal::kUint32, ""),
-            hal::make_metric("EngineIndex", "Engine of the command inside its group", "engine",
-                             hal::kMetricRaw, hal::kUint32, ""),
-            hal::make_metric("QueueId", "Device-unique number of the command's queue", "engine",
-                             hal::kMetricRaw, hal::kUint64, ""),
-            hal::make_metric("CommandType", "Kind of command (0 copy, 1 fill, 2 barrier)", "engine",
-                             hal::kMetricRaw, hal::kUint32, ""),
-            hal::make_metric("QueueDepth", "Commands still queued behind the command when it completed", "engine",
-                             hal::kMetricEvent, hal::kUint32, "commands"),
-        },
-    };
+    // The common engine schema (hal::engine_events_group), then the sim's queue depth.
+    g[kEngineGroup] = hal::engine_events_group("Per-command events of the copy and compute engines", kCommandStart);
+    g[kEngineGroup].metrics.push_back(hal::make_metric(
+        "QueueDepth", "Commands still queued behind the command when it completed", "engine", hal::kMetricEvent,
+        hal::kUint32, "commands"));
 
     g[kAsyncGroup] = {
         .name = "AsyncEvents",
