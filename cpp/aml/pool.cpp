@@ -43,8 +43,6 @@ Pool::Pool(std::shared_ptr<Area> upstream, size_t maximum_bytes)
         }
         if (count > 0 && pow * min_block_ > kMaxClassBytes) break;
     }
-    for (size_t c = 0; c < kClasses; ++c)
-        for (Bin& bin : bins_[c]) bin.block = class_bytes_[c];
 }
 
 Pool::~Pool() {
@@ -78,39 +76,92 @@ ze_result_t Pool::allocate(size_t size, void** out) {
     return cls < kClasses ? allocate_small(cls, size, out) : allocate_large(size, out);
 }
 
+Pool::Account& Pool::account(size_t i) noexcept {
+    return i < kShards ? static_cast<Account&>(shards_[i]) : large_;
+}
+
+const Pool::Account& Pool::account(size_t i) const noexcept {
+    return i < kShards ? static_cast<const Account&>(shards_[i]) : large_;
+}
+
 ze_result_t Pool::allocate_small(size_t cls, size_t size, void** out) {
-    Bin& bin = bins_[cls][my_shard(kShards)];
+    Shard& shard = shards_[my_shard(kShards)];
     {
-        std::lock_guard lock(bin.mu);
-        const bool hit = !bin.free.empty();
-        if (!hit) {
-            if (ze_result_t r = grow(bin); r != ZE_RESULT_SUCCESS) return r;
-        }
-        auto [p, slab] = bin.free.back();
-        bin.free.pop_back();
-        slab->asked[static_cast<size_t>(p - slab->base) / bin.block] = size;
-        ++slab->in_use;
-        bin.bytes_in_use += size;
-        ++bin.allocations;
-        ++bin.total_allocations;
-        bin.cache_hits += hit ? 1 : 0;
-        *out = p;
+        std::lock_guard lock(shard.mu);
+        if (shard.bytes_in_use + size <= shard.cap) return take_small(shard, cls, size, out);
     }
-    count_bytes(static_cast<int64_t>(size));
+    return take_over_cap(shard, [&] { return take_small(shard, cls, size, out); });
+}
+
+ze_result_t Pool::take_small(Shard& shard, size_t cls, size_t size, void** out) {
+    Bin& bin = shard.bins[cls];
+    const size_t block = class_bytes_[cls];
+    const bool hit = !bin.free.empty();
+    if (!hit) {
+        if (ze_result_t r = grow(bin, block); r != ZE_RESULT_SUCCESS) return r;
+    }
+    auto [p, slab] = bin.free.back();
+    bin.free.pop_back();
+    slab->asked[static_cast<size_t>(p - slab->base) / block] = size;
+    ++slab->in_use;
+    shard.bytes_in_use += size;
+    ++shard.allocations;
+    ++shard.total_allocations;
+    shard.cache_hits += hit ? 1 : 0;
+    *out = p;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t Pool::grow(Bin& bin) {
+template <typename Take>
+ze_result_t Pool::take_over_cap(Account& mine, Take take) {
+    std::lock_guard peak(peak_mu_);
+    // Every account with a cap, and this one, locked in index order: the others cannot
+    // grow (they would need peak_mu_), and what they hold is read at one instant.
+    std::array<Account*, kShards + 1> held{};
+    size_t count = 0;
+    for (size_t i = 0; i <= kShards; ++i) {
+        Account& a = account(i);
+        if (&a != &mine && !(capped_ >> i & 1)) continue;
+        a.mu.lock();
+        held[count++] = &a;
+    }
+    const ze_result_t r = take();
+    if (r == ZE_RESULT_SUCCESS && mine.bytes_in_use > mine.cap) {
+        const uint64_t want = mine.bytes_in_use - mine.cap;
+        uint64_t spare = peak_ - assigned_;
+        // Caps left unused by other accounts move here first.
+        for (size_t i = 0; i < count && spare < want; ++i) {
+            Account& a = *held[i];
+            if (&a == &mine) continue;
+            const uint64_t moved = std::min(a.cap - a.bytes_in_use, want - spare);
+            a.cap -= moved;
+            assigned_ -= moved;
+            spare += moved;
+        }
+        // None left: every other cap is what its account holds, so this is the exact sum.
+        if (spare < want) peak_ += want - spare;
+        mine.cap += want;
+        assigned_ += want;
+    }
+    for (size_t i = 0; i <= kShards; ++i) {
+        if (account(i).cap) capped_ |= uint64_t{1} << i;
+        else capped_ &= ~(uint64_t{1} << i);
+    }
+    for (size_t i = count; i-- > 0;) held[i]->mu.unlock();
+    return r;
+}
+
+ze_result_t Pool::grow(Bin& bin, size_t block) {
     // A slab of 64 blocks, within [one block, kMinChunkBytes]; under a maximum that leaves
     // less room, one block.
-    const size_t want = std::max(bin.block, std::min<size_t>(bin.block * 64, kMinChunkBytes));
+    const size_t want = std::max(block, std::min<size_t>(block * 64, kMinChunkBytes));
     size_t bytes = want;
     char* base = nullptr;
     {
         std::lock_guard lock(arena_mu_);
         ze_result_t r = carve(bytes, &base);
-        if (r != ZE_RESULT_SUCCESS && want > bin.block) {
-            bytes = bin.block;
+        if (r != ZE_RESULT_SUCCESS && want > block) {
+            bytes = block;
             r = carve(bytes, &base);
         }
         if (r != ZE_RESULT_SUCCESS) return r;
@@ -118,14 +169,14 @@ ze_result_t Pool::grow(Bin& bin) {
     try {
         auto slab = std::make_unique<Slab>();
         slab->base = base;
-        slab->blocks = static_cast<uint32_t>(bytes / bin.block);
+        slab->blocks = static_cast<uint32_t>(bytes / block);
         slab->asked.assign(slab->blocks, 0);
         bin.free.reserve(bin.free.size() + slab->blocks);
         auto at = std::lower_bound(bin.slabs.begin(), bin.slabs.end(), base,
                                    [](const std::unique_ptr<Slab>& s, const char* b) { return s->base < b; });
         Slab* raw = slab.get();
         bin.slabs.insert(at, std::move(slab));
-        for (uint32_t i = raw->blocks; i-- > 0;) bin.free.emplace_back(raw->base + i * bin.block, raw);
+        for (uint32_t i = raw->blocks; i-- > 0;) bin.free.emplace_back(raw->base + i * block, raw);
     } catch (const std::bad_alloc&) {
         std::lock_guard lock(arena_mu_);
         uncarve(base, bytes);
@@ -135,115 +186,125 @@ ze_result_t Pool::grow(Bin& bin) {
 }
 
 ze_result_t Pool::allocate_large(size_t size, void** out) {
-    const size_t bytes = round_up(size, alignment_);
-    if (bytes < size) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+    if (round_up(size, alignment_) < size) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
     {
-        std::lock_guard lock(arena_mu_);
-        char* p = nullptr;
-        if (ze_result_t r = carve(bytes, &p); r != ZE_RESULT_SUCCESS) return r;
-        try {
-            large_.emplace(p, size);
-        } catch (const std::bad_alloc&) {
-            uncarve(p, bytes);
-            return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-        }
-        large_bytes_ += size;
-        ++large_total_;
-        *out = p;
+        std::lock_guard lock(large_.mu);
+        if (large_.bytes_in_use + size <= large_.cap) return take_large(size, out);
     }
-    count_bytes(static_cast<int64_t>(size));
+    return take_over_cap(large_, [&] { return take_large(size, out); });
+}
+
+ze_result_t Pool::take_large(size_t size, void** out) {
+    const size_t bytes = round_up(size, alignment_);
+    std::lock_guard lock(arena_mu_);
+    char* p = nullptr;
+    if (ze_result_t r = carve(bytes, &p); r != ZE_RESULT_SUCCESS) return r;
+    try {
+        large_blocks_.emplace(p, size);
+    } catch (const std::bad_alloc&) {
+        uncarve(p, bytes);
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    large_.bytes_in_use += size;
+    ++large_.allocations;
+    ++large_.total_allocations;
+    *out = p;
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t Pool::deallocate(void* ptr, size_t size) {
     if (!ptr) return ZE_RESULT_SUCCESS;
     char* p = static_cast<char*>(ptr);
-    // Size known: its class only, the caller's bin first (usually the block's own).
+    // Size known: its class only, the caller's shard first (usually the block's own).
     const size_t first = size ? class_of(size) : 0;
     const size_t last = size ? first + 1 : kClasses;
     const size_t mine = my_shard(kShards);
-    for (size_t cls = first; cls < last && cls < kClasses; ++cls)
+    if (first < kClasses)
         for (size_t k = 0; k < kShards; ++k)
-            if (free_in(bins_[cls][(mine + k) % kShards], p) == ZE_RESULT_SUCCESS) return ZE_RESULT_SUCCESS;
+            if (free_in(shards_[(mine + k) % kShards], first, last, p) == ZE_RESULT_SUCCESS) return ZE_RESULT_SUCCESS;
     return size && first < kClasses ? ZE_RESULT_ERROR_INVALID_ARGUMENT : deallocate_large(p);
 }
 
-ze_result_t Pool::free_in(Bin& bin, char* p) {
-    size_t asked = 0;
-    {
-        std::lock_guard lock(bin.mu);
+ze_result_t Pool::free_in(Shard& shard, size_t first, size_t last, char* p) {
+    std::lock_guard lock(shard.mu);
+    for (size_t cls = first; cls < last; ++cls) {
+        const size_t block = class_bytes_[cls];
+        Bin& bin = shard.bins[cls];
         auto at = std::upper_bound(bin.slabs.begin(), bin.slabs.end(), p,
                                    [](const char* b, const std::unique_ptr<Slab>& s) { return b < s->base; });
-        if (at == bin.slabs.begin()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (at == bin.slabs.begin()) continue;
         Slab& slab = **(at - 1);
         const size_t offset = static_cast<size_t>(p - slab.base);
-        if (offset % bin.block || offset / bin.block >= slab.blocks) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        size_t& slot = slab.asked[offset / bin.block];
-        if (slot == 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // already given back
+        if (offset / block >= slab.blocks) continue;
+        size_t& slot = slab.asked[offset / block];
+        // Inside this slab: an interior pointer or one already given back is refused.
+        if (offset % block || slot == 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
         // The free list has room for every block of every slab (reserved in grow()).
         bin.free.emplace_back(p, &slab);
-        asked = std::exchange(slot, 0);
+        shard.bytes_in_use -= std::exchange(slot, 0);
         --slab.in_use;
-        bin.bytes_in_use -= asked;
-        --bin.allocations;
+        --shard.allocations;
+        return ZE_RESULT_SUCCESS;
     }
-    count_bytes(-static_cast<int64_t>(asked));
-    return ZE_RESULT_SUCCESS;
+    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 }
 
 ze_result_t Pool::deallocate_large(char* p) {
-    size_t size = 0;
-    {
-        std::lock_guard lock(arena_mu_);
-        auto it = large_.find(p);
-        if (it == large_.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        size = it->second;
-        large_.erase(it);
-        uncarve(p, round_up(size, alignment_));
-        large_bytes_ -= size;
-    }
-    count_bytes(-static_cast<int64_t>(size));
+    std::lock_guard account(large_.mu);
+    std::lock_guard lock(arena_mu_);
+    auto it = large_blocks_.find(p);
+    if (it == large_blocks_.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    const size_t size = it->second;
+    large_blocks_.erase(it);
+    uncarve(p, round_up(size, alignment_));
+    large_.bytes_in_use -= size;
+    --large_.allocations;
     return ZE_RESULT_SUCCESS;
 }
 
 bool Pool::find(const void* ptr, size_t* size) const {
     const char* p = static_cast<const char*>(ptr);
-    for (const auto& bins : bins_)
-        for (const Bin& bin : bins) {
-            std::lock_guard lock(bin.mu);
-            for (const auto& slab : bin.slabs) {
-                if (p < slab->base || p >= slab->base + static_cast<size_t>(slab->blocks) * bin.block) continue;
+    for (const Shard& shard : shards_) {
+        std::lock_guard lock(shard.mu);
+        for (size_t cls = 0; cls < kClasses; ++cls) {
+            const size_t block = class_bytes_[cls];
+            for (const auto& slab : shard.bins[cls].slabs) {
+                if (p < slab->base || p >= slab->base + static_cast<size_t>(slab->blocks) * block) continue;
                 const size_t offset = static_cast<size_t>(p - slab->base);
-                if (offset % bin.block || slab->asked[offset / bin.block] == 0) return false;
-                if (size) *size = slab->asked[offset / bin.block];
+                if (offset % block || slab->asked[offset / block] == 0) return false;
+                if (size) *size = slab->asked[offset / block];
                 return true;
             }
         }
+    }
     std::lock_guard lock(arena_mu_);
-    auto it = large_.find(const_cast<char*>(p));
-    if (it == large_.end()) return false;
+    auto it = large_blocks_.find(const_cast<char*>(p));
+    if (it == large_blocks_.end()) return false;
     if (size) *size = it->second;
     return true;
 }
 
 ze_result_t Pool::trim() {
-    for (auto& bins : bins_)
-        for (Bin& bin : bins) {
-            std::lock_guard lock(bin.mu);
+    for (Shard& shard : shards_) {
+        std::lock_guard lock(shard.mu);
+        for (size_t cls = 0; cls < kClasses; ++cls) {
+            Bin& bin = shard.bins[cls];
+            const size_t block = class_bytes_[cls];
             std::vector<std::unique_ptr<Slab>> keep;
             for (auto& slab : bin.slabs) {
                 if (slab->in_use) {
                     keep.push_back(std::move(slab));
                     continue;
                 }
+                const size_t bytes = static_cast<size_t>(slab->blocks) * block;
                 const char* lo = slab->base;
-                const char* hi = slab->base + static_cast<size_t>(slab->blocks) * bin.block;
-                std::erase_if(bin.free, [&](const std::pair<char*, Slab*>& f) { return f.first >= lo && f.first < hi; });
+                std::erase_if(bin.free, [&](const std::pair<char*, Slab*>& f) { return f.first >= lo && f.first < lo + bytes; });
                 std::lock_guard arena(arena_mu_);
-                uncarve(slab->base, static_cast<size_t>(slab->blocks) * bin.block);
+                uncarve(slab->base, bytes);
             }
             bin.slabs = std::move(keep);
         }
+    }
     std::lock_guard lock(arena_mu_);
     ze_result_t result = ZE_RESULT_SUCCESS;
     std::erase_if(chunks_, [&](const std::unique_ptr<Chunk>& chunk) {
@@ -345,34 +406,26 @@ Pool::Chunk* Pool::chunk_of(const char* p) {
     return (at - 1)->get();
 }
 
-void Pool::count_bytes(int64_t delta) noexcept {
-    // Relaxed: a counter; the peak is raised with a CAS loop.
-    const uint64_t now = bytes_in_use_.fetch_add(static_cast<uint64_t>(delta), std::memory_order_relaxed) +
-                         static_cast<uint64_t>(delta);
-    if (delta <= 0) return;
-    uint64_t peak = peak_.load(std::memory_order_relaxed);
-    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-    }
-}
-
 PoolStats Pool::stats() const {
     PoolStats s;
-    for (const auto& bins : bins_)
-        for (const Bin& bin : bins) {
-            std::lock_guard lock(bin.mu);
-            s.bytes_in_use += bin.bytes_in_use;
-            s.allocations += bin.allocations;
-            s.total_allocations += bin.total_allocations;
-            s.cache_hits += bin.cache_hits;
-        }
-    std::lock_guard lock(arena_mu_);
-    s.bytes_in_use += large_bytes_;
-    s.allocations += large_.size();
-    s.total_allocations += large_total_;
-    s.bytes_reserved = reserved_;
-    s.upstream_allocations = upstream_allocations_;
-    // Relaxed: see count_bytes; at least what the bins hold now.
-    s.peak_bytes_in_use = std::max(peak_.load(std::memory_order_relaxed), s.bytes_in_use);
+    // Every account at one instant (the lock order of take_over_cap), so the sum is one
+    // that bytes_in_use really had, at most the peak.
+    std::lock_guard peak(peak_mu_);
+    for (size_t i = 0; i <= kShards; ++i) {
+        const Account& a = account(i);
+        a.mu.lock();
+        s.bytes_in_use += a.bytes_in_use;
+        s.allocations += a.allocations;
+        s.total_allocations += a.total_allocations;
+        s.cache_hits += a.cache_hits;
+    }
+    {
+        std::lock_guard lock(arena_mu_);
+        s.bytes_reserved = reserved_;
+        s.upstream_allocations = upstream_allocations_;
+    }
+    for (size_t i = kShards + 1; i-- > 0;) account(i).mu.unlock();
+    s.peak_bytes_in_use = peak_;
     return s;
 }
 

@@ -3,13 +3,19 @@
 //
 // Two paths. Sizes up to kMaxClassBytes are served by size classes: the smallest block m
 // times 1, 2, 3, 4, 6, 8, 12, ... (powers of two and their halfway points, so a block wastes
-// at most a third of itself; every class is a multiple of m, so of the alignment). Each class is split in kShards bins, a thread using the bin its shard
-// index names: a bin keeps slabs (runs of equal blocks carved from a chunk), their free
-// blocks and its share of the statistics under a spin lock of its own, so threads do not
-// meet on the fast path and no lock is global. A block freed by another thread goes back to
-// the bin of its slab. Larger sizes are carved first-fit from the chunks by the arena, whose
-// free ranges coalesce with their neighbours on free. Slabs come from the arena too, so
-// trim() can give whole chunks back once nothing in them is used.
+// at most a third of itself; every class is a multiple of m, so of the alignment). Threads
+// are spread over kShards shards, each with a bin per class (slabs, runs of equal blocks
+// carved from a chunk, and their free blocks) and its counters under one spin lock, so
+// threads do not meet on the fast path and no lock is global. A block freed by another
+// thread goes back to its slab's shard. Larger sizes are carved first-fit from the chunks by
+// the arena, whose free ranges coalesce with their neighbours on free. Slabs come from the
+// arena too, so trim() can give whole chunks back once nothing in them is used.
+//
+// The peak is exact without a counter every thread writes: each shard (and the arena) may
+// hold up to its cap of bytes in use, and the caps add up to at most the peak, so while every
+// shard stays under its cap no new peak can occur. A shard that would pass its cap takes the
+// slow path (peak_mu_ and the lock of every shard holding a cap): caps left unused elsewhere
+// move to it, and only when none are left does the peak rise, to the exact sum.
 #pragma once
 
 #include <array>
@@ -79,17 +85,26 @@ private:
         uint32_t in_use = 0;
         std::vector<size_t> asked;  // per block: the size asked for, 0 when free
     };
-    // One shard of a size class: its slabs by base address, their free blocks and its
-    // counters, all guarded by mu. Aligned so that two bins never share a cache line.
-    struct alignas(64) Bin {
-        size_t block = 0;
-        mutable SpinLock mu;
+    // One class within a shard: its slabs by base address and their free blocks.
+    struct Bin {
         std::vector<std::unique_ptr<Slab>> slabs;
         std::vector<std::pair<char*, Slab*>> free;
+    };
+    // Bytes in use and the counters of a shard or of the arena, guarded by mu. Aligned so
+    // that two never share a cache line.
+    struct alignas(64) Account {
+        mutable SpinLock mu;
         uint64_t bytes_in_use = 0;
+        uint64_t cap = 0;  // bytes_in_use stays at most this; changed on the slow path only
         uint64_t allocations = 0;
         uint64_t total_allocations = 0;
         uint64_t cache_hits = 0;
+    };
+    static constexpr size_t kClasses = 48;
+    static constexpr size_t kShards = 32;
+    // The size classes of the threads that use one shard.
+    struct Shard : Account {
+        std::array<Bin, kClasses> bins;
     };
     // A chunk of upstream memory and its free ranges (offset -> length), coalesced.
     struct Chunk {
@@ -99,17 +114,24 @@ private:
         std::map<size_t, size_t> free;
     };
 
-    static constexpr size_t kClasses = 48;
-    static constexpr size_t kShards = 8;
-
     size_t class_of(size_t size) const noexcept;
     ze_result_t allocate_small(size_t cls, size_t size, void** out);
     ze_result_t allocate_large(size_t size, void** out);
-    // Frees `p` if it is a live block of `bin` (its lock taken here); INVALID_ARGUMENT if not.
-    ze_result_t free_in(Bin& bin, char* p);
+    // With the shard's lock held: a block of class `cls` for `size` bytes, growing the bin
+    // when it has none free; the counters follow.
+    ze_result_t take_small(Shard& shard, size_t cls, size_t size, void** out);
+    // With the arena account's lock held: `size` bytes carved by the arena.
+    ze_result_t take_large(size_t size, void** out);
+    // The slow path: runs `take` (which adds to `account`) with every capped account locked,
+    // then moves unused caps to `account`, raising the peak when there are too few.
+    template <typename Take>
+    ze_result_t take_over_cap(Account& account, Take take);
+    // Frees `p` if it is a live block of a class in [first, last) in `shard` (its lock taken
+    // here); INVALID_ARGUMENT if not.
+    ze_result_t free_in(Shard& shard, size_t first, size_t last, char* p);
     ze_result_t deallocate_large(char* p);
-    // Adds a slab to `bin` (its lock held); the arena's error when it cannot give one.
-    ze_result_t grow(Bin& bin);
+    // Adds a slab to `bin` (its shard's lock held); the arena's error when it cannot give one.
+    ze_result_t grow(Bin& bin, size_t block);
     // Arena, arena_mu_ held: `bytes` (a multiple of the alignment) carved first-fit, taking
     // a new chunk from upstream when none has room.
     ze_result_t carve(size_t bytes, char** out);
@@ -118,29 +140,30 @@ private:
     // `exact`), within the maximum (arena_mu_ held).
     ze_result_t new_chunk(size_t at_least, bool exact);
     Chunk* chunk_of(const char* p);
-    // The global bytes in use and their peak (the only counters every path shares).
-    void count_bytes(int64_t delta) noexcept;
+    // Account `i`: the shards, then the arena's (index kShards).
+    Account& account(size_t i) noexcept;
+    const Account& account(size_t i) const noexcept;
 
     const std::shared_ptr<Area> upstream_;
     const size_t alignment_;
     const size_t min_block_;
     const size_t maximum_;
     std::array<size_t, kClasses> class_bytes_{};  // block size of each class (0: unused)
-    std::array<std::array<Bin, kShards>, kClasses> bins_;
+    std::array<Shard, kShards> shards_;
 
+    // Lock order: peak_mu_, then accounts by index (shards, then large_), then arena_mu_.
+    mutable std::mutex peak_mu_;
+    uint64_t peak_ = 0;      // the most bytes in use has been, guarded by peak_mu_
+    uint64_t assigned_ = 0;  // the sum of every account's cap (at most peak_), guarded by peak_mu_
+    uint64_t capped_ = 0;    // bit i: account i has a cap, guarded by peak_mu_
+
+    Account large_;  // the arena's mappings; held while one is carved or freed
     mutable std::mutex arena_mu_;
     std::vector<std::unique_ptr<Chunk>> chunks_;  // sorted by base, guarded by arena_mu_
-    std::map<char*, size_t> large_;               // live large blocks -> size asked, guarded by arena_mu_
+    std::map<char*, size_t> large_blocks_;        // live large blocks -> size asked, guarded by arena_mu_
     uint64_t reserved_ = 0;                       // guarded by arena_mu_
+    uint64_t upstream_allocations_ = 0;           // guarded by arena_mu_
 
-    // Large blocks' counters, guarded by arena_mu_.
-    uint64_t large_bytes_ = 0;
-    uint64_t large_total_ = 0;
-    uint64_t upstream_allocations_ = 0;  // guarded by arena_mu_
-
-    // Bytes in use over every path and their peak (relaxed counters, raised by CAS).
-    std::atomic<uint64_t> bytes_in_use_{0};
-    std::atomic<uint64_t> peak_{0};
     // Times upstream refused a chunk (allocate() then trims and retries once).
     std::atomic<uint64_t> upstream_refusals_{0};
 };

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-/* What a pool holds and has done (each field exact when read). */
+/* What a pool holds and has done: every field exact and of one instant. */
 struct aml_area_ze_pool_stats {
     uint64_t bytes_in_use;         /* bytes asked for by the live mappings */
     uint64_t peak_bytes_in_use;    /* the most bytes_in_use has been */

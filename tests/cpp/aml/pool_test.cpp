@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -237,12 +238,16 @@ TEST(Pool, StatisticsMatchAModelUnderThreads) {
     std::mutex mu;
     uint64_t model_total = 0;
     uint64_t model_in_use = 0;
+    uint64_t model_peak_one = 0;  // the largest peak of one thread
+    uint64_t model_peak_sum = 0;  // the sum of every thread's peak
     std::vector<std::pair<void*, size_t>> left;
     for (int t = 0; t < kThreads; ++t)
         threads.emplace_back([&, t] {
             std::mt19937 rng(100 + t);
             std::vector<std::pair<void*, size_t>> mine;
             uint64_t total = 0;
+            uint64_t in_use = 0;
+            uint64_t peak = 0;
             for (int i = 0; i < 3000; ++i) {
                 if (mine.empty() || rng() % 2) {
                     const size_t size = 1 + rng() % (rng() % 16 ? 20000 : (6u << 20));
@@ -250,15 +255,19 @@ TEST(Pool, StatisticsMatchAModelUnderThreads) {
                     ASSERT_NE(ptr, nullptr);
                     mine.emplace_back(ptr, size);
                     ++total;
+                    peak = std::max(peak, in_use += size);
                 } else {
                     const size_t k = rng() % mine.size();
                     ASSERT_EQ(aml_area_munmap(p.pool, mine[k].first, mine[k].second), AML_SUCCESS);
+                    in_use -= mine[k].second;
                     mine[k] = mine.back();
                     mine.pop_back();
                 }
             }
             std::lock_guard lock(mu);
             model_total += total;
+            model_peak_one = std::max(model_peak_one, peak);
+            model_peak_sum += peak;
             for (const auto& m : mine) model_in_use += m.second;
             left.insert(left.end(), mine.begin(), mine.end());
         });
@@ -267,9 +276,108 @@ TEST(Pool, StatisticsMatchAModelUnderThreads) {
     EXPECT_EQ(s.total_allocations, model_total);
     EXPECT_EQ(s.bytes_in_use, model_in_use);
     EXPECT_GE(s.peak_bytes_in_use, model_in_use);
+    EXPECT_GE(s.peak_bytes_in_use, model_peak_one);
+    EXPECT_LE(s.peak_bytes_in_use, model_peak_sum);
     EXPECT_GE(s.bytes_reserved, s.bytes_in_use);
     EXPECT_EQ(s.allocations, left.size());
     for (const auto& [ptr, size] : left) EXPECT_EQ(aml_area_munmap(p.pool, ptr, size), AML_SUCCESS);
+    EXPECT_EQ(p.stats().bytes_in_use, 0u);
+}
+
+// One thread: the peak is the model's to the byte, small and large sizes mixed.
+TEST(Pool, PeakMatchesAModelExactly) {
+    Pooled p;
+    std::mt19937 rng(7);
+    std::vector<std::pair<void*, size_t>> live;
+    uint64_t in_use = 0;
+    uint64_t peak = 0;
+    for (int i = 0; i < 4000; ++i) {
+        if (live.empty() || rng() % 3) {
+            const size_t size = 1 + rng() % (rng() % 8 ? 50000 : (3u << 20));
+            void* ptr = aml_area_mmap(p.pool, size, nullptr);
+            ASSERT_NE(ptr, nullptr);
+            live.emplace_back(ptr, size);
+            peak = std::max(peak, in_use += size);
+        } else {
+            const size_t k = rng() % live.size();
+            ASSERT_EQ(aml_area_munmap(p.pool, live[k].first, live[k].second), AML_SUCCESS);
+            in_use -= live[k].second;
+            live[k] = live.back();
+            live.pop_back();
+        }
+        if (i % 500 == 0) {
+            EXPECT_EQ(p.stats().peak_bytes_in_use, peak);
+        }
+    }
+    EXPECT_EQ(p.stats().peak_bytes_in_use, peak);
+    EXPECT_EQ(p.stats().bytes_in_use, in_use);
+    for (const auto& [ptr, size] : live) EXPECT_EQ(aml_area_munmap(p.pool, ptr, size), AML_SUCCESS);
+}
+
+// Threads one after the other: what one held and gave back does not add to the next's.
+TEST(Pool, PeakOfThreadsInTurnIsTheLargestOfThem) {
+    Pooled p;
+    for (size_t bytes : {size_t{3000}, size_t{5000}, size_t{2} << 20, size_t{4000}}) {
+        std::thread([&] {
+            void* ptr = aml_area_mmap(p.pool, bytes, nullptr);
+            ASSERT_NE(ptr, nullptr);
+            EXPECT_EQ(aml_area_munmap(p.pool, ptr, bytes), AML_SUCCESS);
+        }).join();
+    }
+    EXPECT_EQ(p.stats().peak_bytes_in_use, size_t{2} << 20);
+}
+
+// Threads holding memory at once: the peak is their sum, though each counts on its own.
+TEST(Pool, PeakOfThreadsAtOnceIsTheirSum) {
+    Pooled p;
+    constexpr int kThreads = 6;
+    std::atomic<int> holding{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            const size_t bytes = t % 2 ? 1000 + t : (1u << 20) * 2 + t;
+            void* ptr = aml_area_mmap(p.pool, bytes, nullptr);
+            ASSERT_NE(ptr, nullptr);
+            // Relaxed: a barrier of counts only; the pool orders its own data.
+            holding.fetch_add(1, std::memory_order_relaxed);
+            while (holding.load(std::memory_order_relaxed) < kThreads) std::this_thread::yield();
+            EXPECT_EQ(aml_area_munmap(p.pool, ptr, bytes), AML_SUCCESS);
+        });
+    for (auto& t : threads) t.join();
+    uint64_t sum = 0;
+    for (int t = 0; t < kThreads; ++t) sum += t % 2 ? 1000 + t : (1u << 20) * 2 + t;
+    EXPECT_EQ(p.stats().peak_bytes_in_use, sum);
+    EXPECT_EQ(p.stats().bytes_in_use, 0u);
+}
+
+// A snapshot taken while threads work is one instant: never more in use than the peak,
+// never more mappings than were made.
+TEST(Pool, SnapshotsUnderThreadsAreConsistent) {
+    Pooled p;
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 3; ++t)
+        threads.emplace_back([&, t] {
+            std::mt19937 rng(40 + t);
+            // Relaxed: a stop flag; the pool orders its own data.
+            while (!stop.load(std::memory_order_relaxed)) {
+                const size_t size = 1 + rng() % (rng() % 8 ? 9000 : (2u << 20));
+                void* ptr = aml_area_mmap(p.pool, size, nullptr);
+                ASSERT_NE(ptr, nullptr);
+                ASSERT_EQ(aml_area_munmap(p.pool, ptr, size), AML_SUCCESS);
+            }
+        });
+    uint64_t last_peak = 0;
+    for (int i = 0; i < 300; ++i) {
+        const auto s = p.stats();
+        EXPECT_LE(s.bytes_in_use, s.peak_bytes_in_use);
+        EXPECT_LE(s.allocations, s.total_allocations);
+        EXPECT_LE(s.allocations, 3u);
+        EXPECT_GE(s.peak_bytes_in_use, last_peak);
+        last_peak = s.peak_bytes_in_use;
+    }
+    stop.store(true, std::memory_order_relaxed);  // relaxed: see the loop
+    for (auto& t : threads) t.join();
     EXPECT_EQ(p.stats().bytes_in_use, 0u);
 }
 
