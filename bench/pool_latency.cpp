@@ -18,36 +18,54 @@ namespace {
 
 constexpr int kRounds = 9;  // the median of nine rounds
 
-// Median over kRounds of the mean time (µs) of one `op` when `threads` threads each run
-// `n` of them at once (every thread's calls are timed; the round's figure is the slowest
-// thread's mean). 0 when an op fails.
+// What kRounds rounds of `threads` threads each running `n` ops at once gave (medians).
+struct Timing {
+    double us = 0;          // the mean time of one op in the slowest thread (0: an op failed)
+    double mops_per_s = 0;  // ops of every thread per second of the round, start to last end
+};
+
+// Runs the rounds; every thread's calls are timed, and the round's span runs from the first
+// thread's start to the last thread's end (threads beyond the cores wait their turn in it).
 template <typename Op>
-double median_us(size_t n, unsigned threads, Op op) {
-    std::vector<double> rounds;
+Timing time_rounds(size_t n, unsigned threads, Op op) {
+    std::vector<double> us;
+    std::vector<double> rates;
     for (int round = 0; round < kRounds; ++round) {
         std::atomic<bool> failed{false};
         std::atomic<unsigned> ready{0};
-        std::vector<double> per_thread(threads, 0);
+        std::vector<uint64_t> starts(threads, 0);
+        std::vector<uint64_t> ends(threads, 0);
         std::vector<std::thread> pool;
         for (unsigned t = 0; t < threads; ++t)
             pool.emplace_back([&, t] {
                 // Relaxed: a start line only; the timing is each thread's own.
                 ready.fetch_add(1, std::memory_order_relaxed);
                 while (ready.load(std::memory_order_relaxed) < threads) std::this_thread::yield();
-                const uint64_t t0 = host_now_ns();
+                starts[t] = host_now_ns();
                 for (size_t i = 0; i < n; ++i)
                     if (!op()) {
                         failed.store(true, std::memory_order_relaxed);  // relaxed: read after join
                         break;
                     }
-                per_thread[t] = static_cast<double>(host_now_ns() - t0) / 1e3 / static_cast<double>(n);
+                ends[t] = host_now_ns();
             });
         for (auto& th : pool) th.join();
-        if (failed.load(std::memory_order_relaxed)) return 0;
-        rounds.push_back(*std::max_element(per_thread.begin(), per_thread.end()));
+        if (failed.load(std::memory_order_relaxed)) return {};
+        double slowest = 0;
+        for (unsigned t = 0; t < threads; ++t) slowest = std::max(slowest, static_cast<double>(ends[t] - starts[t]));
+        us.push_back(slowest / 1e3 / static_cast<double>(n));
+        const auto span = *std::max_element(ends.begin(), ends.end()) - *std::min_element(starts.begin(), starts.end());
+        rates.push_back(static_cast<double>(n) * threads * 1e3 / static_cast<double>(std::max<uint64_t>(span, 1)));
     }
-    std::nth_element(rounds.begin(), rounds.begin() + kRounds / 2, rounds.end());
-    return rounds[kRounds / 2];
+    std::nth_element(us.begin(), us.begin() + kRounds / 2, us.end());
+    std::nth_element(rates.begin(), rates.begin() + kRounds / 2, rates.end());
+    return {us[kRounds / 2], rates[kRounds / 2]};
+}
+
+// The median time of one op (µs), as time_rounds measures it.
+template <typename Op>
+double median_us(size_t n, unsigned threads, Op op) {
+    return time_rounds(n, threads, op).us;
 }
 
 Row row(std::string name, double value, double baseline, std::string baseline_name) {
@@ -59,6 +77,14 @@ Row row(std::string name, double value, double baseline, std::string baseline_na
     r.baseline = baseline;
     r.baseline_name = std::move(baseline_name);
     r.ratio = value > 0 ? baseline / value : 0;  // a time: baseline / value, higher is better
+    return r;
+}
+
+// Pairs per second over every thread (M/s) beside one thread's: the ratio is the speed-up.
+Row throughput_row(std::string name, double mpairs_per_s, double one_thread) {
+    Row r = row(std::move(name) + ", all threads", mpairs_per_s, one_thread, "1 thread");
+    r.unit = "Mpairs/s";
+    r.ratio = mpairs_per_s / one_thread;  // a rate: value / baseline
     return r;
 }
 
@@ -98,12 +124,17 @@ std::vector<Row> pool_latency(const hal::DeviceRef& device, const Options& optio
         };
         median_us(n / 10 + 1, 1, map_unmap(*pooled));  // warm-up: the pool takes its chunks
         const std::string size = bytes_name(bytes);
+        double one_thread_rate = 0;
         for (unsigned threads : {1u, 2u, 4u, 16u}) {
             if (threads > 2 && (threads > cores * 2 || options.quick)) continue;
             const size_t calls = threads > 1 ? n / 2 : n;
-            const double pool_us = median_us(calls, threads, map_unmap(*pooled));
+            const Timing pooled_timing = time_rounds(calls, threads, map_unmap(*pooled));
+            const double pool_us = pooled_timing.us;
             const std::string what =
                 "pooled device mmap+munmap " + size + ", " + std::to_string(threads) + " thread" + (threads > 1 ? "s" : "");
+            if (threads == 1) one_thread_rate = pooled_timing.mops_per_s;
+            else if (pool_us > 0 && one_thread_rate > 0)
+                rows.push_back(throughput_row(what, pooled_timing.mops_per_s, one_thread_rate));
             rows.push_back(row(what, pool_us, median_us(calls, threads, malloc_free), "malloc+free"));
             const size_t slow = std::max<size_t>(calls / (bytes > (64u << 10) ? 20 : 1), 10);
             rows.push_back(row(what, pool_us, median_us(slow, threads, map_unmap(*plain)), "unpooled area"));
