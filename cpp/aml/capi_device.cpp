@@ -1,7 +1,9 @@
-// C API: zehal_device_get, _count, _get_properties, and device handles as shared references.
+// C API: zehal_device_get, _count, _get_properties, zehal_backend_get, _get_default, and
+// device handles as shared references.
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <string_view>
 
 #include "aml/capi_handles.hpp"
 #include "hal/device_handle.hpp"
@@ -66,6 +68,50 @@ extern "C" ze_result_t zehal_device_get_properties(zehal_device_t device, zehal_
         out.dma_buf_export = p.dma_buf_export ? 1 : 0;
         out.tracer = p.tracer ? 1 : 0;
         *properties = out;
+        return ZE_RESULT_SUCCESS;
+    });
+}
+
+namespace {
+
+// Copies `text` into `out` (`size` bytes), cut to fit, zero-terminated.
+void copy_string(std::string_view text, char* out, size_t size) {
+    const size_t n = std::min(text.size(), size - 1);
+    std::memcpy(out, text.data(), n);
+    out[n] = '\0';
+}
+
+}  // namespace
+
+extern "C" ze_result_t zehal_backend_get(uint32_t* count, zehal_backend_properties_t* backends) {
+    return zehal::ze_guarded([&]() -> ze_result_t {
+        if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        const auto& all = zehal::hal::backends();
+        if (*count == 0) {
+            *count = static_cast<uint32_t>(all.size());
+            return ZE_RESULT_SUCCESS;
+        }
+        if (!backends) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        const uint32_t n = std::min(*count, static_cast<uint32_t>(all.size()));
+        for (uint32_t i = 0; i < n; ++i) {
+            zehal_backend_properties_t out{};
+            copy_string(all[i].name, out.name, sizeof out.name);
+            copy_string(all[i].reason, out.reason, sizeof out.reason);
+            out.available = all[i].available ? 1 : 0;
+            out.device_count = all[i].available ? static_cast<uint32_t>(all[i].backend->devices().size()) : 0;
+            backends[i] = out;
+        }
+        *count = n;
+        return ZE_RESULT_SUCCESS;
+    });
+}
+
+extern "C" ze_result_t zehal_backend_get_default(char name[ZEHAL_MAX_BACKEND_NAME]) {
+    return zehal::ze_guarded([&]() -> ze_result_t {
+        if (!name) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        std::shared_ptr<zehal::hal::Backend> b;
+        if (const ze_result_t r = zehal::hal::default_backend(&b); r != ZE_RESULT_SUCCESS) return r;
+        copy_string(b->name(), name, ZEHAL_MAX_BACKEND_NAME);
         return ZE_RESULT_SUCCESS;
     });
 }

@@ -23,11 +23,15 @@ ZEHAL_API ze_result_t zehal_device_get(const char* backend, uint32_t index, zeha
 
 /* Longest device name, terminating zero included. */
 #define ZEHAL_MAX_DEVICE_NAME 256
+/* Longest backend name, terminating zero included. */
+#define ZEHAL_MAX_BACKEND_NAME 32
+/* Longest reason a backend is not available, terminating zero included. */
+#define ZEHAL_MAX_BACKEND_REASON 256
 
 /* What a device is (ze_device_properties_t's fields that zehal's devices have). */
 typedef struct zehal_device_properties {
     char name[ZEHAL_MAX_DEVICE_NAME]; /* e.g. "zehal sim device 0" */
-    char backend[32];                 /* "sim", "cuda" or "level_zero" */
+    char backend[ZEHAL_MAX_BACKEND_NAME]; /* "sim", "cuda" or "level_zero" */
     uint8_t uuid[16];                 /* unique per device */
     uint64_t memory_bytes;            /* device memory capacity */
     uint64_t max_allocation_bytes;    /* largest single allocation */
@@ -54,6 +58,30 @@ ZEHAL_API ze_result_t zehal_device_count(const char* backend, uint32_t* count);
  * properties  [out] what it is
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE (device NULL); INVALID_NULL_POINTER. */
 ZEHAL_API ze_result_t zehal_device_get_properties(zehal_device_t device, zehal_device_properties_t* properties);
+
+/* What probing one backend found. */
+typedef struct zehal_backend_properties {
+    char name[ZEHAL_MAX_BACKEND_NAME];     /* "level_zero", "cuda" or "sim" */
+    char reason[ZEHAL_MAX_BACKEND_REASON]; /* why it is not available; "" when it is */
+    uint8_t available;                     /* 1 when usable here */
+    uint32_t device_count;                 /* its devices; 0 when not available */
+} zehal_backend_properties_t;
+
+/* The known backends, available or not, in registry order (level_zero, cuda, sim).
+ * count     [in,out] 0: set to the number of backends; n: at most n entries are written
+ *           and *count is set to the number written
+ * backends  [out][optional when *count is 0] the backends
+ * Returns ZE_RESULT_SUCCESS; INVALID_NULL_POINTER (count NULL, or backends NULL with
+ * *count > 0). */
+ZEHAL_API ze_result_t zehal_backend_get(uint32_t* count, zehal_backend_properties_t* backends);
+
+/* Name of the default backend (ZEHAL_BACKEND when set, else the first available one with a
+ * device).
+ * name  [out] its name, zero-terminated
+ * Returns ZE_RESULT_SUCCESS; INVALID_NULL_POINTER (name NULL); INVALID_ARGUMENT or
+ * DEPENDENCY_UNAVAILABLE when ZEHAL_BACKEND names an unknown or unavailable backend;
+ * UNINITIALIZED when no backend has a device. */
+ZEHAL_API ze_result_t zehal_backend_get_default(char name[ZEHAL_MAX_BACKEND_NAME]);
 
 #ifdef __cplusplus
 }

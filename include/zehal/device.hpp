@@ -12,6 +12,35 @@
 
 namespace zehal {
 
+// What probing one backend found.
+struct Backend {
+    std::string name;       // "level_zero", "cuda" or "sim"
+    bool available;         // usable here
+    uint32_t device_count;  // its devices; 0 when not available
+    std::string reason;     // why it is not available; empty when it is
+};
+
+// Every known backend, available or not, in registry order (level_zero, cuda, sim).
+inline std::vector<Backend> backends() {
+    uint32_t n = 0;
+    detail::check(zehal_backend_get(&n, nullptr), "zehal::backends");
+    std::vector<zehal_backend_properties_t> c(n);
+    if (n) detail::check(zehal_backend_get(&n, c.data()), "zehal::backends");
+    std::vector<Backend> out;
+    out.reserve(n);
+    for (uint32_t i = 0; i < n; ++i)
+        out.push_back(Backend{c[i].name, c[i].available != 0, c[i].device_count, c[i].reason});
+    return out;
+}
+
+// The default backend's name: ZEHAL_BACKEND when set, else the first available one with a
+// device.
+inline std::string default_backend() {
+    char name[ZEHAL_MAX_BACKEND_NAME] = {};
+    detail::check(zehal_backend_get_default(name), "zehal::default_backend");
+    return name;
+}
+
 // A device of some backend. Devices live until the process exits: a Device is a cheap,
 // copyable reference.
 class Device {
@@ -49,7 +78,9 @@ public:
     // The C handle, for the C API.
     zehal_device_t handle() const noexcept { return handle_; }
 
+    // The same device.
     friend bool operator==(const Device& a, const Device& b) noexcept { return a.handle_ == b.handle_; }
+    friend bool operator!=(const Device& a, const Device& b) noexcept { return !(a == b); }
 
 private:
     explicit Device(zehal_device_t handle) : handle_(handle) {}

@@ -17,14 +17,20 @@ namespace zehal {
 class Dma;
 
 // A submitted copy: wait() for it, or cancel() it. Move-only; one that goes unwaited is
-// cancelled (a copy already running is waited for).
+// cancelled (a copy already running is waited for). After wait() or cancel() (or a move)
+// it is done and holds nothing.
 class Request {
 public:
     Request(Request&& other) noexcept : dma_(std::move(other.dma_)), req_(std::exchange(other.req_, nullptr)) {}
-    Request& operator=(Request&&) = delete;
-    ~Request() {
-        if (req_) aml_dma_cancel(dma_.get(), &req_);
+    Request& operator=(Request&& other) noexcept {
+        if (this != &other) {
+            release();
+            dma_ = std::move(other.dma_);
+            req_ = std::exchange(other.req_, nullptr);
+        }
+        return *this;
     }
+    ~Request() { release(); }
     // True once the copy completed (or was cancelled). Reads the request's flags word, which
     // the engine keeps current (acquire: the copy's writes are visible once it reads DONE).
     bool done() const noexcept {
@@ -44,6 +50,13 @@ public:
 private:
     friend class Dma;
     Request(std::shared_ptr<aml_dma> dma, aml_dma_request* req) : dma_(std::move(dma)), req_(req) {}
+
+    // Cancels the copy unless waited for, then lets go of the engine.
+    void release() noexcept {
+        if (req_) aml_dma_cancel(dma_.get(), &req_);
+        req_ = nullptr;
+        dma_.reset();
+    }
     std::shared_ptr<aml_dma> dma_;
     aml_dma_request* req_;
 };
@@ -59,8 +72,10 @@ public:
         dma_.reset(d, [](aml_dma* p) { aml_dma_ze_destroy(&p); });
     }
     // Copies `bytes` from `src` to `dst` and returns at once; `signal`, when given, is
-    // signalled by the copy itself (its kernel timestamps then measure the copy).
+    // signalled by the copy itself (its kernel timestamps then measure the copy; a
+    // moved-from Event throws INVALID_NULL_HANDLE).
     Request copy(void* dst, const void* src, size_t bytes, const Event* signal = nullptr) {
+        if (signal && !signal->handle()) throw Error(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "zehal::Dma::copy: signal");
         aml_dma_request* req = nullptr;
         detail::check_aml(aml_dma_ze_copy_signal(dma_.get(), &req, dst, src, bytes, signal ? signal->handle() : nullptr),
                           "zehal::Dma::copy");

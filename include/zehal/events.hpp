@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace zehal {
@@ -20,14 +21,20 @@ enum class Timestamps : uint32_t {
 
 class EventPool;
 
-// One event of a pool (keeps its pool alive). Move-only.
+// One event of a pool (keeps its pool alive). Move-only; a moved-from Event throws
+// INVALID_NULL_HANDLE from every call.
 class Event {
 public:
     Event(Event&& other) noexcept : pool_(std::move(other.pool_)), event_(std::exchange(other.event_, nullptr)) {}
-    Event& operator=(Event&&) = delete;
-    ~Event() {
-        if (event_) zehal_event_destroy(event_);
+    Event& operator=(Event&& other) noexcept {
+        if (this != &other) {
+            release();
+            pool_ = std::move(other.pool_);
+            event_ = std::exchange(other.event_, nullptr);
+        }
+        return *this;
     }
+    ~Event() { release(); }
 
     // True once signalled.
     bool query() const {
@@ -47,7 +54,8 @@ public:
     void signal() const { detail::check(zehal_event_host_signal(event_), "zehal::Event::signal"); }
     // Back to "not signalled".
     void reset() const { detail::check(zehal_event_host_reset(event_), "zehal::Event::reset"); }
-    // Kernel timestamps of the command that signalled it, one per packet, in device ticks.
+    // Kernel timestamps of the command that signalled it, one per packet, in device ticks
+    // (a `kernel` or `mapped` pool; throws NOT_READY before it is signalled).
     std::vector<zehal_kernel_timestamp_result_t> kernel_timestamps() const { return query_timestamps(false); }
     // The same, synchronized to host ns of CLOCK_MONOTONIC_RAW (a `mapped` pool).
     std::vector<zehal_kernel_timestamp_result_t> synchronized_timestamps() const { return query_timestamps(true); }
@@ -57,6 +65,12 @@ public:
 private:
     friend class EventPool;
     Event(std::shared_ptr<zehal_event_pool> pool, zehal_event_t event) : pool_(std::move(pool)), event_(event) {}
+
+    // Destroys the event, then lets go of the pool.
+    void release() noexcept {
+        if (event_) zehal_event_destroy(std::exchange(event_, nullptr));
+        pool_.reset();
+    }
 
     std::vector<zehal_kernel_timestamp_result_t> query_timestamps(bool synchronized) const {
         uint32_t count = 0;

@@ -12,9 +12,29 @@
 
 namespace zehal {
 
+// One metric (a cheap reference, valid while the process lives).
+class Metric {
+public:
+    explicit Metric(zehal_metric_t handle) : handle_(handle) {}
+    // Name, description, component, type, value type and units.
+    zehal_metric_properties_t properties() const {
+        zehal_metric_properties_t p{};
+        detail::check(zehal_metric_get_properties(handle_, &p), "zehal::Metric::properties");
+        return p;
+    }
+    // The C handle, for the C API.
+    zehal_metric_t handle() const noexcept { return handle_; }
+    // The same metric.
+    friend bool operator==(const Metric& a, const Metric& b) noexcept { return a.handle_ == b.handle_; }
+
+private:
+    zehal_metric_t handle_;
+};
+
 // A metric group of a device (a cheap reference, valid while the process lives).
 class MetricGroup {
 public:
+    explicit MetricGroup(zehal_metric_group_t handle) : handle_(handle) {}
     // Every metric group of `device`.
     static std::vector<MetricGroup> of(const Device& device) {
         uint32_t n = 0;
@@ -29,18 +49,33 @@ public:
         detail::check(zehal_metric_group_get_properties(handle_, &p), "zehal::MetricGroup::properties");
         return p;
     }
+    // Its metrics.
+    std::vector<Metric> metrics() const {
+        uint32_t n = 0;
+        detail::check(zehal_metric_get(handle_, &n, nullptr), "zehal::MetricGroup::metrics");
+        std::vector<zehal_metric_t> handles(n);
+        if (n) detail::check(zehal_metric_get(handle_, &n, handles.data()), "zehal::MetricGroup::metrics");
+        return std::vector<Metric>(handles.begin(), handles.begin() + n);
+    }
     // True for a group a tracer can use.
     bool tracer_based() const { return properties().sampling_types & ZEHAL_METRIC_SAMPLING_TYPE_TRACER_BASED; }
     // Makes `groups` the device's active set (replacing the previous one).
-    static void activate(const Device& device, std::vector<MetricGroup> groups) {
-        std::vector<zehal_metric_group_t> h(groups.begin(), groups.end());
+    static void activate(const Device& device, const std::vector<MetricGroup>& groups) {
+        std::vector<zehal_metric_group_t> h = handles(groups);
         detail::check(zehal_device_activate_metric_groups(device.handle(), static_cast<uint32_t>(h.size()), h.data()),
                       "zehal::MetricGroup::activate");
     }
     // The C handle, for the C API.
     zehal_metric_group_t handle() const noexcept { return handle_; }
-    operator zehal_metric_group_t() const noexcept { return handle_; }
-    MetricGroup(zehal_metric_group_t handle) : handle_(handle) {}
+    // The C handles of `groups`.
+    static std::vector<zehal_metric_group_t> handles(const std::vector<MetricGroup>& groups) {
+        std::vector<zehal_metric_group_t> h;
+        h.reserve(groups.size());
+        for (const MetricGroup& g : groups) h.push_back(g.handle_);
+        return h;
+    }
+    // The same group.
+    friend bool operator==(const MetricGroup& a, const MetricGroup& b) noexcept { return a.handle_ == b.handle_; }
 
 private:
     zehal_metric_group_t handle_;
@@ -52,7 +87,7 @@ class Tracer {
 public:
     // A tracer over `groups` (activated on `device`); notify_every_n_bytes 0: a default.
     Tracer(const Device& device, const std::vector<MetricGroup>& groups, uint32_t notify_every_n_bytes = 0) {
-        std::vector<zehal_metric_group_t> h(groups.begin(), groups.end());
+        std::vector<zehal_metric_group_t> h = MetricGroup::handles(groups);
         uint32_t notify = notify_every_n_bytes;
         zehal_metric_tracer_t t = nullptr;
         detail::check(zehal_metric_tracer_create(device.handle(), static_cast<uint32_t>(h.size()), h.data(), &notify,
@@ -98,46 +133,69 @@ private:
     std::unique_ptr<zehal_metric_tracer, Destroy> tracer_;
 };
 
+// What Decoder::decode made of raw data.
+struct Decoded {
+    std::vector<Metric> metrics;                // an entry's metric_index is its position here
+    std::vector<zehal_metric_entry_t> entries;  // laid out set by set (one set per sub-device)
+    std::vector<uint32_t> entries_per_set;      // entries of each set
+};
+
 // Turns a tracer's raw records into metric entries (usable after the tracer goes).
+// Clock references carry over from one decode to the next, so raw data may be decoded in
+// pieces, in the order it was read.
 class Decoder {
 public:
     explicit Decoder(const Tracer& tracer) {
         zehal_metric_decoder_t d = nullptr;
         detail::check(zehal_metric_decoder_create(tracer.handle(), &d), "zehal::Decoder");
-        decoder_.reset(d, [](zehal_metric_decoder_t p) { zehal_metric_decoder_destroy(p); });
+        decoder_.reset(d);
     }
-    // Number of metrics the decoder can decode.
-    uint32_t decodable_metrics() const {
+    // The metrics the tracer's raw data refers to.
+    std::vector<Metric> decodable_metrics() const {
         uint32_t n = 0;
         detail::check(zehal_metric_decoder_get_decodable_metrics(decoder_.get(), &n, nullptr),
                       "zehal::Decoder::decodable_metrics");
-        return n;
+        std::vector<zehal_metric_t> handles(n);
+        if (n)
+            detail::check(zehal_metric_decoder_get_decodable_metrics(decoder_.get(), &n, handles.data()),
+                          "zehal::Decoder::decodable_metrics");
+        return std::vector<Metric>(handles.begin(), handles.begin() + n);
     }
-    // Every entry of `raw` for every decodable metric, laid out set by set. Clock references
-    // carry over from one call to the next, so raw data may be decoded in pieces.
-    std::vector<zehal_metric_entry_t> decode(const std::vector<uint8_t>& raw) {
-        if (raw.empty()) return {};
-        uint32_t n = decodable_metrics();
-        std::vector<zehal_metric_t> metrics(n);
-        detail::check(zehal_metric_decoder_get_decodable_metrics(decoder_.get(), &n, metrics.data()), "zehal::Decoder");
+    // Every entry of `raw` (whole records, as Tracer::read returns them) for `metrics`
+    // (decodable, each once; empty: every decodable metric). Empty raw data throws
+    // INVALID_SIZE, corrupt or truncated data INVALID_ARGUMENT.
+    Decoded decode(const std::vector<uint8_t>& raw, std::vector<Metric> metrics = {}) {
+        if (raw.empty()) throw Error(ZE_RESULT_ERROR_INVALID_SIZE, "zehal::Decoder::decode: no raw data");
+        Decoded out;
+        out.metrics = metrics.empty() ? decodable_metrics() : std::move(metrics);
+        std::vector<zehal_metric_t> m;
+        m.reserve(out.metrics.size());
+        for (const Metric& metric : out.metrics) m.push_back(metric.handle());
+        const uint32_t n = static_cast<uint32_t>(m.size());
         size_t size = raw.size();
         uint32_t sets = 0, count = 0;
-        detail::check(zehal_metric_tracer_decode(decoder_.get(), &size, raw.data(), n, metrics.data(), &sets, nullptr,
+        detail::check(zehal_metric_tracer_decode(decoder_.get(), &size, raw.data(), n, m.data(), &sets, nullptr,
                                                  &count, nullptr),
                       "zehal::Decoder::decode");
-        std::vector<zehal_metric_entry_t> entries(count ? count : 1);
-        std::vector<uint32_t> per_set(sets);
-        uint32_t slots = static_cast<uint32_t>(entries.size());
+        if (count == 0) return out;
+        out.entries.resize(count);
+        out.entries_per_set.resize(sets);
         size = raw.size();
-        detail::check(zehal_metric_tracer_decode(decoder_.get(), &size, raw.data(), n, metrics.data(), &sets,
-                                                 per_set.data(), &slots, entries.data()),
+        detail::check(zehal_metric_tracer_decode(decoder_.get(), &size, raw.data(), n, m.data(), &sets,
+                                                 out.entries_per_set.data(), &count, out.entries.data()),
                       "zehal::Decoder::decode");
-        entries.resize(slots);
-        return entries;
+        out.entries.resize(count);
+        out.entries_per_set.resize(sets);
+        return out;
     }
+    // The C handle, for the C API.
+    zehal_metric_decoder_t handle() const noexcept { return decoder_.get(); }
 
 private:
-    std::shared_ptr<zehal_metric_decoder> decoder_;
+    struct Destroy {
+        void operator()(zehal_metric_decoder_t d) const noexcept { zehal_metric_decoder_destroy(d); }
+    };
+    std::unique_ptr<zehal_metric_decoder, Destroy> decoder_;
 };
 
 }  // namespace zehal

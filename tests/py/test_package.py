@@ -126,6 +126,14 @@ def test_cpp_tool_built_with_find_package(examples_build):
     assert out.rstrip().endswith("device_timestamps: ok")
 
 
+def test_cpp_tracer_tool_built_with_find_package(examples_build):
+    out = run_tool(examples_build / "trace_copies")
+    assert "backend sim: " in out and "backend level_zero: " in out and "backend cuda: " in out
+    assert "0 records dropped" in out
+    assert "metric CommandEnd: " in out
+    assert out.rstrip().endswith("trace_copies: ok")
+
+
 def public_names(obj) -> set[str]:
     return {n for n in dir(obj) if not n.startswith("_")}
 

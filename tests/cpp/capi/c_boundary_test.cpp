@@ -63,6 +63,20 @@ TEST(CBoundary, DeviceFamily) {
     fail_each_allocation([&] { return static_cast<int>(zehal_device_get("sim", 0, &d)); },
                          ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, [] {});
     EXPECT_NE(d, nullptr);
+    uint32_t n = 0;
+    fail_each_allocation([&] { return static_cast<int>(zehal_device_count("sim", &n)); },
+                         ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, [] {});
+    zehal_device_properties_t p{};
+    fail_each_allocation([&] { return static_cast<int>(zehal_device_get_properties(d, &p)); },
+                         ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, [] {});
+    zehal_backend_properties_t backends[3]{};
+    fail_each_allocation([&] {
+        uint32_t count = 3;
+        return static_cast<int>(zehal_backend_get(&count, backends));
+    }, ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, [] {});
+    char name[ZEHAL_MAX_BACKEND_NAME];
+    fail_each_allocation([&] { return static_cast<int>(zehal_backend_get_default(name)); },
+                         ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, [] {});
 }
 
 TEST(CBoundary, EventsFamily) {
