@@ -3,6 +3,7 @@
 
 #include <aml.h>
 #include <aml/area/ze.h>
+#include <aml/area/ze_pool.h>
 #include <zehal/device.hpp>
 #include <zehal/error.hpp>
 
@@ -78,6 +79,9 @@ public:
     // The C area, for the AML C API.
     aml_area* handle() const noexcept { return area_.get(); }
 
+protected:
+    explicit Area(std::shared_ptr<aml_area> area) : area_(std::move(area)) {}
+
 private:
     static Area make_device(const Device& device, size_t alignment, uint32_t ordinal, int flags, const char* what) {
         aml_area* a = nullptr;
@@ -86,6 +90,41 @@ private:
     }
     explicit Area(aml_area* a) : area_(a, [](aml_area* p) { aml_area_ze_destroy(&p); }) {}
     std::shared_ptr<aml_area> area_;
+};
+
+// What a pooled area holds and has done (aml_area_ze_pool_stats: bytes in use and their
+// peak, bytes reserved, live and total mappings, upstream allocations, cache hits).
+using PoolStats = struct ::aml_area_ze_pool_stats;
+
+// A pooled area (docs/pool.md): maps from memory it keeps, taken from `upstream` in large
+// chunks, so that a map costs no driver call. Kind, device and alignment are the
+// upstream's. Copyable: copies share the pool, which keeps its upstream alive and gives its
+// memory back once its last copy and its last Buffer are gone. Thread-safe.
+class PooledArea : public Area {
+public:
+    // initial_bytes: taken from upstream at once (0: none until the first map);
+    // maximum_bytes: the most the pool ever holds (0: no limit; a map beyond it throws
+    // OUT_OF_HOST_MEMORY and changes nothing).
+    explicit PooledArea(const Area& upstream, size_t initial_bytes = 0, size_t maximum_bytes = 0)
+        : Area(make(upstream, initial_bytes, maximum_bytes)) {}
+
+    // What the pool holds and has done, every field of one instant.
+    PoolStats stats() const {
+        PoolStats s{};
+        detail::check_aml(aml_area_ze_pool_stats(handle(), &s), "zehal::PooledArea::stats");
+        return s;
+    }
+    // Gives back to upstream every chunk nothing is mapped from.
+    void trim() { detail::check_aml(aml_area_ze_pool_trim(handle()), "zehal::PooledArea::trim"); }
+
+private:
+    static std::shared_ptr<aml_area> make(const Area& upstream, size_t initial_bytes, size_t maximum_bytes) {
+        aml_area* p = nullptr;
+        detail::check_aml(aml_area_ze_pool_create(&p, upstream.handle(), initial_bytes, maximum_bytes),
+                          "zehal::PooledArea");
+        // The deleter holds the upstream: it outlives the pool, as aml_area_ze_pool_create asks.
+        return std::shared_ptr<aml_area>(p, [keep = upstream](aml_area* q) { aml_area_ze_pool_destroy(&q); });
+    }
 };
 
 }  // namespace zehal

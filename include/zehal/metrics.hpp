@@ -3,6 +3,7 @@
 
 #include <zehal/device.hpp>
 #include <zehal/error.hpp>
+#include <zehal/events.hpp>
 #include <zehal/metrics.h>
 
 #include <cstdint>
@@ -85,16 +86,23 @@ private:
 // per device. Move-only; destroyed (disabled first when enabled) when it goes.
 class Tracer {
 public:
-    // A tracer over `groups` (activated on `device`); notify_every_n_bytes 0: a default.
-    Tracer(const Device& device, const std::vector<MetricGroup>& groups, uint32_t notify_every_n_bytes = 0) {
+    // A tracer over `groups` (activated on `device`). `notification`, when given (an event of
+    // a pool of `device`), is signalled once at least notify_every_n_bytes can be read (0: a
+    // default; rounded up to whole records and clamped to the tracer's buffer).
+    Tracer(const Device& device, const std::vector<MetricGroup>& groups, uint32_t notify_every_n_bytes = 0,
+           const Event* notification = nullptr)
+        : notify_bytes_(notify_every_n_bytes) {
+        if (notification && !notification->handle())
+            throw Error(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "zehal::Tracer: notification");
         std::vector<zehal_metric_group_t> h = MetricGroup::handles(groups);
-        uint32_t notify = notify_every_n_bytes;
         zehal_metric_tracer_t t = nullptr;
-        detail::check(zehal_metric_tracer_create(device.handle(), static_cast<uint32_t>(h.size()), h.data(), &notify,
-                                                 nullptr, &t),
+        detail::check(zehal_metric_tracer_create(device.handle(), static_cast<uint32_t>(h.size()), h.data(),
+                                                 &notify_bytes_, notification ? notification->handle() : nullptr, &t),
                       "zehal::Tracer");
         tracer_.reset(t);
     }
+    // The bytes after which the notification event is signalled, as the tracer uses them.
+    uint32_t notify_every_n_bytes() const noexcept { return notify_bytes_; }
     // Starts (synchronous: returns once it changed) / stops delivering records.
     void enable(bool synchronous = true) {
         detail::check(zehal_metric_tracer_enable(tracer_.get(), synchronous), "zehal::Tracer::enable");
@@ -104,7 +112,9 @@ public:
     }
     // Whole records available now, at most `max_bytes` (contract §5.2); empty when none yet,
     // or once disabled and drained. Records lost since the last read are counted by dropped().
+    // max_bytes 0 throws INVALID_SIZE.
     std::vector<uint8_t> read(size_t max_bytes = 1u << 20) {
+        if (max_bytes == 0) throw Error(ZE_RESULT_ERROR_INVALID_SIZE, "zehal::Tracer::read: max_bytes 0");
         std::vector<uint8_t> out(max_bytes);
         size_t size = out.size();
         const ze_result_t r = zehal_metric_tracer_read_data(tracer_.get(), &size, out.data());
@@ -112,6 +122,14 @@ public:
         else if (r != ZE_RESULT_WARNING_DROPPED_DATA) detail::check(r, "zehal::Tracer::read");
         out.resize(size);
         return out;
+    }
+    // Bytes of whole records that can be read now.
+    size_t available() const {
+        size_t size = 0;
+        const ze_result_t r = zehal_metric_tracer_read_data(tracer_.get(), &size, nullptr);
+        if (r == ZE_RESULT_NOT_READY) return 0;
+        if (r != ZE_RESULT_WARNING_DROPPED_DATA) detail::check(r, "zehal::Tracer::available");
+        return size;
     }
     // Records lost so far.
     uint64_t dropped() const {
@@ -130,6 +148,7 @@ private:
             zehal_metric_tracer_destroy(t);
         }
     };
+    uint32_t notify_bytes_;
     std::unique_ptr<zehal_metric_tracer, Destroy> tracer_;
 };
 

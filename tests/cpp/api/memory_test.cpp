@@ -1,5 +1,5 @@
-// Areas, buffers and DMA: zehal::Area (device, shared, host), Buffer, Dma, Request, and the
-// C function under Dma::copy (aml_dma_ze_copy_signal).
+// Areas, buffers and DMA: zehal::Area (device, shared, host), PooledArea, Buffer, Dma,
+// Request, and the C function under Dma::copy (aml_dma_ze_copy_signal).
 #include <gtest/gtest.h>
 
 #include <zehal/zehal.hpp>
@@ -61,6 +61,66 @@ TEST(CppApiMemory, BadAreasAndMapsThrow) {
     const uint64_t too_big = d.properties().max_allocation_bytes + 1;
     EXPECT_THROW(zehal::Area::device(d).map(static_cast<size_t>(too_big)), zehal::Error);
     EXPECT_THROW(zehal::Area::host().map(SIZE_MAX), zehal::Error);
+}
+
+TEST(CppApiMemory, PooledAreasServeMapsAndKeepTheirUpstream) {
+    const zehal::Device d = sim();
+    zehal::Buffer kept;
+    {
+        zehal::PooledArea pool(zehal::Area::device(d, 256), 1 << 20);  // the upstream Area goes at once
+        EXPECT_EQ(pool.stats().bytes_reserved, 1u << 20);
+        zehal::Buffer a = pool.map(1000);
+        EXPECT_TRUE(aligned(a.data(), 256));
+        kept = pool.map(4096);
+        const zehal::PoolStats s = pool.stats();
+        EXPECT_EQ(s.bytes_in_use, 1000u + 4096u);
+        EXPECT_EQ(s.allocations, 2u);
+        EXPECT_EQ(s.upstream_allocations, 1u);
+        a.reset();
+        zehal::Buffer again = pool.map(1000);
+        EXPECT_GE(pool.stats().cache_hits, 1u);
+        const zehal::Area as_area = pool;  // a PooledArea is an Area: copies share the pool
+        zehal::Buffer c = as_area.map(64);
+        EXPECT_EQ(pool.stats().allocations, 3u);
+    }
+    // The pool outlives its last PooledArea while `kept` is mapped from it: a copy reaches it.
+    zehal::Buffer src = zehal::Area::host().map(4096);
+    std::memset(src.data(), 5, 4096);
+    zehal::Buffer back = zehal::Area::host().map(4096);
+    zehal::Dma dma(d);
+    dma.copy(kept, src).wait();
+    dma.copy(back, kept).wait();
+    EXPECT_EQ(static_cast<unsigned char*>(back.data())[4095], 5);
+}
+
+TEST(CppApiMemory, BadPoolsThrow) {
+    const zehal::Area host = zehal::Area::host();
+    EXPECT_ZE_ERROR(zehal::PooledArea(host, 2 << 20, 1 << 20), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    zehal::PooledArea capped(host, 0, 1 << 20);
+    EXPECT_ZE_ERROR(capped.map(2 << 20), ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY);
+    EXPECT_EQ(capped.stats().bytes_reserved, 0u);  // the failed map changed nothing
+    zehal::Buffer b = capped.map(1000);
+    b.reset();
+    capped.trim();
+    EXPECT_EQ(capped.stats().bytes_reserved, 0u);
+    EXPECT_ZE_ERROR(capped.map(0), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(CppApiMemory, ThreadsMapFromOnePool) {
+    const zehal::PooledArea pool(zehal::Area::host());
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&pool, t] {
+            for (int i = 0; i < 200; ++i) {
+                zehal::Buffer b = pool.map(static_cast<size_t>(64 + 8 * (i + t)));
+                std::memset(b.data(), t, b.size());
+            }
+        });
+    for (auto& t : threads) t.join();
+    const zehal::PoolStats s = pool.stats();
+    EXPECT_EQ(s.bytes_in_use, 0u);
+    EXPECT_EQ(s.allocations, 0u);
+    EXPECT_EQ(s.total_allocations, 800u);
 }
 
 TEST(CppApiMemory, CopyRoundTripWithTimestamps) {

@@ -113,6 +113,45 @@ TEST(CppApiMetrics, TraceCopiesAndDecodeThem) {
     for (const zehal_metric_entry_t& e : one.entries) EXPECT_EQ(e.metric_index, 0u);
 }
 
+TEST(CppApiMetrics, NotificationEventSignalsOnceDataIsThere) {
+    const zehal::Device d = sim();
+    const std::vector<zehal::MetricGroup> groups = one_tracer_group(d);
+    const Activated active(d, groups);
+    const zehal::EventPool pool(d, 1);
+    const zehal::Event ready = pool.event(0);
+    zehal::Tracer tracer(d, groups, 1, &ready);
+    EXPECT_EQ(tracer.notify_every_n_bytes(), ZEHAL_METRIC_RECORD_SIZE);  // rounded up to a record
+    EXPECT_FALSE(ready.query());
+    tracer.enable();
+    copies(d, 2);
+    EXPECT_TRUE(ready.synchronize());
+    EXPECT_FALSE(tracer.read().empty());
+    tracer.disable();
+}
+
+TEST(CppApiMetrics, BadTracersThrow) {
+    const zehal::Device d = sim();
+    const std::vector<zehal::MetricGroup> groups = one_tracer_group(d);
+    const Activated active(d, groups);
+    zehal::Event moved_from = zehal::EventPool(d, 1).event(0);
+    const zehal::Event event = std::move(moved_from);
+    EXPECT_ZE_ERROR(zehal::Tracer(d, groups, 0, &moved_from), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    zehal::Tracer tracer(d, groups);
+    EXPECT_EQ(tracer.available(), 0u);
+    tracer.enable();
+    tracer.enable();  // already enabled: nothing changes
+    copies(d, 1);
+    tracer.disable();
+    tracer.disable();
+    EXPECT_ZE_ERROR(tracer.read(0), ZE_RESULT_ERROR_INVALID_SIZE);
+    const size_t available = tracer.available();
+    EXPECT_GT(available, 0u);
+    EXPECT_TRUE(tracer.read(ZEHAL_METRIC_RECORD_SIZE - 1).empty());  // whole records only
+    EXPECT_EQ(tracer.read(ZEHAL_METRIC_RECORD_SIZE).size(), size_t{ZEHAL_METRIC_RECORD_SIZE});
+    EXPECT_EQ(drain(tracer).size(), available - ZEHAL_METRIC_RECORD_SIZE);
+    EXPECT_EQ(tracer.available(), 0u);
+}
+
 TEST(CppApiMetrics, BadDecodesThrow) {
     const zehal::Device d = sim();
     const std::vector<zehal::MetricGroup> groups = one_tracer_group(d);
