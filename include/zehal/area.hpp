@@ -3,7 +3,16 @@
 
 #include <aml.h>
 #include <aml/area/ze.h>
+// ze_pool.h names a function and a struct alike (aml_area_ze_pool_stats), which C++'s
+// -Wshadow reports in a tool's own build: quiet for this include only.
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#endif
 #include <aml/area/ze_pool.h>
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 #include <zehal/device.hpp>
 #include <zehal/error.hpp>
 
