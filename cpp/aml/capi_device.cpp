@@ -21,12 +21,27 @@ hal::DeviceRef device_ref(zehal_device_t handle) noexcept {
 
 }  // namespace zehal::aml::capi
 
+namespace {
+
+// Copies `text` into `out` (`size` bytes), cut to fit, zero-terminated.
+void copy_string(std::string_view text, char* out, size_t size) {
+    const size_t n = std::min(text.size(), size - 1);
+    std::memcpy(out, text.data(), n);
+    out[n] = '\0';
+}
+
+// The backend a C caller names (NULL: the default one), as zehal_device_get documents.
+ze_result_t backend_named(const char* name, std::shared_ptr<zehal::hal::Backend>* out) {
+    return name ? zehal::hal::find_backend(name, out) : zehal::hal::default_backend(out);
+}
+
+}  // namespace
+
 extern "C" ze_result_t zehal_device_get(const char* backend, uint32_t index, zehal_device_t* device) {
     return zehal::ze_guarded([&]() -> ze_result_t {
         if (!device) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         std::shared_ptr<zehal::hal::Backend> b;
-        const ze_result_t r = backend ? zehal::hal::find_backend(backend, &b) : zehal::hal::default_backend(&b);
-        if (r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = backend_named(backend, &b); r != ZE_RESULT_SUCCESS) return r;
         const auto& devices = b->devices();
         if (index >= devices.size()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
         *device = zehal::capi::handle_from_device(devices[index].get());
@@ -38,8 +53,7 @@ extern "C" ze_result_t zehal_device_count(const char* backend, uint32_t* count) 
     return zehal::ze_guarded([&]() -> ze_result_t {
         if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         std::shared_ptr<zehal::hal::Backend> b;
-        const ze_result_t r = backend ? zehal::hal::find_backend(backend, &b) : zehal::hal::default_backend(&b);
-        if (r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = backend_named(backend, &b); r != ZE_RESULT_SUCCESS) return r;
         *count = static_cast<uint32_t>(b->devices().size());
         return ZE_RESULT_SUCCESS;
     });
@@ -52,9 +66,8 @@ extern "C" ze_result_t zehal_device_get_properties(zehal_device_t device, zehal_
         if (!properties) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         const zehal::hal::DeviceProperties& p = d->properties();
         zehal_device_properties_t out{};
-        std::memcpy(out.name, p.name.data(), std::min(p.name.size(), sizeof out.name - 1));
-        const std::string_view backend = d->backend_name();
-        std::memcpy(out.backend, backend.data(), std::min(backend.size(), sizeof out.backend - 1));
+        copy_string(p.name, out.name, sizeof out.name);
+        copy_string(d->backend_name(), out.backend, sizeof out.backend);
         std::copy(p.uuid.begin(), p.uuid.end(), out.uuid);
         out.memory_bytes = p.memory_bytes;
         out.max_allocation_bytes = p.max_allocation_bytes;
@@ -72,16 +85,6 @@ extern "C" ze_result_t zehal_device_get_properties(zehal_device_t device, zehal_
     });
 }
 
-namespace {
-
-// Copies `text` into `out` (`size` bytes), cut to fit, zero-terminated.
-void copy_string(std::string_view text, char* out, size_t size) {
-    const size_t n = std::min(text.size(), size - 1);
-    std::memcpy(out, text.data(), n);
-    out[n] = '\0';
-}
-
-}  // namespace
 
 extern "C" ze_result_t zehal_backend_get(uint32_t* count, zehal_backend_properties_t* backends) {
     return zehal::ze_guarded([&]() -> ze_result_t {

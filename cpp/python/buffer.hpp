@@ -27,8 +27,7 @@ public:
         // Never unmapped under a copy (contract §11). Waited for without touching the GIL
         // (a DLPack deleter may drop the last reference from any thread); the copies finish
         // on the engines whatever the GIL does.
-        for (const auto& w : users_)
-            if (auto r = w.lock()) r->wait();
+        for (const auto& r : take_pending_users()) r->wait();
         unmap();
     }
     Buffer(const Buffer&) = delete;
@@ -80,14 +79,20 @@ private:
 
     // Waits, without the GIL, for the copies still using this buffer.
     void wait_for_users() {
-        std::vector<std::shared_ptr<aml::Request>> pending;
-        for (const auto& w : users_)
-            if (auto r = w.lock(); r && !r->done()) pending.push_back(std::move(r));
-        users_.clear();
+        const std::vector<std::shared_ptr<aml::Request>> pending = take_pending_users();
         if (pending.empty()) return;
         without_gil([&] {
             for (const auto& r : pending) r->wait();
         });
+    }
+
+    // The copies still using this buffer, taken out of the list (which is emptied).
+    std::vector<std::shared_ptr<aml::Request>> take_pending_users() {
+        std::vector<std::shared_ptr<aml::Request>> pending;
+        for (const auto& w : users_)
+            if (auto r = w.lock(); r && !r->done()) pending.push_back(std::move(r));
+        users_.clear();
+        return pending;
     }
 
     const std::shared_ptr<aml::Area> area_;

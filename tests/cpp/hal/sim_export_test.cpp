@@ -183,6 +183,7 @@ TEST(SimExport, ImportErrors) {
     ASSERT_EQ(d->import_dma_buf(memfd, 8192, &out), ZE_RESULT_SUCCESS);
     EXPECT_NE(ftruncate(memfd, 0), 0);  // the seal holds
     EXPECT_EQ(d->free(out), ZE_RESULT_SUCCESS);
+    EXPECT_NE(fcntl(memfd, F_GETFD), -1);  // the import never closes an fd it did not open (§11)
     close(memfd);
 }
 
