@@ -15,8 +15,11 @@ namespace zehal::py {
 // noexcept frame (a destructor, as pybind11's gil_scoped_release is), and would run the
 // destructors of the caller's Python objects without the GIL. So it goes no further than
 // here: the thread parks for good, and ends with the process.
+// no_sanitize("null"): the handler of a forced unwind binds its reference to the null
+// object pointer that libstdc++ gives a foreign exception (the reference is never read);
+// UBSan would report that binding at every such exit.
 template <typename Body>
-auto without_gil(Body&& body) -> decltype(body()) {
+__attribute__((no_sanitize("null"))) auto without_gil(Body&& body) -> decltype(body()) {
     PyThreadState* state = PyEval_SaveThread();
     try {
         if constexpr (std::is_void_v<decltype(body())>) {

@@ -58,6 +58,16 @@ def sim(sim_backend) -> zehal.Device:
     return zehal.sim_device()
 
 
+# What a sanitizer runtime writes when it finds a fault (scripts/sanitize_python.sh): a report
+# from a thread that ends with the process may leave the exit status at 0.
+SANITIZER_REPORTS = ("runtime error:", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "WARNING: ThreadSanitizer")
+
+
+def sanitizer_report(stderr: str) -> str | None:
+    """The first line of a sanitizer report in ``stderr``, or None."""
+    return next((line for line in stderr.splitlines() if any(r in line for r in SANITIZER_REPORTS)), None)
+
+
 def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """Runs ``python -c code`` in a fresh interpreter with extra environment variables."""
     full = dict(os.environ)

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from conftest import run_python
+from conftest import run_python, sanitizer_report
 
 SIM = {"ZEHAL_BACKEND": "sim"}
 
@@ -13,6 +13,7 @@ SIM = {"ZEHAL_BACKEND": "sim"}
 def clean_exit(code: str, timeout: float = 120, env: dict[str, str] | None = None) -> str:
     out = run_python(textwrap.dedent(code), env={**SIM, **(env or {})}, timeout=timeout)
     assert out.returncode == 0, f"exit {out.returncode}\nstdout:\n{out.stdout}\nstderr:\n{out.stderr}"
+    assert sanitizer_report(out.stderr) is None, out.stderr
     return out.stdout
 
 
