@@ -20,6 +20,7 @@
 #include "aml/request.hpp"
 #include "bindings.hpp"
 #include "common/clock.hpp"
+#include "hal/import_fd.hpp"
 #include "hal/registry.hpp"
 #include "python/buffer.hpp"
 #include "python/gil.hpp"
@@ -63,6 +64,20 @@ void area_munmap(const std::shared_ptr<aml::Area>& area, Buffer& buffer) {
     buffer.close();
 }
 
+// The message of a refused import: the fd or the size at fault, with its value.
+std::string import_refusal(ze_result_t r, int fd, size_t size) {
+    std::string what = "Area.import_dma_buf";
+    uint64_t bytes = 0;
+    const bool importable = hal::check_import_fd(fd, &bytes) == ZE_RESULT_SUCCESS;
+    if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT && !importable)
+        return what + ": fd = " + std::to_string(fd) +
+               " is neither a dma-buf nor a memfd sealed with F_SEAL_SHRINK (memory that could shrink is refused)";
+    if (r == ZE_RESULT_ERROR_INVALID_SIZE && importable)
+        return what + ": size = " + std::to_string(size) + " (fd " + std::to_string(fd) + " holds " +
+               std::to_string(bytes) + " bytes)";
+    return what;
+}
+
 BufferRef import_dma_buf(pyb::handle fd, pyb::handle size, const hal::DeviceRef& device) {
     const auto f = int_arg<int>(fd, "Area.import_dma_buf: fd");
     const auto n = int_arg<size_t>(size, "Area.import_dma_buf: size", ZE_RESULT_ERROR_INVALID_SIZE);
@@ -71,7 +86,7 @@ BufferRef import_dma_buf(pyb::handle fd, pyb::handle size, const hal::DeviceRef&
     check(aml::Area::create(device_or_default(device), hal::MemoryKind::device, 0, 0, 4096, &area),
           "Area.import_dma_buf");
     void* p = nullptr;
-    check(area->import_dma_buf(f, n, &p), "Area.import_dma_buf");
+    if (ze_result_t r = area->import_dma_buf(f, n, &p); r != ZE_RESULT_SUCCESS) check(r, import_refusal(r, f, n));
     return std::make_shared<Buffer>(area, p, n);
 }
 

@@ -85,7 +85,7 @@ public:
         }
         if (r == ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE) return ": a tracer already exists" + on;
         if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT && notification)
-            return ": notification must be an event of a host-visible pool of" + on;
+            return ": notification must be an event of a host-visible pool" + on;
         if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT) return ": groups of another device, or one group twice";
         return {};
     }

@@ -1,5 +1,8 @@
 """Errors name the argument (or variable) that is wrong and its value (contract §11)."""
 
+import os
+import re
+
 import numpy as np
 import pytest
 
@@ -97,3 +100,26 @@ def test_a_notification_event_of_another_device_is_refused(sim_backend):
         zehal.MetricTracer(a, [g], notification=foreign)
     own = zehal.EventPool(a).event(0)
     zehal.MetricTracer(a, [g], notification=own).close()
+
+
+def test_a_refused_import_names_the_fd_or_the_size(sim, tmp_path):
+    path = tmp_path / "f"
+    path.write_bytes(b"\0" * 8192)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        with pytest.raises(zehal.InvalidArgumentError, match=f"fd = {fd} is neither a dma-buf nor a memfd sealed"):
+            zehal.Area.import_dma_buf(fd, 4096, sim)
+    finally:
+        os.close(fd)
+    g = next(g for g in sim.metric_groups() if g.type_flags & zehal.GROUP_TYPE_EXPORT_DMA_BUF)
+    fd, size = g.export_dma_buf()
+    with pytest.raises(zehal.Error, match=f"size = {size + 4096} \\(fd {fd} holds {size} bytes\\)"):
+        zehal.Area.import_dma_buf(fd, size + 4096, sim)
+
+
+def test_a_foreign_notification_says_which_device_it_must_belong_to(sim_backend):
+    a, b = zehal.sim_device(), zehal.sim_device()
+    g = next(g for g in a.metric_groups() if g.sampling_types & zehal.SAMPLING_TYPE_TRACER_BASED)
+    zehal.activate_metric_groups(a, [g])
+    with pytest.raises(zehal.InvalidArgumentError, match=f"host-visible pool on {re.escape(a.properties.name)}:"):
+        zehal.MetricTracer(a, [g], notification=zehal.EventPool(b).event(0))
