@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from . import bench_compare
+
 if TYPE_CHECKING:
     from ._zehal import Area, Device
 
@@ -28,8 +30,11 @@ Row = dict[str, Any]
 SUITES = ("copy", "aml", "pool", "timestamps", "ring", "tracer", "cuda", "python")
 
 
-def _row(suite: str, name: str, value: float, unit: str, baseline: float = 0.0, baseline_name: str = "") -> Row:
-    """A row whose value and baseline are times (lower is better): ratio = baseline / value."""
+def _row(
+    suite: str, name: str, value: float, unit: str, baseline: float = 0.0, baseline_name: str = "", note: str = ""
+) -> Row:
+    """A row whose value and baseline are times (lower is better): ratio = baseline / value.
+    ``note`` gives the known cause of a surprising ratio."""
     ratio = baseline / value if baseline and value else 0.0
     return {
         "suite": suite,
@@ -39,6 +44,7 @@ def _row(suite: str, name: str, value: float, unit: str, baseline: float = 0.0, 
         "baseline": baseline,
         "baseline_name": baseline_name,
         "ratio": ratio,
+        "note": note,
     }
 
 
@@ -213,20 +219,21 @@ def _fmt(value: float) -> str:
 
 
 def format_table(rows: list[Row]) -> str:
-    """The rows as an aligned text table: suite, name, value, unit, baseline, ratio."""
+    """The rows as an aligned text table: suite, name, value, unit, baseline, ratio; a row
+    with a note has a mark after its ratio, and the notes follow the table."""
     header = ("suite", "name", "value", "unit", "baseline", "baseline name", "ratio")
-    cells = [header] + [
-        (
-            r["suite"],
-            r["name"],
-            _fmt(r["value"]),
-            r["unit"],
-            _fmt(r["baseline"]),
-            r["baseline_name"] or "-",
-            f"{r['ratio']:.2f}x" if r["ratio"] else "-",
+    notes: list[str] = []
+    cells = [header]
+    for r in rows:
+        ratio = f"{r['ratio']:.2f}x" if r["ratio"] else "-"
+        note = r.get("note") or ""
+        if note:
+            if note not in notes:
+                notes.append(note)
+            ratio += f" [{notes.index(note) + 1}]"
+        cells.append(
+            (r["suite"], r["name"], _fmt(r["value"]), r["unit"], _fmt(r["baseline"]), r["baseline_name"] or "-", ratio)
         )
-        for r in rows
-    ]
     widths = [max(len(str(c[i])) for c in cells) for i in range(len(header))]
     numeric = {2, 4, 6}
     lines = []
@@ -235,6 +242,7 @@ def format_table(rows: list[Row]) -> str:
         lines.append("  ".join(parts).rstrip())
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
+    lines.extend(f"[{i + 1}] {note}" for i, note in enumerate(notes))
     return "\n".join(lines)
 
 
@@ -280,26 +288,46 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="run only this suite (repeatable; default: all)",
     )
     p.add_argument("--max-bytes", type=int, help="largest copy of the copy suite (default 256 MiB)")
+    p.add_argument(
+        "--compare",
+        metavar="BASE.json",
+        help="print each figure beside the same figure of a run saved with --json, and the change",
+    )
 
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Runs ``zehal bench`` with parsed arguments; returns the exit status."""
     import zehal
 
+    base = None
+    if args.compare:
+        # Read before measuring: a wrong path should not cost a whole run.
+        try:
+            base = bench_compare.load_report(args.compare)
+        except bench_compare.CompareError as e:
+            print(f"zehal bench: --compare: {e}", file=sys.stderr)
+            return 2
     device = parse_device(args.device)
     notes: list[str] = []
     rows = run(device, quick=args.quick, suites=args.suite, max_bytes=args.max_bytes, errors=notes)
     to_stdout = args.json == "-"
     out = sys.stderr if to_stdout else sys.stdout
     print(f"zehal {zehal.__version__} bench on {device.backend}: {device.name}", file=out)
-    print(format_table(rows), file=out)
+    description = device_description(device)
+    if base is None:
+        print(format_table(rows), file=out)
+    else:
+        print(f"beside {args.compare} (zehal {base.get('version', '?')}):", file=out)
+        print(bench_compare.format_comparison(bench_compare.compare(rows, base["rows"])), file=out)
+        for warning in bench_compare.describe_difference(base, description, bool(args.quick)):
+            print(warning, file=out)
     for note in notes:
         print(note, file=out)
     if args.json:
         report = {
             "version": zehal.__version__,
             "quick": bool(args.quick),
-            "device": device_description(device),
+            "device": description,
             "rows": rows,
             "notes": notes,
         }

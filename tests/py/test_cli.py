@@ -118,6 +118,19 @@ def test_format_table():
     assert len(lines) == 4
 
 
+def test_format_table_notes():
+    rows = [
+        bench._row("copy", "a", 1.0, "us", 2.0, "memcpy", note="known cause"),
+        bench._row("copy", "b", 1.0, "us", 2.0, "memcpy", note="known cause"),
+        bench._row("copy", "c", 1.0, "us", 2.0, "memcpy", note="another"),
+        bench._row("copy", "d", 1.0, "us", 2.0, "memcpy"),
+    ]
+    lines = bench.format_table(rows).splitlines()
+    assert lines[2].endswith("2.00x [1]") and lines[3].endswith("2.00x [1]") and lines[4].endswith("2.00x [2]")
+    assert lines[5].endswith("2.00x")
+    assert lines[6:] == ["[1] known cause", "[2] another"]
+
+
 def test_parse_device():
     assert bench.parse_device(None) == zehal.default_device()
     assert bench.parse_device("sim") == zehal.devices("sim")[0]
