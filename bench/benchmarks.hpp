@@ -21,6 +21,7 @@ struct Row {
     double baseline = 0;   // the baseline's figure in the same unit (0: none)
     std::string baseline_name;  // "memcpy", "cuMemcpyAsync", "mutex ring", ...
     double ratio = 0;
+    std::string note;  // the known cause of a surprising ratio (e.g. above 1), or empty
 };
 
 // How long to measure: `quick` keeps every suite to a fraction of a second (tests, CI).

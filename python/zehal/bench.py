@@ -51,15 +51,24 @@ def _row(
 def _time_per_call_us(fn: Callable[[], object], iterations: int, repeats: int) -> float:
     """Microseconds per call of ``fn``: the best of ``repeats`` means over ``iterations``
     calls (the timeit convention: the minimum is the figure least disturbed by noise)."""
-    for _ in range(max(1, iterations // 10)):
-        fn()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter_ns()
-        for _ in range(iterations):
+    return _interleaved_us([fn], iterations, repeats)[0]
+
+
+def _interleaved_us(fns: list[Callable[[], object]], iterations: int, repeats: int) -> list[float]:
+    """Microseconds per call of each of ``fns``, measured in interleaved rounds (each round
+    times every function once over ``iterations`` calls), the best round of each: a slow
+    moment of the machine falls on all of them, not on one side of a ratio."""
+    for fn in fns:
+        for _ in range(max(1, iterations // 10)):
             fn()
-        best = min(best, (time.perf_counter_ns() - start) / iterations)
-    return best / 1000.0
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for k, fn in enumerate(fns):
+            start = time.perf_counter_ns()
+            for _ in range(iterations):
+                fn()
+            best[k] = min(best[k], (time.perf_counter_ns() - start) / iterations)
+    return [b / 1000.0 for b in best]
 
 
 def _host_area_for(device: Device) -> Area:
@@ -88,28 +97,41 @@ def python_round_trip(device: Device | None = None, quick: bool = False) -> list
     src = src_area.mmap(64)
     dst = dst_area.mmap(64)
     dma = zehal.Dma(device)
+    # The baseline copies 64 bytes with ctypes.memmove between the same buffers where the
+    # host can address both (the sim's device memory is host memory), else between two
+    # host buffers of the same area as the source.
+    if device.backend == "sim":
+        base_dst, base_src, spare = dst.ptr, src.ptr, None
+    else:
+        spare = src_area.mmap(64)
+        base_dst, base_src = spare.ptr, src.ptr
     try:
-        submit_wait = _time_per_call_us(lambda: dma.copy(dst, src, 64).wait(), iterations, repeats)
 
         def fire_and_barrier() -> None:
             dma.copy(dst, src, 64, request=False)
             dma.barrier()
 
-        fire_barrier = _time_per_call_us(fire_and_barrier, iterations, repeats)
+        # CuPy's round trip, where there is one, takes its turn in the same rounds.
+        cupy_once = _cupy_round_trip(device)
+        fns: list[Callable[[], object]] = [
+            lambda: dma.copy(dst, src, 64).wait(),
+            fire_and_barrier,
+            lambda: ctypes.memmove(base_dst, base_src, 64),
+        ]
+        times = _interleaved_us(fns + ([cupy_once] if cupy_once else []), iterations, repeats)
+        submit_wait, fire_barrier, memmove = times[:3]
+        cupy_us = times[3] if cupy_once else None
     finally:
         dma.barrier()
+        if spare is not None:
+            src_area.munmap(spare)
         dst_area.munmap(dst)
         src_area.munmap(src)
 
-    a = ctypes.create_string_buffer(64)
-    b = ctypes.create_string_buffer(64)
-    memmove = _time_per_call_us(lambda: ctypes.memmove(a, b, 64), iterations, repeats)
-    rows.append(_row("python", "64 B request: Dma.copy + wait", submit_wait, "us", memmove, "ctypes.memmove 64 B"))
-    rows.append(
-        _row("python", "64 B fire-and-forget copy + barrier", fire_barrier, "us", memmove, "ctypes.memmove 64 B")
-    )
+    memmove_name = "ctypes.memmove 64 B, same buffers" if spare is None else "ctypes.memmove 64 B, host buffers"
+    rows.append(_row("python", "64 B request: Dma.copy + wait", submit_wait, "us", memmove, memmove_name))
+    rows.append(_row("python", "64 B fire-and-forget copy + barrier", fire_barrier, "us", memmove, memmove_name))
 
-    cupy_us = _cupy_round_trip_us(device, iterations, repeats)
     if cupy_us is not None:
         rows.append(
             _row("python", "64 B request: Dma.copy + wait", submit_wait, "us", cupy_us, "cupy memcpyAsync + synchronize")
@@ -141,8 +163,8 @@ def _pool_rows(device: Device, iterations: int, repeats: int) -> list[Row]:
     return rows
 
 
-def _cupy_round_trip_us(device: Device, iterations: int, repeats: int) -> float | None:
-    """CuPy's 64-byte host -> device ``memcpyAsync`` + stream ``synchronize`` in us, on
+def _cupy_round_trip(device: Device) -> Callable[[], None] | None:
+    """One 64-byte host -> device ``memcpyAsync`` + stream ``synchronize`` through CuPy, on
     CUDA devices where CuPy is installed; None elsewhere."""
     if device.backend != "cuda":
         return None
@@ -161,7 +183,7 @@ def _cupy_round_trip_us(device: Device, iterations: int, repeats: int) -> float 
         runtime.memcpyAsync(dev.ptr, host.ptr, 64, runtime.memcpyHostToDevice, stream.ptr)
         stream.synchronize()
 
-    return _time_per_call_us(once, iterations, repeats)
+    return once
 
 
 def _native_suites() -> dict[str, Callable[..., list[Row]]]:
