@@ -1,5 +1,6 @@
 #include "hal/registry.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
@@ -8,12 +9,28 @@
 #include "hal/sim/sim_backend.hpp"
 
 namespace zehal::hal {
+namespace {
+// Set once by exclude_level_zero before the probe; the probe reads it (acquire/release:
+// a driver's exclusion happens-before its own first probe).
+std::atomic<bool> level_zero_excluded{false};
+std::atomic<bool> probed{false};
+
+BackendStatus excluded_level_zero() {
+    return {.name = "level_zero", .reason = "not probed inside zehal's own Level Zero driver"};
+}
+}  // namespace
+
+bool exclude_level_zero() {
+    level_zero_excluded.store(true, std::memory_order_release);
+    return !probed.load(std::memory_order_acquire);
+}
 
 const std::vector<BackendStatus>& backends() {
     // Probed once, in registry order; function-local statics are initialised thread-safely.
     static const std::vector<BackendStatus> all = [] {
+        probed.store(true, std::memory_order_release);
         std::vector<BackendStatus> v;
-        v.push_back(level_zero::probe());
+        v.push_back(level_zero_excluded.load(std::memory_order_acquire) ? excluded_level_zero() : level_zero::probe());
         v.push_back(cuda::probe());
         v.push_back(sim::probe());
         return v;

@@ -10,6 +10,11 @@
 
 namespace zehal::hal {
 
+// Keeps the level_zero backend out of this copy of zehal: it is listed as unavailable and
+// never probed. zehal's own Level Zero driver calls it before anything else, since probing
+// that backend loads the very loader that is loading the driver. False when the backends
+// were already probed (then it changes nothing).
+bool exclude_level_zero();
 // Every known backend in registry order, probed once (thread-safe).
 const std::vector<BackendStatus>& backends();
 // The backend named `name`: INVALID_ARGUMENT for an unknown name,

@@ -10,6 +10,7 @@
 
 #include "hal/device_handle.hpp"
 #include "common/c_boundary.hpp"
+#include "common/handle_table.hpp"
 #include "hal/event_handle.hpp"
 #include "metrics/decoder.hpp"
 #include "metrics/metric_export.hpp"
@@ -24,40 +25,6 @@ static_assert(sizeof(zehal_metric_entry_t) == sizeof(metrics::MetricEntry) &&
                   offsetof(zehal_metric_entry_t, on_subdevice) == offsetof(metrics::MetricEntry, on_subdevice) &&
                   offsetof(zehal_metric_entry_t, subdevice_id) == offsetof(metrics::MetricEntry, subdevice_id),
               "zehal_metric_entry_t is metrics::MetricEntry");
-
-// Live objects behind opaque handles. A handle is a number never given out twice, so a
-// destroyed handle can never reach a newer object.
-template <typename T>
-class HandleTable {
-public:
-    uintptr_t add(std::shared_ptr<T> object) {
-        std::lock_guard lock(mu_);
-        const uintptr_t id = ++last_;
-        live_.emplace(id, std::move(object));
-        return id;
-    }
-    // INVALID_NULL_HANDLE for null or destroyed handles, INVALID_ARGUMENT for values never
-    // given out.
-    ze_result_t get(const void* handle, std::shared_ptr<T>* out) const {
-        const auto id = reinterpret_cast<uintptr_t>(handle);
-        if (id == 0) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-        std::lock_guard lock(mu_);
-        if (auto it = live_.find(id); it != live_.end()) {
-            *out = it->second;
-            return ZE_RESULT_SUCCESS;
-        }
-        return id <= last_ ? ZE_RESULT_ERROR_INVALID_NULL_HANDLE : ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    }
-    void remove(const void* handle) {
-        std::lock_guard lock(mu_);
-        live_.erase(reinterpret_cast<uintptr_t>(handle));
-    }
-
-private:
-    mutable std::mutex mu_;
-    uintptr_t last_ = 0;
-    std::unordered_map<uintptr_t, std::shared_ptr<T>> live_;
-};
 
 HandleTable<metrics::Tracer>& tracers() {
     static auto* t = new HandleTable<metrics::Tracer>;  // used until the process exits

@@ -1,0 +1,60 @@
+// Level Zero structure chains: every extensible structure starts with (stype, pNext), and a
+// caller strings extension structures through pNext. The driver fills or reads the ones it
+// knows and leaves the others untouched.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include <level_zero/ze_api.h>
+
+namespace zehal::ze_driver {
+
+// The header every chained structure starts with.
+struct ChainLink {
+    uint32_t stype;
+    const ChainLink* next;
+};
+
+// The first structure of type `stype` in the chain starting at `next` (a pNext value);
+// null when absent. A chain longer than any real one is taken as a loop and cut.
+inline const ChainLink* find_link(const void* next, uint32_t stype) {
+    constexpr int kMaxLinks = 64;
+    const auto* link = static_cast<const ChainLink*>(next);
+    for (int i = 0; link && i < kMaxLinks; ++i, link = link->next)
+        if (link->stype == stype) return link;
+    return nullptr;
+}
+
+// The chained structure `T` of type `stype` after `head` (null when absent); writable for
+// output chains.
+template <typename T, typename Head>
+T* find_in_chain(Head* head, uint32_t stype) {
+    return reinterpret_cast<T*>(const_cast<ChainLink*>(find_link(head->pNext, stype)));
+}
+
+// Copies `text` into a fixed char array, cut to fit and always terminated.
+template <size_t N>
+void copy_name(char (&dst)[N], std::string_view text) {
+    const size_t n = std::min(text.size(), N - 1);
+    std::memcpy(dst, text.data(), n);
+    dst[n] = '\0';
+}
+
+// Level Zero's count protocol over `total` items: *count 0 (or no output array) asks the
+// total; else at most *count items are written by `put(i)` and *count becomes that number.
+template <typename Put>
+ze_result_t hand_out(uint32_t* count, bool have_out, uint32_t total, Put&& put) {
+    if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (*count == 0 || !have_out) {
+        *count = total;
+        return ZE_RESULT_SUCCESS;
+    }
+    *count = std::min(*count, total);
+    for (uint32_t i = 0; i < *count; ++i) put(i);
+    return ZE_RESULT_SUCCESS;
+}
+
+}  // namespace zehal::ze_driver

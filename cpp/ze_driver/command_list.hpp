@@ -1,0 +1,74 @@
+// Command lists: regular ones record commands that a command queue runs on execution;
+// immediate ones run each command on their own queue as it is appended.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "objects.hpp"
+
+namespace zehal::ze_driver {
+
+// One command of a command list.
+struct Command {
+    enum class Kind {
+        copy,              // size bytes from src to dst
+        fill,              // size bytes at dst with pattern repeated
+        barrier,           // after every earlier command (also signal-event and wait-on-events)
+        reset,             // event `reset` back to not signalled, after every earlier command
+        write_timestamp,   // the device's global timestamp (ticks, uint64) into dst
+        query_timestamps,  // the kernel timestamps of `queried` into dst (+ offsets)
+    };
+    Kind kind = Kind::barrier;
+    void* dst = nullptr;
+    const void* src = nullptr;
+    size_t size = 0;
+    std::vector<uint8_t> pattern;
+    hal::EventRef signal;
+    std::vector<hal::EventRef> waits;
+    hal::EventRef reset_event;
+    std::vector<hal::EventRef> queried;
+    std::vector<size_t> offsets;  // empty: packed results
+};
+
+// Runs `command` on `queue` of `device`. Copies, fills and barriers are asynchronous;
+// event resets, timestamp writes and kernel timestamp queries need the host, so they wait
+// for the commands before them (host-assisted; the queue stays in order).
+ze_result_t run(const Command& command, hal::Queue& queue, hal::Device& device);
+
+// Every method is thread-safe.
+class CommandListObject {
+public:
+    // An immediate list over `queue`.
+    CommandListObject(DeviceObject* device, std::shared_ptr<hal::Queue> queue);
+    // A regular list for engine group `ordinal`.
+    CommandListObject(DeviceObject* device, uint32_t ordinal);
+
+    DeviceObject* device() const { return device_; }
+    bool immediate() const { return queue_ != nullptr; }
+    uint32_t ordinal() const { return ordinal_; }
+
+    // Immediate: runs the command now. Regular: records it; INVALID_ARGUMENT once closed.
+    ze_result_t append(Command&& command);
+    // Regular lists: no more appends. Immediate lists: nothing to do.
+    ze_result_t close();
+    // Back to empty and open.
+    ze_result_t reset();
+    // Runs the recorded commands on `queue`. INVALID_ARGUMENT when not closed.
+    ze_result_t execute_on(hal::Queue& queue);
+    // Immediate lists: waits for every command appended; INVALID_ARGUMENT for regular ones.
+    ze_result_t host_synchronize(uint64_t timeout_ns);
+
+private:
+    DeviceObject* const device_;
+    const std::shared_ptr<hal::Queue> queue_;  // immediate lists only
+    const uint32_t ordinal_;
+    std::mutex mu_;
+    bool closed_ = false;
+    std::vector<Command> commands_;
+};
+
+}  // namespace zehal::ze_driver

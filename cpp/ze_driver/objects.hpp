@@ -1,0 +1,110 @@
+// The objects behind the driver's Level Zero handles, and how a handle finds its object.
+// Each object wraps HAL, AML or metrics objects; semantics live in those layers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "spec_ext.h"
+#include "common/handle_table.hpp"
+#include "hal/device.hpp"
+#include "metrics/decoder.hpp"
+#include "metrics/tracer.hpp"
+
+namespace zehal::ze_driver {
+
+// The API version the driver implements and reports (the seeds' extensions are 1.10's).
+inline constexpr auto kApiVersion = static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, 10));
+
+// One device of a backend the driver exposes.
+struct DeviceObject {
+    hal::DeviceRef device;
+    uint32_t index;  // in the driver's device list
+};
+
+// The one driver: every device of the sim and cuda backends, probed at zeInit.
+struct DriverObject {
+    std::vector<std::unique_ptr<DeviceObject>> devices;
+};
+
+// A context: allocations and objects are made through it; it owns none of them.
+struct ContextObject {};
+
+// An event pool of one device.
+struct EventPoolObject {
+    std::shared_ptr<hal::EventPool> pool;
+    DeviceObject* device;
+};
+
+// An event of a pool; keeps the pool alive.
+struct EventObject {
+    hal::EventRef event;
+    DeviceObject* device;
+};
+
+// A command queue: one engine of the device (ordinal, index), and how it executes.
+struct QueueObject {
+    std::shared_ptr<hal::Queue> queue;
+    DeviceObject* device;
+    bool synchronous;  // ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS: execution waits for completion
+};
+
+// A fence of a queue: an event of a private host-visible pool, signalled behind the
+// command lists of an execution.
+struct FenceObject {
+    std::shared_ptr<QueueObject> queue;
+    hal::EventRef event;
+};
+
+// Metric tracer and decoder handles.
+struct TracerObject {
+    std::shared_ptr<metrics::Tracer> tracer;
+};
+struct DecoderObject {
+    std::shared_ptr<metrics::Decoder> decoder;
+};
+
+class CommandListObject;
+
+// Probes the backends (never level_zero) and builds the driver once; the result of the
+// first call is every call's. zeInit's work.
+ze_result_t initialize();
+// The driver; null before a successful initialize().
+DriverObject* driver();
+// The driver behind `handle`: INVALID_NULL_HANDLE for null, UNINITIALIZED before zeInit,
+// INVALID_ARGUMENT for another value.
+ze_result_t driver_of(ze_driver_handle_t handle, DriverObject** out);
+// The device behind `handle`; INVALID_NULL_HANDLE for null or a value that is no device.
+ze_result_t device_of(ze_device_handle_t handle, DeviceObject** out);
+// The handle of a device.
+inline ze_device_handle_t handle_of(DeviceObject* d) { return reinterpret_cast<ze_device_handle_t>(d); }
+// The device holding `ptr` (device or shared memory, or host memory of the device's
+// backend), with what is known of it; null when no device knows the pointer.
+DeviceObject* owner_of(const void* ptr, hal::PointerInfo* info);
+
+// Live handles of each kind of object the application creates and destroys.
+HandleTable<ContextObject>& contexts();
+HandleTable<EventPoolObject>& event_pools();
+HandleTable<EventObject>& events();
+HandleTable<QueueObject>& queues();
+HandleTable<CommandListObject>& command_lists();
+HandleTable<FenceObject>& fences();
+HandleTable<TracerObject>& tracers();
+HandleTable<DecoderObject>& decoders();
+
+// A handle value for a table entry.
+template <typename Handle>
+Handle to_handle(uintptr_t id) {
+    return reinterpret_cast<Handle>(id);
+}
+
+// The event of an optional event handle: null handle → null event; a destroyed or foreign
+// one → INVALID_NULL_HANDLE / INVALID_ARGUMENT.
+ze_result_t optional_event(ze_event_handle_t handle, hal::EventRef* out);
+// The events of a wait list: INVALID_SIZE for a count with a null list, each handle as above.
+ze_result_t wait_list(uint32_t count, ze_event_handle_t* handles, std::vector<hal::EventRef>* out);
+
+}  // namespace zehal::ze_driver

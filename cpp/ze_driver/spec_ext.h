@@ -1,0 +1,135 @@
+// What the driver needs of the Level Zero specification beyond the API 1.4 headers it is
+// built with (Debian's libze-dev): the seeds' extensions, declared from the specification.
+// Each block is skipped when the headers in use already declare it (newer headers define
+// the extension's name macro). Structure type values are given as plain constants below, so
+// they never clash with the headers' enumerations.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <level_zero/ze_api.h>
+#include <level_zero/zet_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Event query kernel timestamps extension ("ZE_extension_event_query_kernel_timestamps",
+// version 1.0, API 1.6): zeEventQueryKernelTimestampsExt and the device capability it
+// reports in ze_device_properties_t's pNext chain.
+#ifndef ZE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_NAME
+#define ZE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_NAME "ZE_extension_event_query_kernel_timestamps"
+typedef uint32_t ze_event_query_kernel_timestamps_ext_flags_t;
+#define ZE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_FLAG_KERNEL (1u << 0)
+#define ZE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_FLAG_SYNCHRONIZED (1u << 1)
+
+typedef struct _ze_event_query_kernel_timestamps_ext_properties_t {
+    ze_structure_type_t stype;                    // 0x00010011
+    void* pNext;
+    ze_event_query_kernel_timestamps_ext_flags_t flags;  // [out]
+} ze_event_query_kernel_timestamps_ext_properties_t;
+
+typedef struct _ze_synchronized_timestamp_data_ext_t {
+    uint64_t kernelStart;  // host ns
+    uint64_t kernelEnd;
+} ze_synchronized_timestamp_data_ext_t;
+
+typedef struct _ze_synchronized_timestamp_result_ext_t {
+    ze_synchronized_timestamp_data_ext_t global;
+    ze_synchronized_timestamp_data_ext_t context;
+} ze_synchronized_timestamp_result_ext_t;
+
+typedef struct _ze_event_query_kernel_timestamps_results_ext_properties_t {
+    ze_structure_type_t stype;  // 0x00010012
+    void* pNext;
+    ze_kernel_timestamp_result_t* pKernelTimestampsBuffer;                  // [optional]
+    ze_synchronized_timestamp_result_ext_t* pSynchronizedTimestampsBuffer;  // [optional]
+} ze_event_query_kernel_timestamps_results_ext_properties_t;
+
+ze_result_t ZE_APICALL zeEventQueryKernelTimestampsExt(ze_event_handle_t hEvent, ze_device_handle_t hDevice,
+                                                       uint32_t* pCount,
+                                                       ze_event_query_kernel_timestamps_results_ext_properties_t* pResults);
+#endif
+
+// Immediate command list synchronization (API 1.6); redeclaring it where the headers
+// already do is harmless.
+ze_result_t ZE_APICALL zeCommandListHostSynchronize(ze_command_list_handle_t hCommandList, uint64_t timeout);
+
+// Metric tracer ("ZET_experimental_metric_tracer", version 1.0, API 1.10).
+#ifndef ZET_METRICS_TRACER_EXP_NAME
+#define ZET_METRICS_TRACER_EXP_NAME "ZET_experimental_metric_tracer"
+typedef struct _zet_metric_tracer_exp_handle_t* zet_metric_tracer_exp_handle_t;
+typedef struct _zet_metric_decoder_exp_handle_t* zet_metric_decoder_exp_handle_t;
+
+typedef struct _zet_metric_tracer_exp_desc_t {
+    zet_structure_type_t stype;  // 0x00010008
+    const void* pNext;
+    uint32_t notifyEveryNBytes;  // [in,out]
+} zet_metric_tracer_exp_desc_t;
+
+typedef struct _zet_metric_entry_exp_t {
+    zet_value_t value;
+    uint64_t timeStamp;
+    uint32_t metricIndex;
+    ze_bool_t onSubdevice;
+    uint32_t subdeviceId;
+} zet_metric_entry_exp_t;
+
+ze_result_t ZE_APICALL zetMetricTracerCreateExp(zet_context_handle_t hContext, zet_device_handle_t hDevice,
+                                                uint32_t metricGroupCount, zet_metric_group_handle_t* phMetricGroups,
+                                                zet_metric_tracer_exp_desc_t* desc, ze_event_handle_t hNotificationEvent,
+                                                zet_metric_tracer_exp_handle_t* phMetricTracer);
+ze_result_t ZE_APICALL zetMetricTracerDestroyExp(zet_metric_tracer_exp_handle_t hMetricTracer);
+ze_result_t ZE_APICALL zetMetricTracerEnableExp(zet_metric_tracer_exp_handle_t hMetricTracer, ze_bool_t synchronous);
+ze_result_t ZE_APICALL zetMetricTracerDisableExp(zet_metric_tracer_exp_handle_t hMetricTracer, ze_bool_t synchronous);
+ze_result_t ZE_APICALL zetMetricTracerReadDataExp(zet_metric_tracer_exp_handle_t hMetricTracer, size_t* pRawDataSize,
+                                                  uint8_t* pRawData);
+ze_result_t ZE_APICALL zetMetricDecoderCreateExp(zet_metric_tracer_exp_handle_t hMetricTracer,
+                                                 zet_metric_decoder_exp_handle_t* phMetricDecoder);
+ze_result_t ZE_APICALL zetMetricDecoderDestroyExp(zet_metric_decoder_exp_handle_t phMetricDecoder);
+ze_result_t ZE_APICALL zetMetricDecoderGetDecodableMetricsExp(zet_metric_decoder_exp_handle_t hMetricDecoder,
+                                                              uint32_t* pCount, zet_metric_handle_t* phMetrics);
+ze_result_t ZE_APICALL zetMetricTracerDecodeExp(zet_metric_decoder_exp_handle_t phMetricDecoder, size_t* pRawDataSize,
+                                                uint8_t* pRawData, uint32_t metricsCount,
+                                                zet_metric_handle_t* phMetrics, uint32_t* pSetCount,
+                                                uint32_t* pMetricEntriesCountPerSet, uint32_t* pMetricEntriesCount,
+                                                zet_metric_entry_exp_t* pMetricEntries);
+#endif
+
+// Metric export memory ("ZET_experimental_metric_export_memory", version 1.0, API 1.10):
+// group type and dma-buf properties in zet_metric_group_properties_t's pNext chain.
+#ifndef ZET_METRIC_EXPORT_MEMORY_EXP_NAME
+#define ZET_METRIC_EXPORT_MEMORY_EXP_NAME "ZET_experimental_metric_export_memory"
+typedef uint32_t zet_metric_group_type_exp_flags_t;
+#define ZET_METRIC_GROUP_TYPE_EXP_FLAG_EXPORT_DMA_BUF (1u << 0)
+#define ZET_METRIC_GROUP_TYPE_EXP_FLAG_USER_CREATED (1u << 1)
+#define ZET_METRIC_GROUP_TYPE_EXP_FLAG_OTHER (1u << 2)
+#define ZET_METRIC_GROUP_TYPE_EXP_FLAG_MARKER (1u << 3)
+
+typedef struct _zet_metric_group_type_exp_t {
+    zet_structure_type_t stype;  // 0x00010006
+    void* pNext;
+    zet_metric_group_type_exp_flags_t type;  // [out]
+} zet_metric_group_type_exp_t;
+
+typedef struct _zet_export_dma_buf_exp_properties_t {
+    zet_structure_type_t stype;  // 0x00010007
+    void* pNext;
+    int fd;       // [out] owned by the group
+    size_t size;  // [out]
+} zet_export_dma_buf_exp_properties_t;
+#endif
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+// Structure type values of the structures above (API 1.6 and 1.10), and of the
+// experimental metric sampling type flag that marks a tracer-based group (API 1.10).
+#define ZEHAL_STYPE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_PROPERTIES 0x00010011u
+#define ZEHAL_STYPE_EVENT_QUERY_KERNEL_TIMESTAMPS_RESULTS_EXT_PROPERTIES 0x00010012u
+#define ZEHAL_STYPE_METRIC_GROUP_TYPE_EXP 0x00010006u
+#define ZEHAL_STYPE_EXPORT_DMA_BUF_EXP_PROPERTIES 0x00010007u
+#define ZEHAL_STYPE_METRIC_TRACER_EXP_DESC 0x00010008u
+#define ZEHAL_METRIC_GROUP_SAMPLING_TYPE_FLAG_EXP_TRACER_BASED (1u << 2)
