@@ -17,6 +17,11 @@ install(TARGETS zehal EXPORT zehalTargets
   LIBRARY DESTINATION ${ZEHAL_LIBDIR}
   INCLUDES DESTINATION ${ZEHAL_INCLUDEDIR})
 
+# The Level Zero driver beside the library (zehal.ze_driver_path() finds it there).
+if(TARGET ze_zehal)
+  install(TARGETS ze_zehal LIBRARY DESTINATION ${ZEHAL_LIBDIR})
+endif()
+
 # One include root: the public headers of include/, and nothing else.
 install(DIRECTORY include/ DESTINATION ${ZEHAL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 

@@ -132,6 +132,20 @@ def get_library_dir() -> str:
     return str(_HERE / "lib")
 
 
+def ze_driver_path() -> str:
+    """The absolute path of ``libze_zehal.so``, zehal as a Level Zero driver: a Level
+    Zero program run with ``ZE_ENABLE_ALT_DRIVERS`` set to it sees zehal's sim and CUDA
+    devices through the Level Zero loader (docs/ze_driver.md). ``UnsupportedError`` when
+    this build has no driver (Level Zero's headers were missing when it was built)."""
+    path = _HERE / "lib" / "libze_zehal.so"
+    if not path.is_file():
+        raise UnsupportedError(
+            f"this zehal build has no Level Zero driver ({path} is missing: "
+            "Level Zero's headers were not found when it was built)"
+        )
+    return str(path)
+
+
 __all__ = [
     "GroupType",
     "MetricType",
@@ -207,6 +221,7 @@ __all__ = [
     "get_library_dir",
     "result_name",
     "sim_device",
+    "ze_driver_path",
 ]
 
 

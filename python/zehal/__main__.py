@@ -1,4 +1,4 @@
-"""``python -m zehal --includes | --cmakedir | --libdir``, and the ``zehal`` command's
+"""``python -m zehal --includes | --cmakedir | --libdir | --ze-driver``, and the ``zehal`` command's
 sub-commands (``python -m zehal info``)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from . import cli
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in ("--includes", "--cmakedir", "--libdir", "--version"):
+    if args and args[0] in ("--includes", "--cmakedir", "--libdir", "--ze-driver", "--version"):
         import zehal
 
         if len(args) != 1:
@@ -22,6 +22,12 @@ def main(argv: list[str] | None = None) -> int:
             print(zehal.get_cmake_dir())
         elif args[0] == "--libdir":
             print(zehal.get_library_dir())
+        elif args[0] == "--ze-driver":
+            try:
+                print(zehal.ze_driver_path())
+            except zehal.UnsupportedError as e:
+                print(e, file=sys.stderr)
+                return 1
         else:
             print(zehal.__version__)
         return 0

@@ -33,6 +33,11 @@ def print_info(out: TextIO | None = None) -> None:
         state = "available" if b.available else f"unavailable: {b.reason}"
         print(f"  {b.name:<{width}}  {state}", file=out)
     try:
+        driver = zehal.ze_driver_path()
+    except zehal.UnsupportedError as e:
+        driver = f"none ({e})"
+    print(f"Level Zero driver: {driver}", file=out)
+    try:
         default = zehal.default_device()
     except zehal.Error as e:
         default = None
