@@ -4,7 +4,9 @@
 # cuda-marked Python tests, the whole Python suite with ZEHAL_BACKEND=cuda, and the
 # benchmarks (zehal bench, which includes the cuda suite beside the raw driver API and
 # CuPy). Logs go to $OUT (default: ./gpu_check_logs); the last lines printed are a summary.
-#   bash scripts/gpu_check.sh [--bench-only | --tests-only]
+# --ze-driver runs only the Level Zero driver's tests and benchmark (Debian's libze1 and
+# libze-dev unpacked, LD_LIBRARY_PATH and ZEHAL_LEVEL_ZERO_INCLUDE_DIR pointing at them).
+#   bash scripts/gpu_check.sh [--bench-only | --tests-only | --ze-driver]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu_check_logs}
@@ -39,18 +41,30 @@ step build build.log 300 python3 -m pip install -v --no-build-isolation --no-dep
 python3 -m zehal info >>"$OUT/env.log" 2>&1 || true
 
 # Each step is bounded, so that a hang still leaves the logs and the summary.
-if [ "$mode" != --tests-only ]; then
+driver=build/python/cpp/ze_driver/libze_zehal.so
+if [ -f "$driver" ] && [ "$mode" != --tests-only ]; then
+  for backend in cuda sim; do
+    step "ze-driver-bench-$backend" "ze_driver_bench_$backend.log" 120 \
+      env ZE_ENABLE_ALT_DRIVERS="$PWD/$driver" build/python/bench/ze_driver_bench "$backend"
+  done
+fi
+if [ "$mode" = --ze-driver ]; then
+  step ze-driver-tests ze_driver_ctest.log 240 ctest --test-dir build/python -L ze_driver --output-on-failure -j "$JOBS"
+  step pytest-ze-driver pytest_ze_driver.log 120 python3 -m pytest -q -p no:cacheprovider tests/py/test_ze_driver.py
+elif [ "$mode" != --tests-only ]; then
   step bench bench.log 240 env ZEHAL_BACKEND=cuda python3 -m zehal bench --json "$OUT/bench.json"
   # The Python round trip against CuPy, twice more (three separate runs in all).
   step bench-python bench_python.log 120 sh -c 'for i in 1 2; do ZEHAL_BACKEND=cuda python3 -m zehal bench --suite python; done'
 fi
-if [ "$mode" != --bench-only ]; then
+if [ "$mode" != --bench-only ] && [ "$mode" != --ze-driver ]; then
   step pytest-cuda pytest.log 240 env ZEHAL_BACKEND=cuda python3 -m pytest -m cuda -q -p no:cacheprovider tests/py
   step native-tests ctest.log 240 ctest --test-dir build/python --output-on-failure -j "$JOBS" --timeout 120
   step pytest-all-on-cuda pytest_all.log 240 env ZEHAL_BACKEND=cuda python3 -m pytest -q -p no:cacheprovider tests/py
 fi
 
 grep -hE "^(FAILED|ERROR)|tests? failed|[0-9]+ (passed|failed)" "$OUT"/ctest.log "$OUT"/pytest*.log 2>/dev/null | tail -n 40
+echo "--- Level Zero driver ---"
+cat "$OUT"/ze_driver_bench_*.log 2>/dev/null
 echo "--- cuda suite ---"
 grep -E "^cuda|^python|cuda suite|memcpyAsync|CUPTI|cuMem" "$OUT/bench.log" 2>/dev/null
 echo "--- summary ---"
