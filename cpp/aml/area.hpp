@@ -29,7 +29,7 @@ public:
     static ze_result_t create(const hal::DeviceRef& device, hal::MemoryKind kind, uint32_t ordinal, uint32_t flags,
                               size_t alignment, std::shared_ptr<Area>* out);
     // A host area of the default backend (through its first device): host memory usable
-    // by every device of that backend. Registry errors pass through.
+    // by every device of every backend. Registry errors pass through.
     static ze_result_t create_host(uint32_t flags, size_t alignment, std::shared_ptr<Area>* out);
     // A pooled area over `upstream` (contract §10): same kind, device and alignment, memory
     // kept and handed out again without a driver call (aml/pool.hpp). `initial_bytes` are

@@ -37,8 +37,8 @@ public:
     Dma(const Dma&) = delete;
     Dma& operator=(const Dma&) = delete;
 
-    // Copies `size` bytes from `src` to `dst` (host, device or shared memory of the device,
-    // or host memory of its backend) and returns at once. `request` receives a Request, or
+    // Copies `size` bytes from `src` to `dst` (device or shared memory of the device, or
+    // host memory of any backend: contract §2.2) and returns at once. `request` receives a Request, or
     // is null for fire-and-forget (only barrier() waits for it). `signal`, when given, is
     // signalled by the copy itself (kernel timestamps then measure the copy) and is the
     // request's event. INVALID_NULL_POINTER, INVALID_SIZE for 0 bytes, OVERLAPPING_REGIONS,

@@ -33,7 +33,8 @@ public:
     // memory ordinal (< memory_ordinals, else INVALID_ARGUMENT). Size 0 → INVALID_SIZE;
     // larger than max_allocation_bytes → UNSUPPORTED_SIZE; beyond what is left →
     // OUT_OF_DEVICE_MEMORY (device, shared) or OUT_OF_HOST_MEMORY (host).
-    // Host memory is usable by every device of the same backend.
+    // Host memory is allocated and freed through any device of the backend, and usable by
+    // every device of every backend (hal/host_memory.hpp).
     virtual ze_result_t allocate(MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
                                  uint32_t ordinal, void** out) = 0;
     // Frees what allocate or import_dma_buf returned; INVALID_NULL_POINTER for null,

@@ -169,7 +169,7 @@ void bind_area(pyb::module_& m) {
                 return make_area(nullptr, hal::MemoryKind::host, pyb::int_(0), flags, alignment, "Area.host");
             },
             pyb::arg("flags") = 0, pyb::arg("alignment") = kDefaultAlignment,
-            "Host memory of the default backend, usable by each of its devices.")
+            "Host memory of the default backend, usable by every device of every backend.")
         .def_static(
             "default_device",
             [] {

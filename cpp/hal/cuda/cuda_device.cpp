@@ -126,10 +126,8 @@ ze_result_t CudaDevice::check(CUresult r) noexcept {
     return to_ze_result(r);
 }
 
-ze_result_t CudaDevice::find_range(const void* p, size_t size, hal::Allocation* out) const {
-    ze_result_t r = memory_.find_range(p, size, out);
-    if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT) r = host_->registry.find_range(p, size, out);
-    return r;
+ze_result_t CudaDevice::find_operand(const void* p, size_t size, hal::Operand* out) const {
+    return hal::find_operand(memory_, host_->registry, p, size, out);
 }
 
 ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
@@ -158,8 +156,8 @@ ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t align
         if (r == ZE_RESULT_ERROR_DEVICE_LOST) lost_.store(true, std::memory_order_release);
         return r;
     }
-    hal::PointerRegistry& registry = kind == hal::MemoryKind::host ? host_->registry : memory_;
-    if (ze_result_t r = registry.insert(a); r != ZE_RESULT_SUCCESS) {
+    const bool host = kind == hal::MemoryKind::host;
+    if (ze_result_t r = host ? host_->registry.insert(a) : memory_.insert(a); r != ZE_RESULT_SUCCESS) {
         release_memory(api_, a);
         return r;
     }

@@ -61,9 +61,10 @@ public:
     bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
     // The ze_result_t of `r`, marking the device lost on a sticky error.
     ze_result_t check(CUresult r) noexcept;
-    // The allocation holding [p, p + size): memory of this device or host memory of the
-    // backend. INVALID_ARGUMENT when none holds p, INVALID_SIZE past its end.
-    ze_result_t find_range(const void* p, size_t size, hal::Allocation* out) const;
+    // Places [p, p + size) (hal::find_operand): memory of this device, host memory of the
+    // backend (pinned), or host memory of another backend (pageable). INVALID_ARGUMENT
+    // when none holds p, INVALID_SIZE past its end.
+    ze_result_t find_operand(const void* p, size_t size, hal::Operand* out) const;
 
 private:
     ze_result_t set_up();

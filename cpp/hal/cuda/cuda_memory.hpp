@@ -6,17 +6,18 @@
 #include <memory>
 
 #include "hal/cuda/driver_api.hpp"
-#include "hal/pointer_registry.hpp"
+#include "hal/host_memory.hpp"
 
 namespace zehal::cuda {
 
-// Host memory of the backend: allocated through any CUDA device, usable by and freed
-// through every one of them (portable pinned memory). One per backend.
+// Host memory of the backend: allocated and freed through any CUDA device, portable pinned
+// memory that every CUDA device copies on the fast path; usable by every device of every
+// backend (contract §2.2). One per backend.
 struct HostMemory {
     explicit HostMemory(const DriverApi& api) : api(api) {}
     ~HostMemory();
     const DriverApi& api;
-    hal::PointerRegistry registry;
+    hal::HostMemoryRegistry registry{"cuda"};
 };
 
 // Allocates `size` bytes of `kind` aligned to `alignment` (a power of two, not 0) into

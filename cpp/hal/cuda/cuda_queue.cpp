@@ -12,6 +12,9 @@ namespace {
 
 CUdeviceptr address(const void* p) noexcept { return reinterpret_cast<CUdeviceptr>(p); }
 
+// Host memory of any backend (the CPU may touch it; the rest goes through staging).
+bool is_host(const hal::Operand& o) noexcept { return o.placement != hal::Placement::device; }
+
 bool overlap(const void* a, const void* b, size_t size) noexcept {
     const auto x = reinterpret_cast<uintptr_t>(a);
     const auto y = reinterpret_cast<uintptr_t>(b);
@@ -54,11 +57,21 @@ ze_result_t CudaQueue::create(const std::shared_ptr<CudaDevice>& device, uint32_
 }
 
 CudaQueue::CudaQueue(std::shared_ptr<CudaDevice> device, uint32_t ordinal, uint32_t index, CUstream stream)
-    : device_(std::move(device)), api_(device_->api()), ordinal_(ordinal), index_(index), stream_(stream) {}
+    : device_(std::move(device)),
+      api_(device_->api()),
+      ordinal_(ordinal),
+      index_(index),
+      stream_(stream),
+      pageable_(api_) {}
 
 CudaQueue::~CudaQueue() {
-    // Work still queued completes; the stream's resources go once it has.
+    // Work still queued completes; the stream's resources go once it has. The staging
+    // buffer goes only once the stream is done with it.
     ContextScope scope(api_, device_->context());
+    if (pageable_.staging_in_use()) {
+        api_.cuStreamSynchronize(stream_);
+        pageable_.release();
+    }
     api_.cuStreamDestroy(stream_);
 }
 
@@ -117,9 +130,10 @@ ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, cons
     if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    hal::Allocation dst_alloc;
-    if (ze_result_t r = device_->find_range(dst, size, &dst_alloc); r != ZE_RESULT_SUCCESS) return r;
-    if (ze_result_t r = device_->find_range(src, size, nullptr); r != ZE_RESULT_SUCCESS) return r;
+    hal::Operand to;
+    hal::Operand from;
+    if (ze_result_t r = device_->find_operand(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_->find_operand(src, size, &from); r != ZE_RESULT_SUCCESS) return r;
     if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
@@ -127,8 +141,13 @@ ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, cons
     ContextScope scope(api_, device_->context());
     std::lock_guard lock(mu_);
     CUresult r = begin_locked(signal_event, waits);
-    if (r == CUDA_SUCCESS) r = api_.cuMemcpyAsync(address(dst), address(src), size, stream_);
-    if (r == CUDA_SUCCESS) r = probe_export_locked(dst_alloc, dst, size);
+    if (r == CUDA_SUCCESS) {
+        if (to.placement == hal::Placement::other_host || from.placement == hal::Placement::other_host)
+            r = pageable_.copy(stream_, dst, is_host(to), src, is_host(from), size);
+        else
+            r = api_.cuMemcpyAsync(address(dst), address(src), size, stream_);
+    }
+    if (r == CUDA_SUCCESS) r = probe_export_locked(to.allocation, dst, size);
     if (r == CUDA_SUCCESS) r = end_locked(signal_event);
     return device_->check(r);
 }
@@ -169,16 +188,22 @@ ze_result_t CudaQueue::append_fill(void* dst, const void* pattern, size_t patter
     if (size == 0 || pattern_size == 0 || pattern_size > 128 || !std::has_single_bit(pattern_size) ||
         size % pattern_size != 0)
         return ZE_RESULT_ERROR_INVALID_SIZE;
-    hal::Allocation dst_alloc;
-    if (ze_result_t r = device_->find_range(dst, size, &dst_alloc); r != ZE_RESULT_SUCCESS) return r;
+    hal::Operand to;
+    if (ze_result_t r = device_->find_operand(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
 
     ContextScope scope(api_, device_->context());
     std::lock_guard lock(mu_);
     CUresult r = begin_locked(signal_event, waits);
-    if (r == CUDA_SUCCESS) r = fill_locked(address(dst), static_cast<const uint8_t*>(pattern), pattern_size, size);
-    if (r == CUDA_SUCCESS) r = probe_export_locked(dst_alloc, dst, size);
+    const auto* bytes = static_cast<const uint8_t*>(pattern);
+    if (r == CUDA_SUCCESS) {
+        if (to.placement == hal::Placement::other_host)
+            r = pageable_.fill(stream_, dst, bytes, pattern_size, size);
+        else
+            r = fill_locked(address(dst), bytes, pattern_size, size);
+    }
+    if (r == CUDA_SUCCESS) r = probe_export_locked(to.allocation, dst, size);
     if (r == CUDA_SUCCESS) r = end_locked(signal_event);
     return device_->check(r);
 }

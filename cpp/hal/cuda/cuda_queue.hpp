@@ -8,6 +8,7 @@
 
 #include "hal/cuda/cuda_device.hpp"
 #include "hal/cuda/cuda_event.hpp"
+#include "hal/cuda/pageable_copy.hpp"
 #include "hal/queue.hpp"
 
 namespace zehal::cuda {
@@ -17,6 +18,8 @@ namespace zehal::cuda {
 // cuMemset*Async), and its signal (cuStreamWriteValue32 of the flag; for timestamp events
 // the timer kernel before the work and the timer-and-signal kernel after it). The CUDA
 // driver picks the engine: ordinal and index only select which queue the caller gets.
+// Host memory of another backend is pageable to CUDA: copies and fills touching it run
+// through PageableCopier, in stream order like any other work.
 class CudaQueue final : public hal::Queue {
 public:
     // A queue on `device` (ready) for engine `index` of group `ordinal`.
@@ -60,6 +63,7 @@ private:
     const uint32_t index_;
     const CUstream stream_;
     std::mutex mu_;  // keeps each command's waits, work and signal together on the stream
+    PageableCopier pageable_;  // guarded by mu_
 };
 
 }  // namespace zehal::cuda

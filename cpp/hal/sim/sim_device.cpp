@@ -133,8 +133,7 @@ ze_result_t SimDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignm
         if (on_device) unreserve(size);
         return out_of_memory;
     }
-    hal::PointerRegistry& registry = on_device ? memory_ : host_->registry;
-    if (ze_result_t r = registry.insert(a); r != ZE_RESULT_SUCCESS) {
+    if (ze_result_t r = on_device ? memory_.insert(a) : host_->registry.insert(a); r != ZE_RESULT_SUCCESS) {
         release(a);
         return r;
     }
@@ -170,9 +169,11 @@ ze_result_t SimDevice::pointer_info(const void* ptr, hal::PointerInfo* out) cons
 }
 
 ze_result_t SimDevice::find_memory(const void* p, size_t size, hal::Allocation* out) const {
-    const ze_result_t r = memory_.find_range(p, size, out);
-    if (r != ZE_RESULT_ERROR_INVALID_ARGUMENT) return r;
-    return host_->registry.find_range(p, size, out);
+    // Sim memory is host memory underneath: host memory of any backend is copied alike.
+    hal::Operand operand;
+    const ze_result_t r = hal::find_operand(memory_, host_->registry, p, size, &operand);
+    if (r == ZE_RESULT_SUCCESS) *out = operand.allocation;
+    return r;
 }
 
 ze_result_t SimDevice::create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) {

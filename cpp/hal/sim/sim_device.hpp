@@ -58,8 +58,9 @@ public:
     // --- for the device's queues ---
     bool lost() const noexcept { return domain_->lost(); }
     hal::EventDomain& domain() noexcept { return *domain_; }
-    // The allocation of this device, or of sim host memory, holding [p, p + size):
-    // SUCCESS, INVALID_ARGUMENT (no allocation holds p), INVALID_SIZE (runs past its end).
+    // The allocation of this device, or host memory of any backend, holding [p, p + size)
+    // (hal::find_operand): SUCCESS, INVALID_ARGUMENT (no such allocation holds p),
+    // INVALID_SIZE (runs past its end).
     ze_result_t find_memory(const void* p, size_t size, hal::Allocation* out) const;
     // Export group of memory imported from one of this device's export memfds (from an
     // Allocation's tag), or kNoExport.

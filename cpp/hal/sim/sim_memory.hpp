@@ -7,15 +7,15 @@
 #include <mutex>
 #include <vector>
 
-#include "hal/pointer_registry.hpp"
+#include "hal/host_memory.hpp"
 #include "hal/sim/sim_command_gate.hpp"
 
 namespace zehal::sim {
 
-// Host memory of the sim backend: allocated through any sim device, usable (and freed)
-// through every one of them. One per process.
+// Host memory of the sim backend: allocated and freed through any sim device, usable by
+// every device of every backend (contract §2.2). One per process.
 struct SimHostMemory {
-    hal::PointerRegistry registry;
+    hal::HostMemoryRegistry registry{"sim"};
     // The command gates of the lost devices sharing this memory: host memory freed through
     // any device waits until none of their engines still runs a command (contract §11).
     std::mutex lost_mu;

@@ -52,7 +52,8 @@ ZEHAL_API struct aml_area** aml_area_ze_host_location(void);
 ZEHAL_API int aml_area_ze_device_create(struct aml_area** area, zehal_device_t device, uint32_t ordinal,
                               uint32_t device_flags, size_t alignment, int flags);
 
-/* Creates an area mapping host memory of the default backend, usable by every device of it.
+/* Creates an area mapping host memory of the default backend, usable by every device of
+ * every backend (pinned for the default backend's devices, pageable for the others).
  * area: receives the area.
  * host_flags: the backend's host allocation flags (0, or the cached bias).
  * alignment: a non-zero power of two.

@@ -61,7 +61,8 @@ struct zehal_event; /* zehal/events.h */
  * copy itself (so its kernel timestamps measure the copy).
  * dma     [in] a zehal engine (aml_dma_ze_create)
  * req     [out][optional] the request (wait with aml_dma_wait); NULL: fire-and-forget
- * dst     [in] destination (host, device or shared memory of the engine's device)
+ * dst     [in] destination (device or shared memory of the engine's device, or host
+ *              memory of any area of any backend)
  * src     [in] source
  * size    [in] bytes, > 0
  * signal  [in][optional] an event of the engine's device (zehal/events.h), or NULL

@@ -1,0 +1,70 @@
+// Host memory is host memory (contract §2.2): a backend's host allocations, which every
+// device of every backend may copy to and from, and how a device places a copy's operand.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zehal/ze_result.h"
+#include "hal/pointer_registry.hpp"
+
+namespace zehal::hal {
+
+// The host memory of one backend: the allocations it made, which only it frees. Each one
+// is also entered in a process-wide index of host memory, where a device of any backend
+// finds it (find_operand). Thread-safe.
+class HostMemoryRegistry {
+public:
+    // `backend` names the owner ("sim", "cuda", "level_zero"; messages and tests).
+    explicit HostMemoryRegistry(std::string_view backend);
+    // Takes out of the index whatever is still registered (the caller has released it or
+    // is about to, as with take_all).
+    ~HostMemoryRegistry();
+    HostMemoryRegistry(const HostMemoryRegistry&) = delete;
+    HostMemoryRegistry& operator=(const HostMemoryRegistry&) = delete;
+
+    // As PointerRegistry::insert (INVALID_ARGUMENT for an empty or overlapping allocation,
+    // OUT_OF_HOST_MEMORY when a table cannot grow); `a.info.kind` must be host.
+    ze_result_t insert(const Allocation& a) noexcept;
+    // As PointerRegistry::remove: only what this backend allocated.
+    bool remove(const void* base, Allocation* out);
+    // As PointerRegistry::find and find_range, over this backend's allocations only.
+    bool find(const void* p, Allocation* out) const;
+    ze_result_t find_range(const void* p, size_t size, Allocation* out) const;
+    // Number of allocations.
+    size_t count() const;
+    // Removes and returns every allocation (for a backend that goes away).
+    std::vector<Allocation> take_all();
+
+    // The owning backend's name.
+    const std::string& backend() const noexcept { return backend_; }
+
+private:
+    const std::string backend_;
+    PointerRegistry own_;
+};
+
+// Where one operand of a copy lies, for the device that runs the copy.
+enum class Placement {
+    device,      // memory of the device itself (device, shared or imported)
+    own_host,    // host memory of the device's backend: the fast (pinned) path
+    other_host,  // host memory of another backend: copied as pageable memory
+};
+
+// One operand of a copy, found.
+struct Operand {
+    Allocation allocation;  // the allocation holding it (for other_host: base, size, kind)
+    Placement placement = Placement::device;
+};
+
+// Places [p, p + size) for a device whose own allocations are `device_memory` and whose
+// backend's host memory is `own_host`: SUCCESS with *out; INVALID_SIZE when the range runs
+// past the end of the allocation holding p; INVALID_ARGUMENT when neither the device nor
+// any backend's host memory holds p (memory of another device, memory zehal did not
+// allocate). A device's queues take this one decision for every operand.
+ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host, const void* p,
+                         size_t size, Operand* out);
+
+}  // namespace zehal::hal

@@ -1,0 +1,247 @@
+// Host memory is host memory (contract §2.2): HostMemoryRegistry, find_operand, and sim
+// queues copying host memory of another backend and of another sim device.
+#include "hal/host_memory.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "sim_fixture.hpp"
+
+namespace zehal {
+namespace {
+
+using hal::Allocation;
+using hal::HostMemoryRegistry;
+using hal::MemoryKind;
+using hal::Operand;
+using hal::Placement;
+using hal::PointerRegistry;
+using test::Memory;
+
+// Plain heap memory entered in `registry` as one of its backend's host allocations (as a
+// backend other than sim would), taken out and freed when it goes.
+class OtherHostMemory {
+public:
+    OtherHostMemory(HostMemoryRegistry& registry, size_t size) : registry_(registry) {
+        EXPECT_EQ(posix_memalign(&ptr_, 64, size), 0);
+        Allocation a;
+        a.info.kind = MemoryKind::host;
+        a.info.base = ptr_;
+        a.info.size = size;
+        a.info.alignment = 64;
+        a.mapping = ptr_;
+        EXPECT_EQ(registry_.insert(a), ZE_RESULT_SUCCESS);
+    }
+    ~OtherHostMemory() {
+        registry_.remove(ptr_, nullptr);
+        std::free(ptr_);
+    }
+    OtherHostMemory(const OtherHostMemory&) = delete;
+    OtherHostMemory& operator=(const OtherHostMemory&) = delete;
+    unsigned char* get() const { return static_cast<unsigned char*>(ptr_); }
+
+private:
+    HostMemoryRegistry& registry_;
+    void* ptr_ = nullptr;
+};
+
+Allocation allocation(void* base, size_t size, MemoryKind kind) {
+    Allocation a;
+    a.info.kind = kind;
+    a.info.base = base;
+    a.info.size = size;
+    return a;
+}
+
+// Copies on `q` and waits for it; the queue's result.
+ze_result_t copy_and_wait(const std::shared_ptr<hal::Queue>& q, void* dst, const void* src, size_t size) {
+    if (ze_result_t r = q->append_copy(dst, src, size, nullptr, {}); r != ZE_RESULT_SUCCESS) return r;
+    return q->host_synchronize(test::kHangGuardNs);
+}
+
+TEST(HostMemoryRegistry, KeepsOnlyHostAllocationsOfItsOwn) {
+    HostMemoryRegistry mine("mine");
+    HostMemoryRegistry theirs("theirs");
+    EXPECT_EQ(mine.backend(), "mine");
+    alignas(64) static unsigned char block[256];
+    EXPECT_EQ(mine.insert(allocation(block, 128, MemoryKind::device)), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(mine.insert(allocation(block, 0, MemoryKind::host)), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ASSERT_EQ(mine.insert(allocation(block, 128, MemoryKind::host)), ZE_RESULT_SUCCESS);
+    // The same range again, in this registry or another backend's: refused (overlap).
+    EXPECT_EQ(mine.insert(allocation(block + 64, 128, MemoryKind::host)), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(theirs.insert(allocation(block, 128, MemoryKind::host)), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(theirs.count(), 0u);
+    ASSERT_EQ(theirs.insert(allocation(block + 128, 128, MemoryKind::host)), ZE_RESULT_SUCCESS);
+
+    Allocation found;
+    EXPECT_TRUE(mine.find(block + 5, &found));
+    EXPECT_EQ(found.info.base, block);
+    EXPECT_FALSE(mine.find(block + 128, nullptr));  // theirs, not mine
+    EXPECT_EQ(mine.find_range(block, 129, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
+    // Only the owner frees (removes) an allocation.
+    EXPECT_FALSE(mine.remove(block + 128, nullptr));
+    EXPECT_FALSE(mine.remove(block + 1, nullptr));  // interior
+    EXPECT_TRUE(mine.remove(block, &found));
+    EXPECT_FALSE(mine.remove(block, nullptr));  // twice
+    EXPECT_EQ(mine.count(), 0u);
+    EXPECT_EQ(theirs.take_all().size(), 1u);
+    EXPECT_EQ(theirs.count(), 0u);
+}
+
+TEST(FindOperand, PlacesDeviceOwnHostAndOtherHostMemory) {
+    PointerRegistry device;
+    HostMemoryRegistry own("own");
+    HostMemoryRegistry other("other");
+    alignas(64) static unsigned char block[1024];
+    ASSERT_EQ(device.insert(allocation(block, 256, MemoryKind::device)), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(own.insert(allocation(block + 256, 256, MemoryKind::host)), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(other.insert(allocation(block + 512, 256, MemoryKind::host)), ZE_RESULT_SUCCESS);
+
+    Operand o;
+    ASSERT_EQ(hal::find_operand(device, own, block + 8, 8, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::device);
+    ASSERT_EQ(hal::find_operand(device, own, block + 300, 8, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::own_host);
+    EXPECT_EQ(o.allocation.info.base, block + 256);
+    ASSERT_EQ(hal::find_operand(device, own, block + 600, 100, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::other_host);
+    EXPECT_EQ(o.allocation.info.base, block + 512);
+    EXPECT_EQ(o.allocation.info.size, 256u);
+    EXPECT_EQ(o.allocation.info.kind, MemoryKind::host);
+    // The other backend's own view of the same memory: its own host memory.
+    PointerRegistry no_device;
+    ASSERT_EQ(hal::find_operand(no_device, other, block + 600, 100, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::own_host);
+
+    // Past the end of the allocation, whoever owns it; memory nobody registered.
+    EXPECT_EQ(hal::find_operand(device, own, block + 200, 57, &o), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(hal::find_operand(device, own, block + 500, 13, &o), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(hal::find_operand(device, own, block + 700, 69, &o), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(hal::find_operand(device, own, block + 768, 1, &o), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    int stack = 0;
+    EXPECT_EQ(hal::find_operand(device, own, &stack, sizeof stack, &o), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    // Device memory of one device is not found through another device's memory.
+    EXPECT_EQ(hal::find_operand(no_device, other, block + 8, 8, &o), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+
+    // Freed (removed) by its backend, or its backend gone: no longer an operand.
+    ASSERT_TRUE(other.remove(block + 512, nullptr));
+    EXPECT_EQ(hal::find_operand(device, own, block + 600, 8, &o), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    {
+        HostMemoryRegistry gone("gone");
+        ASSERT_EQ(gone.insert(allocation(block + 768, 256, MemoryKind::host)), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(hal::find_operand(device, own, block + 800, 8, nullptr), ZE_RESULT_SUCCESS);
+    }
+    EXPECT_EQ(hal::find_operand(device, own, block + 800, 8, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(FindOperand, ManyThreadsRegisterAndLookUp) {
+    HostMemoryRegistry a("a");
+    HostMemoryRegistry b("b");
+    PointerRegistry device;
+    constexpr int kBlocks = 64;
+    alignas(64) static unsigned char block[kBlocks * 64];
+    std::atomic<bool> stop{false};
+    std::atomic<int> errors{0};
+    // Writers add and remove their own blocks; readers place them (found or not, never wrong).
+    auto writer = [&](HostMemoryRegistry& r, int first) {
+        for (int round = 0; round < 200; ++round)
+            for (int i = first; i < kBlocks; i += 2) {
+                if (r.insert(allocation(block + i * 64, 64, MemoryKind::host)) != ZE_RESULT_SUCCESS) ++errors;
+                if (!r.remove(block + i * 64, nullptr)) ++errors;
+            }
+    };
+    auto reader = [&] {
+        while (!stop.load()) {
+            for (int i = 0; i < kBlocks; ++i) {
+                Operand o;
+                const ze_result_t r = hal::find_operand(device, a, block + i * 64 + 3, 8, &o);
+                if (r == ZE_RESULT_SUCCESS && o.placement != (i % 2 == 0 ? Placement::own_host : Placement::other_host))
+                    ++errors;
+                if (r != ZE_RESULT_SUCCESS && r != ZE_RESULT_ERROR_INVALID_ARGUMENT) ++errors;
+            }
+        }
+    };
+    std::thread r1(reader), r2(reader);
+    std::thread w1(writer, std::ref(a), 0), w2(writer, std::ref(b), 1);
+    w1.join();
+    w2.join();
+    stop.store(true);
+    r1.join();
+    r2.join();
+    EXPECT_EQ(errors.load(), 0);
+    EXPECT_EQ(a.count() + b.count(), 0u);
+}
+
+TEST(SimHostMemory, HostMemoryOfOneSimDeviceIsCopiedOnAnother) {
+    auto a = test::sim_device();
+    auto b = test::sim_device();
+    auto q = test::queue(b);
+    Memory host_of_a(a, MemoryKind::host, 4096);
+    Memory dev_of_b(b, MemoryKind::device, 4096);
+    Memory dev_of_a(a, MemoryKind::device, 4096);
+    Memory shared_of_a(a, MemoryKind::shared, 4096);
+    std::memset(host_of_a.ptr(), 0x3C, 4096);
+    ASSERT_EQ(copy_and_wait(q, dev_of_b.ptr(), host_of_a.ptr(), 4096), ZE_RESULT_SUCCESS);
+    std::memset(host_of_a.ptr(), 0, 4096);
+    ASSERT_EQ(copy_and_wait(q, host_of_a.ptr(), dev_of_b.ptr(), 4096), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(std::vector<unsigned char>(host_of_a.get(), host_of_a.get() + 4096),
+              std::vector<unsigned char>(4096, 0x3C));
+    // Device and shared memory of a stay a's.
+    EXPECT_EQ(q->append_copy(dev_of_b.ptr(), dev_of_a.ptr(), 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(q->append_copy(shared_of_a.ptr(), host_of_a.ptr(), 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(SimHostMemory, HostMemoryOfAnotherBackendIsCopiedAndFilled) {
+    HostMemoryRegistry other("other");
+    auto d = test::sim_device();
+    auto q = test::queue(d, hal::kComputeOrdinal);
+    OtherHostMemory theirs(other, 8192);
+    Memory dev(d, MemoryKind::device, 8192);
+    Memory host(d, MemoryKind::host, 8192);
+    for (size_t i = 0; i < 8192; ++i) theirs.get()[i] = static_cast<unsigned char>(i * 7);
+    const std::vector<unsigned char> expected(theirs.get(), theirs.get() + 8192);
+
+    // To and from device memory, to and from the sim backend's own host memory.
+    ASSERT_EQ(copy_and_wait(q, dev.ptr(), theirs.get(), 8192), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(copy_and_wait(q, host.ptr(), dev.ptr(), 8192), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(std::vector<unsigned char>(host.get(), host.get() + 8192), expected);
+    std::memset(theirs.get(), 0, 8192);
+    ASSERT_EQ(copy_and_wait(q, theirs.get() + 100, host.get() + 100, 8000), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(theirs.get()[99], 0);
+    EXPECT_EQ(std::vector<unsigned char>(theirs.get() + 100, theirs.get() + 8100),
+              std::vector<unsigned char>(expected.begin() + 100, expected.begin() + 8100));
+    const unsigned char pattern[4] = {1, 2, 3, 4};
+    ASSERT_EQ(q->append_fill(theirs.get(), pattern, 4, 8192, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(test::kHangGuardNs), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(theirs.get()[8190], 3);
+
+    // Bad input still answers as for any memory.
+    EXPECT_EQ(q->append_copy(dev.ptr(), theirs.get(), 8193, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(q->append_copy(theirs.get() + 1, theirs.get(), 64, nullptr, {}), ZE_RESULT_ERROR_OVERLAPPING_REGIONS);
+    // Never the sim device's to free or describe.
+    hal::PointerInfo info;
+    EXPECT_EQ(d->pointer_info(theirs.get(), &info), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(d->free(theirs.get()), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(SimHostMemory, FreedHostMemoryOfAnotherBackendIsRefused) {
+    HostMemoryRegistry other("other");
+    auto d = test::sim_device();
+    auto q = test::queue(d);
+    Memory dev(d, MemoryKind::device, 64);
+    unsigned char* stale = nullptr;
+    {
+        OtherHostMemory theirs(other, 64);
+        stale = theirs.get();
+        EXPECT_EQ(copy_and_wait(q, dev.ptr(), theirs.get(), 64), ZE_RESULT_SUCCESS);
+    }
+    EXPECT_EQ(q->append_copy(dev.ptr(), stale, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace zehal

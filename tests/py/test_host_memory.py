@@ -1,0 +1,115 @@
+"""Host memory is host memory (contract §2.2): a host buffer of any area, of any backend,
+is copied on every device of every backend; device and shared memory stay tied to their
+device, and a copy that cannot be made names the operand and why. The tests marked
+``cuda`` pair sim and CUDA (skipped, with the reason, where the cuda backend has no
+device)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import zehal
+from conftest import cuda_device
+
+
+def round_trip(dma: zehal.Dma, host_src: zehal.Buffer, host_dst: zehal.Buffer, seed: int) -> None:
+    """host_src → device memory of the engine's device → host_dst, checked."""
+    n = host_src.nbytes
+    data = np.random.default_rng(seed).integers(0, 256, n, dtype=np.uint8)
+    np.asarray(host_src)[:] = data
+    np.asarray(host_dst)[:] = 0
+    with zehal.Area.device(dma.device).mmap(n) as dev:
+        dma.copy(dev, host_src).wait()
+        dma.copy(host_dst, dev).wait()
+    assert np.array_equal(np.asarray(host_dst), data)
+
+
+def test_host_buffer_of_one_sim_device_is_copied_on_another(sim_backend):
+    owner = zehal.default_device()
+    other = zehal.sim_device()
+    host = zehal.Area.host()
+    src, dst = host.mmap(70_000), host.mmap(70_000)
+    assert src.device == owner and owner != other
+    dma = zehal.Dma(other)
+    round_trip(dma, src, dst, 1)
+    # Host to host, fire-and-forget, then a barrier.
+    dma.copy(src, dst, request=False)
+    dma.barrier()
+    assert np.array_equal(np.asarray(src), np.asarray(dst))
+    dma.close()
+
+
+@pytest.mark.parametrize("kind", ["device", "shared"])
+def test_memory_of_another_device_names_the_operand_and_why(sim_backend, kind):
+    a, b = zehal.sim_device(), zehal.sim_device()
+    foreign = getattr(zehal.Area, kind)(a).mmap(64)
+    host = zehal.Area.host().mmap(64)
+    dma = zehal.Dma(b)
+    with pytest.raises(zehal.InvalidArgumentError, match=f"src is {kind} memory of .*usable only by its own device"):
+        dma.copy(host, foreign)
+    with pytest.raises(zehal.InvalidArgumentError, match=f"dst is {kind} memory of {a.name} \\(sim\\)"):
+        dma.copy(foreign, host)
+    # The host operand is never the one named, and nothing was queued.
+    with pytest.raises(zehal.InvalidArgumentError) as raised:
+        dma.copy(foreign, host)
+    assert "src" not in str(raised.value)
+    assert dma.pending == 0
+    dma.close()
+
+
+def test_plain_host_memory_is_not_an_operand(sim):
+    # NumPy arrays are not memory of any area: copied through a host buffer instead.
+    with pytest.raises(TypeError, match="dst must be a zehal.Buffer or zehal.Layout"):
+        zehal.Dma(sim).copy(np.zeros(64, np.uint8), zehal.Area.host().mmap(64))
+
+
+@pytest.fixture
+def gpu():
+    return cuda_device()
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("size", [64, 4096 + 3, (9 << 20) + 17])
+def test_sim_host_memory_on_a_cuda_engine(gpu, monkeypatch, size):
+    monkeypatch.setenv("ZEHAL_BACKEND", "sim")
+    sim_host = zehal.Area.host()
+    monkeypatch.setenv("ZEHAL_BACKEND", "cuda")
+    cuda_host = zehal.Area.host()
+    a, b = sim_host.mmap(size), sim_host.mmap(size)
+    pinned = cuda_host.mmap(size)
+    assert a.device.backend == "sim" and pinned.device.backend == "cuda"
+    dma = zehal.Dma(gpu)
+    round_trip(dma, a, b, 2)  # pageable both ways
+    round_trip(dma, a, pinned, 3)  # pageable in, pinned out
+    round_trip(dma, pinned, a, 4)  # pinned in, pageable out
+    np.asarray(a)[:] = 7
+    dma.copy(pinned, a).wait()  # host to host
+    assert np.all(np.asarray(pinned) == 7)
+    dma.close()
+
+
+@pytest.mark.cuda
+def test_cuda_host_memory_on_a_sim_engine(gpu, monkeypatch):
+    monkeypatch.setenv("ZEHAL_BACKEND", "cuda")
+    cuda_host = zehal.Area.host()
+    monkeypatch.setenv("ZEHAL_BACKEND", "sim")
+    sim = zehal.sim_device()
+    src, dst = cuda_host.mmap(1 << 20), cuda_host.mmap(1 << 20)
+    assert src.device.backend == "cuda"
+    dma = zehal.Dma(sim)
+    round_trip(dma, src, dst, 5)
+    dma.close()
+
+
+@pytest.mark.cuda
+def test_device_memory_across_backends_names_the_operand(gpu, monkeypatch):
+    monkeypatch.setenv("ZEHAL_BACKEND", "sim")
+    sim = zehal.sim_device()
+    host = zehal.Area.host().mmap(64)
+    gpu_memory = zehal.Area.device(gpu).mmap(64)
+    sim_memory = zehal.Area.device(sim).mmap(64)
+    with pytest.raises(zehal.InvalidArgumentError, match=r"src is device memory of .*\(cuda\); the engine runs on"):
+        zehal.Dma(sim).copy(host, gpu_memory)
+    with pytest.raises(zehal.InvalidArgumentError, match=r"dst is device memory of .*\(sim\); the engine runs on"):
+        zehal.Dma(gpu).copy(sim_memory, host)
