@@ -142,16 +142,18 @@ TEST_F(CoreTest, RegularListsRunOnAQueueWithAFence) {
 TEST_F(CoreTest, EventsOrderCommandsAcrossLists) {
     ze_command_list_handle_t other = immediate_list(0);
     auto ev = make_events(2);
-    // `other` waits for an event that the host signals late; its copy must not run before.
+    // `other` waits for an event that `list` signals later; its copy must not run before.
+    // (Into device memory: a host-to-host copy is synchronous on CUDA.)
     std::memset(host, 7, kBytes);
     std::memset(host2, 0, kBytes);
     ZE_OK(zeCommandListAppendWaitOnEvents(other, 1, &ev[0]));
-    ZE_OK(zeCommandListAppendMemoryCopy(other, host2, host, kBytes, ev[1], 0, nullptr));
+    ZE_OK(zeCommandListAppendMemoryCopy(other, dev, host, kBytes, ev[1], 0, nullptr));
     EXPECT_EQ(zeEventHostSynchronize(ev[1], 1'000'000), ZE_RESULT_NOT_READY);
-    EXPECT_EQ(static_cast<uint8_t*>(host2)[0], 0);
     // `list` signals it: the copy on `other` follows.
     ZE_OK(zeCommandListAppendSignalEvent(list, ev[0]));
     ZE_OK(zeEventHostSynchronize(ev[1], kForever));
+    ZE_OK(zeCommandListAppendMemoryCopy(list, host2, dev, kBytes, nullptr, 0, nullptr));
+    finish(list);
     EXPECT_EQ(static_cast<uint8_t*>(host2)[kBytes - 1], 7);
     // A reset in a list clears the event after the commands before it.
     ZE_OK(zeCommandListAppendEventReset(list, ev[0]));
