@@ -42,6 +42,21 @@ ze_result_t zeInit_(ze_init_flags_t flags) {
     });
 }
 
+// zeInit and zeDriverGet in one call, for GPU drivers (zehal's devices are GPUs).
+ze_result_t zeInitDrivers_(uint32_t* pCount, ze_driver_handle_t* phDrivers, ze_init_driver_type_desc_t* desc) {
+    return ze_guarded([&] {
+        if (!pCount || !desc) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        if (desc->flags & ~(ZE_INIT_DRIVER_TYPE_FLAG_GPU | ZE_INIT_DRIVER_TYPE_FLAG_NPU))
+            return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+        const bool gpu = desc->flags & ZE_INIT_DRIVER_TYPE_FLAG_GPU;
+        if (gpu) {
+            if (ze_result_t r = initialize(); r != ZE_RESULT_SUCCESS) return r;
+        }
+        return hand_out(pCount, phDrivers != nullptr, gpu ? 1 : 0,
+                        [&](uint32_t) { phDrivers[0] = reinterpret_cast<ze_driver_handle_t>(driver()); });
+    });
+}
+
 ze_result_t zeDriverGet_(uint32_t* pCount, ze_driver_handle_t* phDrivers) {
     return ze_guarded([&] {
         DriverObject* d = driver();
@@ -317,6 +332,7 @@ ze_result_t zeContextGetStatus_(ze_context_handle_t hContext) {
 
 const Entry kEntries[] = {
     ZEHAL_ENTRY(zeInit, zeInit_),
+    ZEHAL_ENTRY(zeInitDrivers, zeInitDrivers_),
     ZEHAL_ENTRY(zeDriverGet, zeDriverGet_),
     ZEHAL_ENTRY(zeDriverGetApiVersion, zeDriverGetApiVersion_),
     ZEHAL_ENTRY(zeDriverGetProperties, zeDriverGetProperties_),

@@ -52,6 +52,19 @@ ze_result_t ZE_APICALL zeEventQueryKernelTimestampsExt(ze_event_handle_t hEvent,
                                                        ze_event_query_kernel_timestamps_results_ext_properties_t* pResults);
 #endif
 
+// Driver initialization by type (API 1.10): what newer loaders call where zeInit was.
+#ifndef ZE_INIT_DRIVER_TYPE_FLAG_GPU
+typedef uint32_t ze_init_driver_type_flags_t;
+#define ZE_INIT_DRIVER_TYPE_FLAG_GPU (1u << 0)
+#define ZE_INIT_DRIVER_TYPE_FLAG_NPU (1u << 1)
+typedef struct _ze_init_driver_type_desc_t {
+    ze_structure_type_t stype;  // 0x00020021
+    const void* pNext;
+    ze_init_driver_type_flags_t flags;
+} ze_init_driver_type_desc_t;
+ze_result_t ZE_APICALL zeInitDrivers(uint32_t* pCount, ze_driver_handle_t* phDrivers, ze_init_driver_type_desc_t* desc);
+#endif
+
 // Immediate command list synchronization (API 1.6); redeclaring it where the headers
 // already do is harmless.
 ze_result_t ZE_APICALL zeCommandListHostSynchronize(ze_command_list_handle_t hCommandList, uint64_t timeout);

@@ -137,6 +137,28 @@ TEST_F(DispatchTables, BadArguments) {
     auto last_error = reinterpret_cast<ze_result_t (*)(ze_driver_handle_t, const char**)>(table[6]);
     const char* text = nullptr;
     EXPECT_EQ(last_error(nullptr, &text), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    // zeInitDrivers (1.10), what newer loaders call: GPU drivers only.
+    Getter global = getter("zeGetGlobalProcAddrTable");
+    ASSERT_EQ(global(version(1, 10), table.data()), ZE_RESULT_SUCCESS);
+    struct InitDesc {
+        uint32_t stype;
+        const void* next;
+        uint32_t flags;
+    };
+    auto init_drivers = reinterpret_cast<ze_result_t (*)(uint32_t*, ze_driver_handle_t*, InitDesc*)>(table[1]);
+    InitDesc npu{0x00020021, nullptr, 1u << 1};
+    uint32_t count = 0;
+    EXPECT_EQ(init_drivers(&count, nullptr, &npu), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(count, 0u);
+    InitDesc gpu{0x00020021, nullptr, 1u << 0};
+    ze_driver_handle_t drv = nullptr;
+    EXPECT_EQ(init_drivers(&count, nullptr, &gpu), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(count, 1u);
+    EXPECT_EQ(init_drivers(&count, &drv, &gpu), ZE_RESULT_SUCCESS);
+    EXPECT_NE(drv, nullptr);
+    InitDesc bad{0x00020021, nullptr, 1u << 7};
+    EXPECT_EQ(init_drivers(&count, nullptr, &bad), ZE_RESULT_ERROR_INVALID_ENUMERATION);
+    EXPECT_EQ(init_drivers(&count, nullptr, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     // Only the getters leave the library.
     EXPECT_EQ(dlsym(lib, "zehal_ze_unsupported"), nullptr);
     EXPECT_EQ(dlsym(lib, "zehal_version"), nullptr);
