@@ -1,0 +1,78 @@
+// One Level Zero device as a hal::Device: every call maps onto the loader's functions.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hal/device.hpp"
+#include "hal/level_zero/ze_context.hpp"
+#include "hal/pointer_registry.hpp"
+
+namespace zehal::level_zero {
+
+// Memory is USM of the driver's context (zeMemAlloc*), entered in a registry of the
+// device's allocations (host memory in the backend's), which pointer_info and the queues'
+// operand checks read. Queues are immediate command lists, events those of event pools of
+// the context. Every method is thread-safe.
+class ZeDevice final : public hal::Device {
+public:
+    ZeDevice(std::shared_ptr<DriverContext> driver, ze_device_handle_t device);
+    ~ZeDevice() override;
+
+    // Reads the properties; false with *why when the device cannot serve zehal.
+    bool describe(std::string* why);
+
+    const hal::DeviceProperties& properties() const override { return props_; }
+    std::string_view backend_name() const override { return "level_zero"; }
+    ze_result_t allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
+                         void** out) override;
+    ze_result_t free(void* ptr) override;
+    ze_result_t pointer_info(const void* ptr, hal::PointerInfo* out) const override;
+    ze_result_t create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) override;
+    ze_result_t create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) override;
+    ze_result_t global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) override;
+    const std::vector<hal::MetricGroupInfo>& metric_groups() const override { return groups_; }
+    hal::TraceSource* trace_source() override { return nullptr; }
+    ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
+    ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
+    ze_result_t lose() override { return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; }
+    bool owns_event(const hal::Event& event) const noexcept override;
+
+    // --- for the backend's queues and events ---
+    const ZeApi& api() const noexcept { return driver_->api; }
+    const DriverContext& driver() const noexcept { return *driver_; }
+    ze_device_handle_t handle() const noexcept { return device_; }
+    // The driver's ordinal of hal engine group `ordinal` (compute or copy).
+    uint32_t ze_ordinal(uint32_t ordinal) const noexcept { return ordinal == hal::kCopyOrdinal ? copy_group_ : compute_group_; }
+    // True once a call returned DEVICE_LOST.
+    bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
+    // `r`, marking the device lost when it is DEVICE_LOST.
+    ze_result_t check(ze_result_t r) noexcept;
+    // Places [p, p + size) (hal::find_operand).
+    ze_result_t find_operand(const void* p, size_t size, hal::Operand* out) const;
+    // Why the device lacks a capability (kernel timestamp extension, metrics, tracer), for
+    // `zehal info`; empty when it has them all.
+    const std::string& limits() const noexcept { return limits_; }
+
+private:
+    // Engine groups, memory and import capability into props_; false with *why.
+    bool describe_engines(std::string* why);
+    // Metric groups into groups_ (none when the driver has no metrics).
+    void describe_metrics();
+
+    const std::shared_ptr<DriverContext> driver_;
+    const ze_device_handle_t device_;
+    hal::DeviceProperties props_;
+    std::vector<hal::MetricGroupInfo> groups_;
+    std::string limits_;
+    uint32_t compute_group_ = 0;
+    uint32_t copy_group_ = 0;
+    bool dma_buf_import_ = false;
+
+    std::atomic<bool> lost_{false};
+    hal::PointerRegistry memory_;  // device, shared and imported allocations
+};
+
+}  // namespace zehal::level_zero

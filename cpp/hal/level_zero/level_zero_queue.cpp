@@ -1,0 +1,273 @@
+#include "hal/level_zero/level_zero_queue.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <new>
+
+#include "common/clock.hpp"
+
+namespace zehal::level_zero {
+
+namespace {
+
+// Bytes moved per round trip on the pageable path.
+constexpr size_t kStagingBytes = size_t{8} << 20;
+
+bool overlap(const void* a, const void* b, size_t size) noexcept {
+    const auto x = reinterpret_cast<uintptr_t>(a);
+    const auto y = reinterpret_cast<uintptr_t>(b);
+    return x < y + size && y < x + size;
+}
+
+bool is_host(const hal::Operand& o) noexcept { return o.placement != hal::Placement::device; }
+
+// Fills [dst, dst + size) with `pattern` repeated, on the host.
+void host_fill(void* dst, const void* pattern, size_t pattern_size, size_t size) {
+    auto* d = static_cast<uint8_t*>(dst);
+    for (size_t off = 0; off < size; off += pattern_size) std::memcpy(d + off, pattern, pattern_size);
+}
+
+}  // namespace
+
+ze_result_t ZeQueue::create(const std::shared_ptr<ZeDevice>& device, uint32_t ordinal, uint32_t index,
+                            std::shared_ptr<hal::Queue>* out) {
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    const hal::DeviceProperties& p = device->properties();
+    const uint32_t engines = ordinal == hal::kComputeOrdinal ? p.compute_engines
+                             : ordinal == hal::kCopyOrdinal  ? p.copy_engines
+                                                             : 0;
+    if (index >= engines) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    const ZeApi& api = device->api();
+    const ze_context_handle_t ctx = device->driver().context;
+    ze_device_handle_t dev = device->handle();
+
+    ze_event_pool_desc_t pool_desc{};
+    pool_desc.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC;
+    pool_desc.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
+    pool_desc.count = 2;
+    ze_event_pool_handle_t pool = nullptr;
+    if (ze_result_t r = api.zeEventPoolCreate(ctx, &pool_desc, 1, &dev, &pool); r != ZE_RESULT_SUCCESS)
+        return device->check(r);
+    ze_event_handle_t events[2] = {};
+    ze_command_list_handle_t list = nullptr;
+    ze_result_t r = ZE_RESULT_SUCCESS;
+    for (uint32_t i = 0; i < 2 && r == ZE_RESULT_SUCCESS; ++i) {
+        ze_event_desc_t desc{};
+        desc.stype = ZE_STRUCTURE_TYPE_EVENT_DESC;
+        desc.index = i;
+        desc.signal = ZE_EVENT_SCOPE_FLAG_HOST;
+        desc.wait = ZE_EVENT_SCOPE_FLAG_HOST;
+        r = api.zeEventCreate(pool, &desc, &events[i]);
+    }
+    if (r == ZE_RESULT_SUCCESS) {
+        ze_command_queue_desc_t desc{};
+        desc.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC;
+        desc.ordinal = device->ze_ordinal(ordinal);
+        desc.index = index;
+        desc.mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;
+        desc.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL;
+        r = api.zeCommandListCreateImmediate(ctx, dev, &desc, &list);
+    }
+    if (r == ZE_RESULT_SUCCESS) {
+        try {
+            *out = std::make_shared<ZeQueue>(device, ordinal, index, list, pool, events[0], events[1]);
+            return ZE_RESULT_SUCCESS;
+        } catch (const std::bad_alloc&) {
+            r = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        }
+    }
+    if (list) api.zeCommandListDestroy(list);
+    for (ze_event_handle_t e : events)
+        if (e) api.zeEventDestroy(e);
+    api.zeEventPoolDestroy(pool);
+    return device->check(r);
+}
+
+ZeQueue::ZeQueue(std::shared_ptr<ZeDevice> device, uint32_t ordinal, uint32_t index, ze_command_list_handle_t list,
+                 ze_event_pool_handle_t sync_pool, ze_event_handle_t sync_event, ze_event_handle_t drain_event)
+    : device_(std::move(device)),
+      api_(device_->api()),
+      ordinal_(ordinal),
+      index_(index),
+      list_(list),
+      sync_pool_(sync_pool),
+      sync_event_(sync_event),
+      drain_event_(drain_event) {}
+
+ZeQueue::~ZeQueue() {
+    // Work still queued completes before the list and its events go.
+    host_synchronize(kWaitForever);
+    api_.zeCommandListDestroy(list_);
+    api_.zeEventDestroy(sync_event_);
+    api_.zeEventDestroy(drain_event_);
+    api_.zeEventPoolDestroy(sync_pool_);
+}
+
+ze_result_t ZeQueue::check_events(const hal::EventRef& signal, std::span<const hal::EventRef> waits,
+                                  Events* out) const {
+    if (signal) {
+        ZeEvent* e = ze_event_of(signal, *device_);
+        if (!e) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        out->signal = e->handle();
+    }
+    out->waits.reserve(waits.size());
+    for (const hal::EventRef& w : waits) {
+        if (!w) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        ZeEvent* e = ze_event_of(w, *device_);
+        if (!e) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        out->waits.push_back(e->handle());
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZeQueue::drain_locked(const Events& events) {
+    for (ze_event_handle_t w : events.waits)
+        if (ze_result_t r = api_.zeEventHostSynchronize(w, kWaitForever); r != ZE_RESULT_SUCCESS) return r;
+    if (ZeCommandListHostSynchronizeFn sync = device_->driver().list_host_synchronize) {
+        const ze_result_t r = sync(list_, kWaitForever);
+        if (r != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) return r;
+    }
+    ze_result_t r = api_.zeEventHostReset(drain_event_);
+    if (r == ZE_RESULT_SUCCESS) r = api_.zeCommandListAppendBarrier(list_, drain_event_, 0, nullptr);
+    if (r == ZE_RESULT_SUCCESS) r = api_.zeEventHostSynchronize(drain_event_, kWaitForever);
+    return r;
+}
+
+ze_result_t ZeQueue::pageable_locked(void* dst, const hal::Operand& to, const void* src, const hal::Operand& from,
+                                     const void* pattern, size_t pattern_size, size_t size, const Events& events) {
+    if (ze_result_t r = drain_locked(events); r != ZE_RESULT_SUCCESS) return r;
+    if (pattern) {
+        host_fill(dst, pattern, pattern_size, size);
+    } else if (is_host(to) && is_host(from)) {
+        std::memmove(dst, src, size);
+    } else if (ze_result_t r = staged_copy_locked(dst, is_host(to), src, size); r != ZE_RESULT_SUCCESS) {
+        return r;
+    }
+    // The signal comes after the bytes are in place.
+    if (events.signal) return api_.zeCommandListAppendBarrier(list_, events.signal, 0, nullptr);
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZeQueue::staged_copy_locked(void* dst, bool dst_is_host, const void* src, size_t size) {
+    const ze_context_handle_t ctx = device_->driver().context;
+    ze_host_mem_alloc_desc_t desc{};
+    desc.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC;
+    void* staging = nullptr;
+    const size_t chunk = std::min(size, kStagingBytes);
+    if (ze_result_t r = api_.zeMemAllocHost(ctx, &desc, chunk, 64, &staging); r != ZE_RESULT_SUCCESS) return r;
+    const Events none;
+    ze_result_t r = ZE_RESULT_SUCCESS;
+    for (size_t off = 0; off < size && r == ZE_RESULT_SUCCESS; off += chunk) {
+        const size_t n = std::min(chunk, size - off);
+        auto* to = static_cast<uint8_t*>(dst) + off;
+        const auto* from = static_cast<const uint8_t*>(src) + off;
+        if (!dst_is_host) std::memcpy(staging, from, n);
+        r = dst_is_host ? api_.zeCommandListAppendMemoryCopy(list_, staging, from, n, nullptr, 0, nullptr)
+                        : api_.zeCommandListAppendMemoryCopy(list_, to, staging, n, nullptr, 0, nullptr);
+        if (r == ZE_RESULT_SUCCESS) r = drain_locked(none);
+        if (r == ZE_RESULT_SUCCESS && dst_is_host) std::memcpy(to, staging, n);
+    }
+    api_.zeMemFree(ctx, staging);
+    return r;
+}
+
+ze_result_t ZeQueue::append_copy(void* dst, const void* src, size_t size, const hal::EventRef& signal,
+                                 std::span<const hal::EventRef> waits) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    hal::Operand to;
+    hal::Operand from;
+    if (ze_result_t r = device_->find_operand(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_->find_operand(src, size, &from); r != ZE_RESULT_SUCCESS) return r;
+    if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
+    Events events;
+    if (ze_result_t r = check_events(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
+    std::lock_guard lock(mu_);
+    ++submitted_;
+    if (to.placement == hal::Placement::other_host || from.placement == hal::Placement::other_host)
+        return device_->check(pageable_locked(dst, to, src, from, nullptr, 0, size, events));
+    return device_->check(api_.zeCommandListAppendMemoryCopy(list_, dst, src, size, events.signal,
+                                                             static_cast<uint32_t>(events.waits.size()),
+                                                             events.waits.data()));
+}
+
+ze_result_t ZeQueue::append_fill(void* dst, const void* pattern, size_t pattern_size, size_t size,
+                                 const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!dst || !pattern) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (size == 0 || pattern_size == 0 || pattern_size > 128 || !std::has_single_bit(pattern_size) ||
+        size % pattern_size != 0)
+        return ZE_RESULT_ERROR_INVALID_SIZE;
+    hal::Operand to;
+    if (ze_result_t r = device_->find_operand(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
+    Events events;
+    if (ze_result_t r = check_events(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
+    std::lock_guard lock(mu_);
+    ++submitted_;
+    if (to.placement == hal::Placement::other_host)
+        return device_->check(pageable_locked(dst, to, nullptr, to, pattern, pattern_size, size, events));
+    return device_->check(api_.zeCommandListAppendMemoryFill(list_, dst, pattern, pattern_size, size, events.signal,
+                                                             static_cast<uint32_t>(events.waits.size()),
+                                                             events.waits.data()));
+}
+
+ze_result_t ZeQueue::append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    Events events;
+    if (ze_result_t r = check_events(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
+    std::lock_guard lock(mu_);
+    ++submitted_;
+    return device_->check(api_.zeCommandListAppendBarrier(list_, events.signal, static_cast<uint32_t>(events.waits.size()),
+                                                          events.waits.data()));
+}
+
+ze_result_t ZeQueue::host_synchronize(uint64_t timeout_ns) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (ZeCommandListHostSynchronizeFn sync = device_->driver().list_host_synchronize) {
+        const ze_result_t r = sync(list_, timeout_ns);
+        if (r != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) return device_->check(r);
+    }
+    // A barrier signalling sync_event_ completes after everything submitted before it. A
+    // barrier of an earlier call that timed out is waited for first (the list is in order,
+    // so it completes first), then the event is reused; with nothing submitted since the
+    // last barrier that completed, the list is idle.
+    std::lock_guard sync_lock(sync_mu_);
+    const uint64_t deadline = timeout_ns == kWaitForever ? kWaitForever : host_now_ns() + timeout_ns;
+    auto left = [&] {
+        if (deadline == kWaitForever) return kWaitForever;
+        const uint64_t now = host_now_ns();
+        return now >= deadline ? uint64_t{0} : deadline - now;
+    };
+    if (sync_pending_) {
+        if (ze_result_t r = api_.zeEventHostSynchronize(sync_event_, left()); r != ZE_RESULT_SUCCESS)
+            return device_->check(r);
+        sync_pending_ = false;
+        synced_ = pending_mark_;
+    }
+    {
+        std::lock_guard lock(mu_);
+        if (submitted_ == synced_) return ZE_RESULT_SUCCESS;
+        ze_result_t r = api_.zeEventHostReset(sync_event_);
+        if (r == ZE_RESULT_SUCCESS) r = api_.zeCommandListAppendBarrier(list_, sync_event_, 0, nullptr);
+        if (r != ZE_RESULT_SUCCESS) return device_->check(r);
+        pending_mark_ = ++submitted_;
+        sync_pending_ = true;
+    }
+    const ze_result_t r = api_.zeEventHostSynchronize(sync_event_, left());
+    if (r == ZE_RESULT_SUCCESS) {
+        sync_pending_ = false;
+        synced_ = pending_mark_;
+    }
+    return device_->check(r);
+}
+
+ze_result_t ZeQueue::cancel(const hal::EventRef& signal) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!signal) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!ze_event_of(signal, *device_)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+}
+
+}  // namespace zehal::level_zero

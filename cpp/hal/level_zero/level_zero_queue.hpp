@@ -1,0 +1,77 @@
+// Queues of the level_zero backend: one immediate command list each.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "hal/level_zero/level_zero_device.hpp"
+#include "hal/level_zero/level_zero_event.hpp"
+#include "hal/queue.hpp"
+
+namespace zehal::level_zero {
+
+// An asynchronous immediate command list on engine `index` of the driver's group for hal
+// ordinal `ordinal`. A command is one append with its signal and wait events. Host memory
+// of another backend is not memory the driver knows: commands touching it wait for the
+// list to drain and move the bytes through host memory of the backend (pageable path).
+class ZeQueue final : public hal::Queue {
+public:
+    // A queue on `device` for engine `index` of group `ordinal`.
+    static ze_result_t create(const std::shared_ptr<ZeDevice>& device, uint32_t ordinal, uint32_t index,
+                              std::shared_ptr<hal::Queue>* out);
+    ZeQueue(std::shared_ptr<ZeDevice> device, uint32_t ordinal, uint32_t index, ze_command_list_handle_t list,
+            ze_event_pool_handle_t sync_pool, ze_event_handle_t sync_event, ze_event_handle_t drain_event);
+    ~ZeQueue() override;
+
+    ze_result_t append_copy(void* dst, const void* src, size_t size, const hal::EventRef& signal,
+                            std::span<const hal::EventRef> waits) override;
+    ze_result_t append_fill(void* dst, const void* pattern, size_t pattern_size, size_t size,
+                            const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    ze_result_t append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    ze_result_t host_synchronize(uint64_t timeout_ns) override;
+    // Immediate command lists cannot take commands back: UNSUPPORTED_FEATURE for an event
+    // of this device; INVALID_NULL_HANDLE for a null one, INVALID_ARGUMENT for a foreign one.
+    ze_result_t cancel(const hal::EventRef& signal) override;
+    uint32_t ordinal() const override { return ordinal_; }
+    uint32_t index() const override { return index_; }
+
+    // The command list (for benchmarks beside raw Level Zero).
+    ze_command_list_handle_t list() const noexcept { return list_; }
+
+private:
+    // The driver handles of `signal` and `waits` (checked: null entries, foreign events).
+    struct Events {
+        ze_event_handle_t signal = nullptr;
+        std::vector<ze_event_handle_t> waits;
+    };
+    ze_result_t check_events(const hal::EventRef& signal, std::span<const hal::EventRef> waits, Events* out) const;
+    // Waits for `waits` and for every command of the list. Caller holds mu_.
+    ze_result_t drain_locked(const Events& events);
+    // A copy or fill touching host memory of another backend, done as described above;
+    // `pattern` null for a copy. Caller holds mu_.
+    ze_result_t pageable_locked(void* dst, const hal::Operand& to, const void* src, const hal::Operand& from,
+                                const void* pattern, size_t pattern_size, size_t size, const Events& events);
+    // Copies between device memory and host memory of another backend through host memory
+    // of the backend, one staging buffer at a time. Caller holds mu_.
+    ze_result_t staged_copy_locked(void* dst, bool dst_is_host, const void* src, size_t size);
+
+    const std::shared_ptr<ZeDevice> device_;
+    const ZeApi& api_;
+    const uint32_t ordinal_;
+    const uint32_t index_;
+    const ze_command_list_handle_t list_;
+    const ze_event_pool_handle_t sync_pool_;   // the two events below
+    const ze_event_handle_t sync_event_;       // host_synchronize's barrier signal
+    const ze_event_handle_t drain_event_;      // drain_locked's barrier signal
+    std::mutex mu_;       // appends to the list (immediate lists are not thread-safe)
+    std::mutex sync_mu_;  // one host_synchronize at a time; taken before mu_
+    bool sync_pending_ = false;  // guarded by sync_mu_: sync_event_ awaits an earlier barrier
+    uint64_t pending_mark_ = 0;  // guarded by sync_mu_: submitted_ when that barrier was appended
+    uint64_t synced_ = 0;        // guarded by sync_mu_: submitted_ covered by the last completed barrier
+    uint64_t submitted_ = 0;     // guarded by mu_: commands appended (a failed append counts too)
+};
+
+}  // namespace zehal::level_zero

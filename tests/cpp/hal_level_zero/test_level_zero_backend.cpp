@@ -1,0 +1,165 @@
+// The level_zero backend in the registry, device properties, clocks, and its status when
+// the loader or the driver is missing.
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "ze_fixture.hpp"
+
+extern char** environ;
+
+namespace zehal::test {
+namespace {
+
+TEST(LevelZeroBackend, RegistryListsItFirstWithAReasonWhenUnavailable) {
+    const std::vector<hal::BackendStatus>& all = hal::backends();
+    ASSERT_GE(all.size(), 3u);
+    EXPECT_EQ(all[0].name, "level_zero");
+    EXPECT_EQ(all[1].name, "cuda");
+    EXPECT_EQ(all[2].name, "sim");
+    const hal::BackendStatus& b = all[0];
+    if (b.available) {
+        EXPECT_TRUE(b.reason.empty());
+        ASSERT_NE(b.backend, nullptr);
+        EXPECT_EQ(b.backend->name(), "level_zero");
+        for (const hal::DeviceRef& d : b.backend->devices()) EXPECT_EQ(d->backend_name(), "level_zero");
+    } else {
+        EXPECT_FALSE(b.reason.empty());
+        EXPECT_EQ(b.backend, nullptr);
+        std::shared_ptr<hal::Backend> none;
+        EXPECT_EQ(hal::find_backend("level_zero", &none), ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE);
+    }
+}
+
+TEST(LevelZeroBackend, PropertiesComeFromTheDriver) {
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_LEVEL_ZERO(dev);
+    const hal::DeviceProperties& p = dev->properties();
+    EXPECT_EQ(dev->backend_name(), "level_zero");
+    EXPECT_FALSE(p.name.empty());
+    EXPECT_GT(p.memory_bytes, 0u);
+    EXPECT_GT(p.max_allocation_bytes, 0u);
+    EXPECT_GT(p.timer_hz, 0u);
+    EXPECT_GT(p.kernel_timestamp_valid_bits, 0u);
+    EXPECT_GT(p.timestamp_valid_bits, 0u);
+    EXPECT_GE(p.compute_engines, 1u);
+    EXPECT_GE(p.memory_ordinals, 1u);
+    EXPECT_TRUE(p.timestamp_flags & hal::kTimestampKernel);
+    EXPECT_EQ(dev->trace_source(), nullptr);
+    EXPECT_FALSE(p.tracer);
+}
+
+TEST(LevelZeroBackend, TheDriverBehindItIsZehalsOwnSimDevice) {
+    // Under CTest the loader is pointed at libze_zehal.so, whose first device is the sim
+    // device of its own copy of zehal: the properties cross the loader unchanged.
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_LEVEL_ZERO(dev);
+    if (!level_zero_required()) GTEST_SKIP() << "the loader is not pointed at zehal's driver";
+    std::shared_ptr<hal::Backend> sim;
+    ASSERT_EQ(hal::find_backend("sim", &sim), ZE_RESULT_SUCCESS);
+    const hal::DeviceProperties& mine = dev->properties();
+    const hal::DeviceProperties& want = sim->devices().front()->properties();
+    EXPECT_EQ(mine.name, want.name);
+    EXPECT_EQ(mine.timer_hz, want.timer_hz);
+    EXPECT_EQ(mine.kernel_timestamp_valid_bits, want.kernel_timestamp_valid_bits);
+    EXPECT_EQ(mine.timestamp_valid_bits, want.timestamp_valid_bits);
+    EXPECT_EQ(mine.compute_engines, want.compute_engines);
+    EXPECT_EQ(mine.copy_engines, want.copy_engines);
+    EXPECT_EQ(mine.memory_bytes, want.memory_bytes);
+    EXPECT_EQ(mine.timestamp_flags, want.timestamp_flags);
+    EXPECT_EQ(mine.uuid, want.uuid);
+}
+
+TEST(LevelZeroBackend, GlobalTimestampsMoveWithHostTime) {
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_LEVEL_ZERO(dev);
+    uint64_t h = 0, t = 0;
+    EXPECT_EQ(dev->global_timestamps(nullptr, &t), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(dev->global_timestamps(&h, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    uint64_t h0 = 0, t0 = 0;
+    ASSERT_EQ(dev->global_timestamps(&h0, &t0), ZE_RESULT_SUCCESS);
+    for (int i = 0; i < 50; ++i) {
+        const uint64_t before = host_now_ns();
+        ASSERT_EQ(dev->global_timestamps(&h, &t), ZE_RESULT_SUCCESS);
+        EXPECT_GE(h, before);
+        EXPECT_LE(h, host_now_ns());
+        EXPECT_GE(h, h0);
+        h0 = h;
+    }
+}
+
+TEST(LevelZeroBackend, LoseIsSimOnlyAndMetricsAreAbsent) {
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_LEVEL_ZERO(dev);
+    EXPECT_EQ(dev->lose(), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    EXPECT_TRUE(dev->metric_groups().empty());
+    int fd = -1;
+    size_t size = 0;
+    EXPECT_EQ(dev->export_dma_buf(0, &fd, &size), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(dev->export_dma_buf(0, nullptr, &size), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    Memory m(dev, hal::MemoryKind::device, 4096);
+    EXPECT_NE(m.ptr, nullptr);
+}
+
+// Runs probe_child with `env` added to this process's environment; its stdout.
+std::string run_child(const std::vector<std::string>& env) {
+    std::vector<std::string> strings;
+    for (char** e = environ; *e; ++e) {
+        const std::string s = *e;
+        bool replaced = false;
+        for (const std::string& add : env) replaced |= s.substr(0, s.find('=')) == add.substr(0, add.find('='));
+        if (!replaced) strings.push_back(s);
+    }
+    strings.insert(strings.end(), env.begin(), env.end());
+    std::vector<char*> envp;
+    for (std::string& s : strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    int fds[2];
+    if (pipe(fds) != 0) return "pipe failed";
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    char path[] = ZEHAL_PROBE_CHILD;
+    char* argv[] = {path, nullptr};
+    pid_t pid = 0;
+    const int spawned = posix_spawn(&pid, path, &actions, nullptr, argv, envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[1]);
+    std::string out;
+    char buf[512];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+    close(fds[0]);
+    if (spawned != 0) return "spawn failed";
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return out;
+}
+
+TEST(LevelZeroBackend, NoLoaderMeansUnavailableWithTheReason) {
+    const std::string out = run_child({"ZEHAL_LEVEL_ZERO_LOADER=/nonexistent/libze_loader.so.1"});
+    EXPECT_EQ(out.rfind("unavailable cannot open the Level Zero loader", 0), 0u) << out;
+    EXPECT_NE(out.find("/nonexistent/libze_loader.so.1"), std::string::npos) << out;
+}
+
+TEST(LevelZeroBackend, NoDriverMeansUnavailableWithTheReason) {
+    const std::string out =
+        run_child({"ZE_ENABLE_ALT_DRIVERS=/nonexistent/libze_none.so", "LD_LIBRARY_PATH=/nonexistent"});
+    EXPECT_EQ(out.rfind("unavailable ", 0), 0u) << out;
+    EXPECT_NE(out.find("driver"), std::string::npos) << out;
+}
+
+TEST(LevelZeroBackend, TheChildSeesTheDriverWhereThisProcessDoes) {
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_LEVEL_ZERO(dev);
+    const std::string out = run_child({});
+    EXPECT_EQ(out.rfind("available ", 0), 0u) << out;
+}
+
+}  // namespace
+}  // namespace zehal::test
