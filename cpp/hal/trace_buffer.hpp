@@ -6,40 +6,51 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <vector>
+#include <memory>
 
 #include "hal/trace_record.hpp"
 
 namespace zehal::hal {
 
 // Not thread-safe: the owning TraceSource serialises every call (its writers' lock).
+// Records move in at most two memcpy calls per push or drain (the storage wraps once);
+// losses are kept as a short list of gaps, so no call does work per record.
 class TraceBuffer {
 public:
     // A buffer of `slots` records (at least one).
-    explicit TraceBuffer(size_t slots) : slots_(std::max<size_t>(1, slots)), records_(slots_), lost_before_(slots_, 0) {}
+    explicit TraceBuffer(size_t slots)
+        : slots_(std::max<size_t>(1, slots)), records_(new TraceRecord[slots_]), gaps_(new Gap[slots_]) {}
 
     // Records the buffer holds when full.
     size_t slots() const noexcept { return slots_; }
 
+    // Records held now.
+    size_t size() const noexcept { return static_cast<size_t>(written_ - read_); }
+
     // Empties the buffer and forgets the losses.
     void clear() noexcept {
-        head_ = 0;
-        count_ = 0;
+        read_ = written_ = 0;
+        gap_head_ = gap_count_ = 0;
         lost_tail_ = 0;
-        std::fill(lost_before_.begin(), lost_before_.end(), 0);
     }
 
     // Appends `n` records; those that do not fit are dropped and counted (all `n` when
     // `whole` and they do not all fit, so a group of records is never split).
     void push(const TraceRecord* records, size_t n, bool whole) noexcept {
-        size_t fit = std::min(n, slots_ - count_);
+        size_t fit = std::min(n, slots_ - size());
         if (whole && fit < n) fit = 0;
-        for (size_t i = 0; i < fit; ++i) {
-            const size_t slot = (head_ + count_) % slots_;
-            records_[slot] = records[i];
-            lost_before_[slot] = lost_tail_;
-            lost_tail_ = 0;
-            ++count_;
+        if (fit) {
+            if (lost_tail_) {
+                // At most one gap per record held, so the gap list never overflows.
+                gaps_[(gap_head_ + gap_count_) % slots_] = Gap{written_, lost_tail_};
+                ++gap_count_;
+                lost_tail_ = 0;
+            }
+            const size_t at = static_cast<size_t>(written_ % slots_);
+            const size_t first = std::min(fit, slots_ - at);
+            std::memcpy(&records_[at], records, first * sizeof(TraceRecord));
+            std::memcpy(records_.get(), records + first, (fit - first) * sizeof(TraceRecord));
+            written_ += fit;
         }
         lost_tail_ += n - fit;
     }
@@ -52,31 +63,42 @@ public:
     // of it, so each gap is reported by the drain that returns the records after it.
     size_t drain(TraceRecord* out, size_t max_records, uint64_t* lost) noexcept {
         if (max_records == 0) return 0;
-        if (count_ == 0) {
+        if (size() == 0) {
             if (lost) *lost += lost_tail_;
             lost_tail_ = 0;
             return 0;
         }
-        if (lost) *lost += lost_before_[head_];
-        lost_before_[head_] = 0;
-        size_t n = 1;
-        const size_t limit = std::min(max_records, count_);
-        while (n < limit && lost_before_[(head_ + n) % slots_] == 0) ++n;
-        const size_t first = std::min(n, slots_ - head_);
-        std::memcpy(out, &records_[head_], first * sizeof(TraceRecord));
-        std::memcpy(out + first, records_.data(), (n - first) * sizeof(TraceRecord));
-        head_ = (head_ + n) % slots_;
-        count_ -= n;
+        if (gap_count_ && gaps_[gap_head_].before == read_) {
+            if (lost) *lost += gaps_[gap_head_].lost;
+            gap_head_ = (gap_head_ + 1) % slots_;
+            --gap_count_;
+        }
+        size_t n = std::min(max_records, size());
+        if (gap_count_) n = std::min<size_t>(n, static_cast<size_t>(gaps_[gap_head_].before - read_));
+        const size_t at = static_cast<size_t>(read_ % slots_);
+        const size_t first = std::min(n, slots_ - at);
+        std::memcpy(out, &records_[at], first * sizeof(TraceRecord));
+        std::memcpy(out + first, records_.get(), (n - first) * sizeof(TraceRecord));
+        read_ += n;
         return n;
     }
 
 private:
+    // `lost` records were dropped just before the record written `before`-th.
+    struct Gap {
+        uint64_t before;
+        uint64_t lost;
+    };
+
     const size_t slots_;
-    std::vector<TraceRecord> records_;
-    std::vector<uint64_t> lost_before_;  // records dropped just before each slot's record
-    size_t head_ = 0;                    // oldest record
-    size_t count_ = 0;                   // records held
-    uint64_t lost_tail_ = 0;             // records dropped after the newest one
+    // Left uninitialised: pages are touched only as records arrive.
+    std::unique_ptr<TraceRecord[]> records_;
+    std::unique_ptr<Gap[]> gaps_;  // a ring of gaps, oldest first
+    size_t gap_head_ = 0;
+    size_t gap_count_ = 0;
+    uint64_t read_ = 0;       // records drained since clear()
+    uint64_t written_ = 0;    // records stored since clear()
+    uint64_t lost_tail_ = 0;  // records dropped after the newest one
 };
 
 }  // namespace zehal::hal

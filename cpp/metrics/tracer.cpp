@@ -12,8 +12,10 @@ namespace {
 
 constexpr size_t kRecord = sizeof(hal::TraceRecord);
 constexpr uint32_t kNoIndex = 0xFFFFFFFFu;
-constexpr size_t kStagingRecords = 4096;
-constexpr auto kMinPause = std::chrono::microseconds(50);
+// Records taken from the hardware buffer per drain call: the source's lock is held for a
+// copy of at most 128 KiB, and the records are still in the cache when they are fixed up.
+constexpr size_t kDrainRecords = 4096;
+constexpr auto kMinPause = std::chrono::microseconds(20);
 constexpr auto kMaxPause = std::chrono::microseconds(1000);
 constexpr uint64_t kMaxSyncIntervalNs = 50'000'000;
 
@@ -48,6 +50,15 @@ struct Tracer::RingWriter {
         return true;
     }
     size_t used() const { return used_; }
+    // The free records that follow the last one written, up to the end of its span.
+    std::span<hal::TraceRecord> contiguous() const {
+        const bool in_first = used_ < regions_.first.size();
+        std::span<std::byte> span = in_first ? regions_.first.subspan(used_)
+                                             : regions_.second.subspan(std::min(used_ - regions_.first.size(), regions_.second.size()));
+        return {reinterpret_cast<hal::TraceRecord*>(span.data()), span.size() / kRecord};
+    }
+    // Counts `n` records written in place at the start of contiguous().
+    void advance(size_t n) { used_ += n * kRecord; }
 
     SpscByteRing& ring_;
     RingRegions regions_;
@@ -117,7 +128,7 @@ Tracer::Tracer(const hal::DeviceRef& device, std::shared_ptr<DeviceMetrics> stat
       notification_(std::move(notification)),
       sync_interval_ns_(sync_interval_ns(device->properties())),
       ring_(ring_bytes),
-      staging_(kStagingRecords) {
+      source_records_(std::max<size_t>(source_->capacity() / kRecord, 4)) {
     uint32_t max_id = 0;
     for (const MetricRef& m : metrics_) max_id = std::max(max_id, m->device_id());
     index_of_.assign(static_cast<size_t>(max_id) + 1, kNoIndex);
@@ -249,22 +260,31 @@ void Tracer::run() {
         if (quit_) break;
         const bool on = state_now_.load(std::memory_order_relaxed) == kEnabled;
         lock.unlock();
-        const bool moved = on && pump();
+        const uint64_t started = host_now_ns();
+        const size_t moved = on ? pump() : 0;
         flush();
         if (on) maybe_sync(false);
         maybe_notify();
         lock.lock();
-        if (moved) {
-            pause = kMinPause;
-            continue;
-        }
         auto woken = [&] { return quit_ || applied_ != requested_; };
         if (!on && control_.empty()) {
             wake_.wait(lock, woken);
-        } else {
-            wake_.wait_for(lock, pause, woken);
-            pause = std::min(pause * 2, kMaxPause);
+            continue;
         }
+        // pump() took everything there was. Records flowing: sleep while the hardware
+        // buffer fills to a quarter at the rate just seen, so each wake-up moves a large
+        // batch and the buffer never comes near full. Nothing: back off.
+        if (moved && ring_full_) {
+            pause = kMinPause;  // the reader is the limit: back soon, when it has made room
+        } else if (moved) {
+            const uint64_t max_ns = std::chrono::nanoseconds(kMaxPause).count();
+            const uint64_t since = std::clamp<uint64_t>(started - std::exchange(last_pump_ns_, started), 1, max_ns);
+            const double quarter_ns = static_cast<double>(source_records_ / 4) * static_cast<double>(since) / static_cast<double>(moved);
+            pause = std::clamp(std::chrono::microseconds(static_cast<int64_t>(quarter_ns / 1000)), kMinPause, kMaxPause);
+        }
+        if (!moved || ring_full_) last_pump_ns_ = started;
+        wake_.wait_for(lock, pause, woken);
+        if (!moved) pause = std::min(pause * 2, kMaxPause);
     }
     lock.unlock();
     if (state_now_.load(std::memory_order_relaxed) == kEnabled) apply(false);
@@ -279,6 +299,7 @@ ze_result_t Tracer::apply(bool enable) {
         if (ze_result_t r = source_->start(groups_); r != ZE_RESULT_SUCCESS) return r;
         last_ticks_ = ticks;
         last_sync_ns_ = host;
+        taken_ = 0;  // start() zeroed produced()
         queue(control_record(hal::kRecordClockSync, ticks, host));
         queue(control_record(hal::kRecordEnable, ticks, 0));
         flush();
@@ -288,9 +309,11 @@ ze_result_t Tracer::apply(bool enable) {
     }
     if (now != kEnabled) return ZE_RESULT_SUCCESS;
     source_->stop();
-    // Everything the hardware buffer still holds, losses included, goes in before the marker.
+    // Everything the hardware buffer still holds, losses included, goes in before the
+    // marker; what finds no room in the ring is counted as lost there.
     while (pump()) {
     }
+    discard_source();
     maybe_sync(true);
     queue(control_record(hal::kRecordDisable, last_ticks_, 0));
     flush();
@@ -301,40 +324,95 @@ ze_result_t Tracer::apply(bool enable) {
     return ZE_RESULT_SUCCESS;
 }
 
-bool Tracer::pump() {
-    uint64_t lost = 0;
-    const size_t bytes = source_->drain(staging_.data(), staging_.size() * kRecord, &lost);
-    if (lost) note_lost(lost);
-    const size_t n = bytes / kRecord;
-    if (n == 0) {
-        publish_pending();
-        return lost > 0;
-    }
-    {
-        RingWriter w(ring_, (control_.size() + n) * kRecord);
+size_t Tracer::pump() {
+    uint64_t lost_total = 0;
+    size_t moved = 0;
+    bool full = false;
+    // Records go from the hardware buffer straight into the ring, then are fixed up where
+    // they are: one copy, and no work per record but the fix-up. Each chunk is committed
+    // on its own, so the reader sees records while the drain goes on.
+    for (;;) {
+        RingWriter w(ring_, kDrainRecords * kRecord);
         flush(w);
-        for (size_t i = 0; i < n; ++i) {
-            hal::TraceRecord r = staging_[i];
-            if (r.kind == hal::kRecordSample || r.kind == hal::kRecordExportWrite) {
-                const uint32_t index = r.metric < index_of_.size() ? index_of_[r.metric] : kNoIndex;
-                if (index == kNoIndex) {
-                    note_lost(1);
-                    continue;
-                }
-                r.metric = index;
-            }
-            last_ticks_ = r.ticks;
-            if (!control_.empty()) flush(w);
-            r.sequence = sequence_;
-            if (control_.empty() && w.put(r)) {
-                ++sequence_;
-            } else {
-                note_lost(1);
-            }
+        const std::span<hal::TraceRecord> free = w.contiguous();
+        if (!control_.empty() || free.empty()) {
+            full = true;
+            break;
         }
+        const size_t room = std::min(free.size(), kDrainRecords);
+        uint64_t lost = 0;
+        size_t n = source_->drain(free.data(), room * kRecord, &lost) / kRecord;
+        taken_ += n + lost;
+        size_t marker = 0;
+        if (lost) {
+            // Rare: the records move one slot up, behind the record of the gap; one that
+            // no longer fits waits in the queue of control records.
+            if (n == free.size()) {
+                hal::TraceRecord last = free[n - 1];
+                --n;
+                lost_total += remap(last);
+                queue(last);
+            }
+            std::memmove(free.data() + 1, free.data(), n * kRecord);
+            free[0] = control_record(hal::kRecordDropped, last_ticks_, lost);
+            lost_total += lost;
+            marker = 1;
+        }
+        lost_total += fix_up(free.subspan(0, marker + n));
+        w.advance(marker + n);
+        moved += marker + n;
+        if (n < room) break;
+    }
+    if (lost_total) {
+        // Release, after the commit of the records of the gap: a reader that sees the new
+        // count finds them in the ring (or queued, as pending_ says).
+        dropped_.store(dropped_.load(std::memory_order_relaxed) + lost_total, std::memory_order_release);
+    }
+    // No room in the ring: records wait in the hardware buffer (the reader may be about
+    // to read) until it is three quarters full; then the drain thread takes them and
+    // drops them at the ring, so a slow reader never makes the device lose its own
+    // records. The fill is an estimate: produced() less what drains took or lost.
+    ring_full_ = full;
+    if (full) {
+        const uint64_t produced = source_->produced();
+        const uint64_t held = produced > taken_ ? produced - taken_ : 0;
+        if (held >= source_records_ / 4 * 3) discard_source();
     }
     publish_pending();
-    return true;
+    return moved;
+}
+
+uint64_t Tracer::remap(hal::TraceRecord& r) const {
+    if (r.kind != hal::kRecordSample && r.kind != hal::kRecordExportWrite) return 0;
+    const uint32_t index = r.metric < index_of_.size() ? index_of_[r.metric] : kNoIndex;
+    if (index != kNoIndex) {
+        r.metric = index;
+        return 0;
+    }
+    // A record of no metric of this tracer becomes the record of its own loss.
+    r = control_record(hal::kRecordDropped, r.ticks, 1);
+    return 1;
+}
+
+uint64_t Tracer::fix_up(std::span<hal::TraceRecord> records) {
+    uint64_t lost = 0;
+    for (hal::TraceRecord& r : records) {
+        lost += remap(r);
+        r.sequence = sequence_++;
+    }
+    if (!records.empty()) last_ticks_ = records.back().ticks;
+    return lost;
+}
+
+void Tracer::discard_source() {
+    hal::TraceRecord scrap[256];
+    for (;;) {
+        uint64_t lost = 0;
+        const size_t n = source_->drain(scrap, sizeof scrap, &lost) / kRecord;
+        if (n + lost == 0) return;
+        taken_ += n + lost;
+        note_lost(n + lost);
+    }
 }
 
 void Tracer::flush(RingWriter& w) {

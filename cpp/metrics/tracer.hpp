@@ -94,7 +94,10 @@ private:
     ze_result_t request(bool enable, bool synchronous);
     void run();
     ze_result_t apply(bool enable);
-    bool pump();
+    size_t pump();
+    uint64_t remap(hal::TraceRecord& r) const;
+    uint64_t fix_up(std::span<hal::TraceRecord> records);
+    void discard_source();
     void flush(RingWriter& w);
     void flush();
     void queue(const hal::TraceRecord& r);
@@ -115,6 +118,7 @@ private:
     const hal::EventRef notification_;
     uint64_t sync_interval_ns_ = 0;
     SpscByteRing ring_;
+    const size_t source_records_;  // records the hardware buffer holds
 
     // Requests, under mu_.
     mutable std::mutex mu_;
@@ -141,7 +145,9 @@ private:
     uint32_t sequence_ = 0;
     uint64_t last_sync_ns_ = 0;
     uint64_t last_ticks_ = 0;
-    std::vector<hal::TraceRecord> staging_;
+    uint64_t last_pump_ns_ = 0;   // when the previous pump started
+    uint64_t taken_ = 0;          // records drained or reported lost since start()
+    bool ring_full_ = false;      // the last pump stopped for want of room in the ring  // since when the ring has had no room (0: it has room)
 
     std::thread thread_;
 };

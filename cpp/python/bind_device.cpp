@@ -227,7 +227,8 @@ void bind_device(pyb::module_& m) {
         [](pyb::handle copy_engines, pyb::handle memory_bytes, pyb::handle timer_hz,
            pyb::handle kernel_timestamp_valid_bits, pyb::handle timestamp_valid_bits, pyb::handle start_ticks,
            pyb::handle subdevices, pyb::handle trace_buffer_bytes, pyb::handle bandwidth_bytes_per_s,
-           pyb::handle fail_allocation_after, pyb::handle compute_engines, pyb::handle async_records_per_s) {
+           pyb::handle fail_allocation_after, pyb::handle compute_engines, pyb::handle async_records_per_s,
+           pyb::handle async_burst_records) {
             sim::SimConfig c;
             c.copy_engines = int_arg<uint32_t>(copy_engines, "copy_engines");
             c.memory_bytes = int_arg<uint64_t>(memory_bytes, "memory_bytes");
@@ -242,6 +243,7 @@ void bind_device(pyb::module_& m) {
                 c.fail_allocation_after = int_arg<uint64_t>(fail_allocation_after, "fail_allocation_after");
             c.compute_engines = int_arg<uint32_t>(compute_engines, "compute_engines");
             c.async_records_per_s = int_arg<uint64_t>(async_records_per_s, "async_records_per_s");
+            c.async_burst_records = int_arg<uint64_t>(async_burst_records, "async_burst_records");
             hal::DeviceRef d;
             if (const std::string problem = c.problem(); !problem.empty())
                 check(ZE_RESULT_ERROR_INVALID_ARGUMENT, "sim_device: " + problem);
@@ -258,6 +260,7 @@ void bind_device(pyb::module_& m) {
         pyb::arg("fail_allocation_after") = pyb::none(),
         pyb::arg("compute_engines") = sim::SimConfig{}.compute_engines,
         pyb::arg("async_records_per_s") = sim::SimConfig{}.async_records_per_s,
+        pyb::arg("async_burst_records") = sim::SimConfig{}.async_burst_records,
         "A fresh software device with this configuration (it shares the sim backend's host memory). "
         "Values out of range raise InvalidArgumentError; fail_allocation_after=N makes every "
         "allocation after the first N fail with OutOfMemoryError.");

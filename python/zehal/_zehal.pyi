@@ -114,6 +114,7 @@ def sim_device(
     fail_allocation_after: int | None = None,
     compute_engines: int = 1,
     async_records_per_s: int = 100000,
+    async_burst_records: int = 0,
 ) -> Device: ...
 
 # --- Events and timestamps -------------------------------------------------------------------

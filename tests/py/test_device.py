@@ -218,6 +218,8 @@ def test_sim_devices_are_distinct():
         {"memory_bytes": 1 << 64},
         {"start_ticks": -5},
         {"fail_allocation_after": -1},
+        {"async_burst_records": (1 << 25) + 1},
+        {"async_burst_records": -1},
     ],
 )
 def test_sim_device_bad_config(kwargs):

@@ -44,6 +44,7 @@ SimConfig SimConfig::from_env() {
     override_from_env("BANDWIDTH_BYTES_PER_S", &c.bandwidth_bytes_per_s);
     if (auto v = env_u64("FAIL_ALLOCATION_AFTER")) c.fail_allocation_after = *v;
     override_from_env("ASYNC_RECORDS_PER_S", &c.async_records_per_s);
+    override_from_env("ASYNC_BURST_RECORDS", &c.async_burst_records);
     return c;
 }
 
@@ -59,7 +60,8 @@ std::string SimConfig::problem() const {
                           range("kernel_timestamp_valid_bits", kernel_timestamp_valid_bits, 1, 64),
                           range("timestamp_valid_bits", timestamp_valid_bits, 1, 64),
                           range("subdevices", subdevices, 0, kMaxSubdevices),
-                          range("trace_buffer_bytes", trace_buffer_bytes, sizeof(hal::TraceRecord), kMaxTraceBufferBytes)})
+                          range("trace_buffer_bytes", trace_buffer_bytes, sizeof(hal::TraceRecord), kMaxTraceBufferBytes),
+                          range("async_burst_records", async_burst_records, 0, kMaxAsyncBurstRecords)})
         if (!p.empty()) return p;
     return {};
 }

@@ -23,11 +23,12 @@ struct SimConfig {
     uint64_t bandwidth_bytes_per_s = 0;      // copy throttle per engine; 0 = unthrottled
     std::optional<uint64_t> fail_allocation_after;  // allocations after the first N fail
     uint64_t async_records_per_s = 100'000;  // rate of the asynchronous trace source
+    uint64_t async_burst_records = 0;        // records it emits at once when started
 
     // Defaults overridden by ZEHAL_SIM_COPY_ENGINES, _COMPUTE_ENGINES, _MEMORY_BYTES,
     // _TIMER_HZ, _KERNEL_TIMESTAMP_VALID_BITS, _TIMESTAMP_VALID_BITS, _START_TICKS,
     // _SUBDEVICES, _TRACE_BUFFER_BYTES, _BANDWIDTH_BYTES_PER_S, _FAIL_ALLOCATION_AFTER,
-    // _ASYNC_RECORDS_PER_S. A malformed value is ignored.
+    // _ASYNC_RECORDS_PER_S, _ASYNC_BURST_RECORDS. A malformed value is ignored.
     static SimConfig from_env();
     // INVALID_ARGUMENT when a field is out of range (no engine, zero memory or clock,
     // valid bits outside 1..64, trace buffer under one record), or above the limits below.
@@ -40,6 +41,7 @@ struct SimConfig {
     static constexpr uint32_t kMaxSubdevices = 64;
     static constexpr uint64_t kMaxTimerHz = 10'000'000'000;  // 10 GHz
     static constexpr size_t kMaxTraceBufferBytes = 1ull << 30;
+    static constexpr uint64_t kMaxAsyncBurstRecords = 1ull << 25;  // a full buffer of the largest size
 };
 
 }  // namespace zehal::sim

@@ -91,6 +91,7 @@ public:
           tick_mask_(valid_mask(config.timestamp_valid_bits)),
           subdevices_(config.subdevices),
           async_rate_(config.async_records_per_s),
+          async_burst_(config.async_burst_records),
           buffer_(config.trace_buffer_bytes / sizeof(hal::TraceRecord)) {}
 
     ~SimTraceImpl() override { stop(); }
@@ -106,6 +107,13 @@ public:
             // Relaxed: every writer of produced_ holds mu_; readers only want a current figure.
             produced_.store(0, std::memory_order_relaxed);
             started_ = mask;
+        }
+        async_next_ = 0;
+        if ((mask & (1u << kAsyncGroup)) && async_burst_ > 0) {
+            // The burst is in the buffer (or counted as lost) when start returns.
+            std::vector<hal::TraceRecord> batch;
+            const uint64_t now = clock_.now();
+            emit_async(batch, async_burst_, &async_next_, now, now);
         }
         if ((mask & (1u << kAsyncGroup)) && async_rate_ > 0) {
             async_quit_ = false;
@@ -175,8 +183,44 @@ private:
         buffer_.push(recs, n, whole);
     }
 
+    // Writes `n` records of the asynchronous source into `out`, numbered from `*next`,
+    // their ticks spread evenly over (from_ticks, to_ticks], alternating its two metrics.
+    // No division per record: the ticks advance by a fixed-point step.
+    void make_async(hal::TraceRecord* out, size_t n, uint64_t* next, uint64_t from_ticks, uint64_t to_ticks) {
+        const unsigned __int128 step = (static_cast<unsigned __int128>(to_ticks - from_ticks) << 32) / n;
+        unsigned __int128 at = 0;
+        uint64_t k = *next;
+        uint32_t sub = subdevices_ ? static_cast<uint32_t>(k % subdevices_) : hal::kRootDevice;
+        for (size_t i = 0; i < n; ++i, ++k) {
+            at += step;
+            const uint64_t ticks = (from_ticks + static_cast<uint64_t>(at >> 32)) & tick_mask_;
+            out[i] = (k & 1) == 0 ? record(hal::kRecordSample, kAsyncCounter, ticks, (k >> 1) & 0xFFFFFFFFu, sub)
+                                  : record(hal::kRecordSample, kAsyncPulse, ticks, 0, sub);
+            if (subdevices_ && ++sub == subdevices_) sub = 0;
+        }
+        *next = k;
+    }
+
+    // Emits `n` records whose ticks spread over (from_ticks, to_ticks], in chunks pushed
+    // as they are made; false once the asynchronous group is no longer started.
+    bool emit_async(std::vector<hal::TraceRecord>& batch, uint64_t n, uint64_t* next, uint64_t from_ticks,
+                    uint64_t to_ticks) {
+        for (uint64_t done = 0; done < n;) {
+            const size_t chunk = static_cast<size_t>(std::min<uint64_t>(n - done, kAsyncChunk));
+            const uint64_t a = from_ticks + static_cast<uint64_t>(static_cast<unsigned __int128>(to_ticks - from_ticks) * done / n);
+            const uint64_t b = from_ticks + static_cast<uint64_t>(static_cast<unsigned __int128>(to_ticks - from_ticks) * (done + chunk) / n);
+            batch.resize(chunk);
+            make_async(batch.data(), chunk, next, a, b);
+            std::lock_guard lock(mu_);
+            if (!(started_ & (1u << kAsyncGroup))) return false;
+            push_locked(batch.data(), chunk, false);
+            done += chunk;
+        }
+        return true;
+    }
+
     // The asynchronous source: every period, the records due at the configured rate,
-    // with ticks spread over the period, alternating its two metrics.
+    // with ticks spread over the period.
     void async_loop() {
         using namespace std::chrono;
         const uint64_t t0 = host_now_ns();
@@ -189,26 +233,7 @@ private:
             const uint64_t now = host_now_ns();
             const uint64_t due =
                 static_cast<uint64_t>(static_cast<unsigned __int128>(now - t0) * async_rate_ / 1'000'000'000u);
-            const uint64_t n = due - emitted;
-            for (uint64_t done = 0; done < n;) {
-                const size_t chunk = static_cast<size_t>(std::min<uint64_t>(n - done, kAsyncChunk));
-                batch.resize(chunk);
-                for (size_t i = 0; i < chunk; ++i) {
-                    const uint64_t k = emitted + done + i;
-                    const uint64_t at = last + (now - last) * (done + i + 1) / n;
-                    const uint32_t sub = subdevices_ ? static_cast<uint32_t>(k % subdevices_) : hal::kRootDevice;
-                    batch[i] = (k % 2 == 0)
-                                   ? record(hal::kRecordSample, kAsyncCounter, clock_.ticks_at(at) & tick_mask_,
-                                            (k / 2) & 0xFFFFFFFFu, sub)
-                                   : record(hal::kRecordSample, kAsyncPulse, clock_.ticks_at(at) & tick_mask_, 0, sub);
-                }
-                {
-                    std::lock_guard lock(mu_);
-                    if (!(started_ & (1u << kAsyncGroup))) break;
-                    push_locked(batch.data(), chunk, false);
-                }
-                done += chunk;
-            }
+            if (due > emitted) emit_async(batch, due - emitted, &async_next_, clock_.ticks_at(last), clock_.ticks_at(now));
             emitted = due;
             last = now;
             wait_lock.lock();
@@ -232,6 +257,7 @@ private:
     const uint64_t tick_mask_;
     const uint32_t subdevices_;
     const uint64_t async_rate_;
+    const uint64_t async_burst_;
 
     std::mutex control_mu_;  // serialises start and stop
 
@@ -242,6 +268,7 @@ private:
     std::atomic<uint64_t> produced_{0};
 
     std::thread async_;
+    uint64_t async_next_ = 0;  // number of the next asynchronous record (start, then the source thread)
     std::mutex async_mu_;
     std::condition_variable async_cv_;
     bool async_quit_ = false;

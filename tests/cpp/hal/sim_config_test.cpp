@@ -15,7 +15,8 @@ namespace {
 const char* const kVars[] = {"COMPUTE_ENGINES",      "COPY_ENGINES",          "MEMORY_BYTES",
                              "TIMER_HZ",             "KERNEL_TIMESTAMP_VALID_BITS", "TIMESTAMP_VALID_BITS",
                              "START_TICKS",          "SUBDEVICES",            "TRACE_BUFFER_BYTES",
-                             "BANDWIDTH_BYTES_PER_S", "FAIL_ALLOCATION_AFTER", "ASYNC_RECORDS_PER_S"};
+                             "BANDWIDTH_BYTES_PER_S", "FAIL_ALLOCATION_AFTER", "ASYNC_RECORDS_PER_S",
+                             "ASYNC_BURST_RECORDS"};
 
 // Sets ZEHAL_SIM_* variables for one test and clears every one of them afterwards.
 class Env : public ::testing::Test {
@@ -52,6 +53,7 @@ TEST_F(Env, EveryVariableIsRead) {
     set("BANDWIDTH_BYTES_PER_S", "1000");
     set("FAIL_ALLOCATION_AFTER", "7");
     set("ASYNC_RECORDS_PER_S", "10");
+    set("ASYNC_BURST_RECORDS", "100");
     const SimConfig c = SimConfig::from_env();
     EXPECT_EQ(c.compute_engines, 2u);
     EXPECT_EQ(c.copy_engines, 4u);
@@ -66,6 +68,7 @@ TEST_F(Env, EveryVariableIsRead) {
     ASSERT_TRUE(c.fail_allocation_after.has_value());
     EXPECT_EQ(*c.fail_allocation_after, 7u);
     EXPECT_EQ(c.async_records_per_s, 10u);
+    EXPECT_EQ(c.async_burst_records, 100u);
     EXPECT_EQ(c.validate(), ZE_RESULT_SUCCESS);
 }
 
@@ -82,7 +85,7 @@ TEST_F(Env, MalformedValuesAreIgnored) {
 
 TEST(SimConfigValidate, RangeChecks) {
     EXPECT_EQ(SimConfig{}.validate(), ZE_RESULT_SUCCESS);
-    std::vector<SimConfig> bad(12);
+    std::vector<SimConfig> bad(13);
     bad[0].compute_engines = 0;
     bad[1].memory_bytes = 0;
     bad[2].timer_hz = 0;
@@ -95,6 +98,7 @@ TEST(SimConfigValidate, RangeChecks) {
     bad[9].subdevices = SimConfig::kMaxSubdevices + 1;
     bad[10].timer_hz = SimConfig::kMaxTimerHz + 1;
     bad[11].trace_buffer_bytes = SimConfig::kMaxTraceBufferBytes + 1;
+    bad[12].async_burst_records = SimConfig::kMaxAsyncBurstRecords + 1;
     for (size_t i = 0; i < bad.size(); ++i) {
         EXPECT_EQ(bad[i].validate(), ZE_RESULT_ERROR_INVALID_ARGUMENT) << i;
         hal::DeviceRef d;
@@ -107,6 +111,7 @@ TEST(SimConfigValidate, RangeChecks) {
     edge.timestamp_valid_bits = 64;
     edge.trace_buffer_bytes = 32;
     edge.timer_hz = 1;
+    edge.async_burst_records = SimConfig::kMaxAsyncBurstRecords;
     EXPECT_EQ(edge.validate(), ZE_RESULT_SUCCESS);
     EXPECT_EQ(create_device(SimConfig{}, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
 }

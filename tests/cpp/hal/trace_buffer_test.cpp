@@ -54,6 +54,47 @@ TEST(TraceBuffer, TrailingLossesAreReportedByAnEmptyDrain) {
     EXPECT_EQ(lost, 2u);
 }
 
+TEST(TraceBuffer, AGapInFrontOfEveryRecordAcrossManyWraps) {
+    TraceBuffer b(3);
+    TraceRecord out[8];
+    for (uint64_t round = 0; round < 10; ++round) {
+        for (uint64_t i = 0; i < 3; ++i) {
+            b.lose(i + 1);
+            b.push(samples(round * 10 + i, 1).data(), 1, false);
+        }
+        EXPECT_EQ(b.size(), 3u);
+        b.push(samples(99, 4).data(), 4, false);  // full: 4 more lost after the last record
+        for (uint64_t i = 0; i < 3; ++i) {
+            uint64_t lost = 0;
+            ASSERT_EQ(b.drain(out, 8, &lost), 1u);  // each batch stops at the next gap
+            EXPECT_EQ(lost, i + 1);
+            EXPECT_EQ(out[0].value, round * 10 + i);
+        }
+        uint64_t lost = 0;
+        EXPECT_EQ(b.drain(out, 8, &lost), 0u);
+        EXPECT_EQ(lost, 4u);
+    }
+}
+
+TEST(TraceBuffer, BatchesRunUpToTheNextGapOnly) {
+    TraceBuffer b(8);
+    TraceRecord out[8];
+    uint64_t lost = 0;
+    b.push(samples(0, 3).data(), 3, false);
+    b.lose(2);
+    b.push(samples(3, 4).data(), 4, false);
+    EXPECT_EQ(b.size(), 7u);
+    ASSERT_EQ(b.drain(out, 8, &lost), 3u);
+    EXPECT_EQ(lost, 0u);
+    ASSERT_EQ(b.drain(out, 2, &lost), 2u);  // a smaller batch than what follows the gap
+    EXPECT_EQ(lost, 2u);
+    EXPECT_EQ(out[0].value, 3u);
+    ASSERT_EQ(b.drain(out, 8, &lost), 2u);
+    EXPECT_EQ(lost, 2u);  // the gap is reported once
+    EXPECT_EQ(out[1].value, 6u);
+    EXPECT_EQ(b.drain(nullptr, 0, &lost), 0u);
+}
+
 TEST(TraceBuffer, WholeGroupsAreNeverSplit) {
     TraceBuffer b(4);
     TraceRecord out[4];

@@ -260,6 +260,58 @@ TEST_F(SimTraceTest, AsyncSourceAccountsForEveryRecord) {
     EXPECT_EQ(t->produced(), after);  // stopped means stopped
 }
 
+TEST_F(SimTraceTest, AsyncBurstIsInTheBufferWhenStartReturns) {
+    SimConfig c;
+    c.trace_buffer_bytes = 1000 * sizeof(Record);
+    c.async_records_per_s = 0;
+    c.async_burst_records = 1000 + 10'000;  // more than one chunk, 10 000 beyond the buffer
+    c.subdevices = 3;
+    auto t = SimTrace::create(c, clock_);
+    const uint32_t async[] = {group_index("AsyncEvents")};
+    const uint32_t counter_id = SimTrace::groups()[async[0]].first_metric_id;
+    ASSERT_EQ(t->start(async), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(t->produced(), 11'000u);
+    uint64_t lost = 0;
+    const std::vector<Record> recs = drain_all(*t, &lost);
+    ASSERT_EQ(recs.size(), 1000u);
+    EXPECT_EQ(lost, 10'000u);
+    for (size_t i = 0; i < recs.size(); ++i) {
+        // Alternating metrics, the counter counting up from 0, sub-devices in turn.
+        EXPECT_EQ(recs[i].kind, hal::kRecordSample);
+        EXPECT_EQ(recs[i].metric, counter_id + i % 2);
+        if (i % 2 == 0) {
+            EXPECT_EQ(recs[i].value, i / 2);
+        }
+        EXPECT_EQ(recs[i].subdevice, i % 3);
+        EXPECT_EQ(recs[i].ticks, recs[0].ticks);  // made at one instant
+    }
+    // A restart emits the burst again, numbered from 0.
+    ASSERT_EQ(t->stop(), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(t->start(async), ZE_RESULT_SUCCESS);
+    Record first{};
+    ASSERT_EQ(t->drain(&first, sizeof first, &lost), sizeof first);
+    EXPECT_EQ(first.value, 0u);
+}
+
+TEST_F(SimTraceTest, AsyncTicksAreSpreadAndNeverGoBack) {
+    auto t = make(1 << 20, 4'000'000, 20);  // ticks wrap at 2^20 (about 55 ms)
+    const uint32_t async[] = {group_index("AsyncEvents")};
+    ASSERT_EQ(t->start(async), ZE_RESULT_SUCCESS);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_EQ(t->stop(), ZE_RESULT_SUCCESS);
+    uint64_t lost = 0;
+    const std::vector<Record> recs = drain_all(*t, &lost);
+    ASSERT_GT(recs.size(), 1000u);
+    std::set<uint64_t> distinct;
+    for (size_t i = 1; i < recs.size(); ++i) {
+        EXPECT_LT(recs[i].ticks, 1u << 20);
+        // Forward modulo the wrap, by less than half of it.
+        EXPECT_LT((recs[i].ticks - recs[i - 1].ticks) & ((1u << 20) - 1), 1u << 19) << i;
+        distinct.insert(recs[i].ticks);
+    }
+    EXPECT_GT(distinct.size(), recs.size() / 20);  // spread over each period, not bunched
+}
+
 TEST_F(SimTraceTest, ProducersOnManyThreads) {
     auto t = make(1 << 12);
     const uint32_t groups[] = {group_index("EngineEvents"), SimTrace::export_group()};
