@@ -32,14 +32,25 @@ namespace {
 
 // --- Dma and Request ------------------------------------------------------------------
 
+// A copy's operands (dst, src), kept alive while it may be pending: two references, no
+// tuple to allocate.
+struct Operands {
+    pyb::object dst;
+    pyb::object src;
+};
+
 // A request as Python holds it: the copy's operands stay alive until it is done.
 class PyRequest {
 public:
-    PyRequest(std::shared_ptr<aml::Request> request, pyb::object keep)
+    PyRequest(std::shared_ptr<aml::Request> request, Operands keep)
         : request_(std::move(request)), keep_(std::move(keep)) {}
 
     void wait(const std::optional<double>& timeout) {
-        wait_slices(timeout, "Request.wait");
+        // A copy already complete needs no wait: no release and retaking of the GIL, no
+        // clock reads (a short copy is often done by the time Python asks). A bad timeout
+        // is refused either way.
+        timeout_ns(timeout, "Request.wait");
+        if (!request_->done()) wait_slices(timeout, "Request.wait");
         release_if_done();
         check(request_->result(), "Request.wait: the copy failed");
     }
@@ -51,22 +62,22 @@ public:
     }
     bool done() {
         const bool d = request_->done();
-        if (d) keep_ = pyb::none();
+        if (d) keep_ = {};
         return d;
     }
     int flags() {
         const int f = request_->flags();
-        if (f == AML_DMA_ZE_REQUEST_FLAGS_DONE) keep_ = pyb::none();
+        if (f == AML_DMA_ZE_REQUEST_FLAGS_DONE) keep_ = {};
         return f;
     }
     bool cancelled() const { return request_->cancelled(); }
     const std::shared_ptr<aml::Request>& request() const { return request_; }
     // What must outlive the copy, for the engine to hold when this object goes first.
-    pyb::object take_keep() { return std::exchange(keep_, pyb::none()); }
+    Operands take_keep() { return std::exchange(keep_, Operands{}); }
 
 private:
     void release_if_done() {
-        if (request_->done()) keep_ = pyb::none();
+        if (request_->done()) keep_ = {};
     }
     // Waits for the copy (interruptible, without the GIL); raises when timed out.
     void wait_slices(const std::optional<double>& seconds, std::string_view what) {
@@ -75,7 +86,7 @@ private:
     }
 
     std::shared_ptr<aml::Request> request_;
-    pyb::object keep_;  // (dst, src) while the copy may be pending
+    Operands keep_;  // while the copy may be pending
 };
 
 // An engine as Python holds it. Fire-and-forget copies are tracked too, so that their
@@ -127,7 +138,7 @@ public:
             check(r, "Dma.copy" + copy_failure(dma, d, s, signal, r));
         d.buffer->add_user(request);
         s.buffer->add_user(request);
-        pyb::object keep = pyb::make_tuple(dst, src);
+        Operands keep{std::move(dst), std::move(src)};
         reap();
         if (want_request) return PyRequest(std::move(request), std::move(keep));
         detached_.push_back({std::move(request), std::move(keep)});
@@ -156,7 +167,7 @@ public:
     }
 
     // Holds `keep` until `request` completes (a Request object that goes before its copy).
-    void adopt(std::shared_ptr<aml::Request> request, pyb::object keep) {
+    void adopt(std::shared_ptr<aml::Request> request, Operands keep) {
         if (dma_ && !request->done()) detached_.push_back({std::move(request), std::move(keep)});
     }
 
@@ -233,7 +244,7 @@ private:
     }
 
     std::shared_ptr<aml::Dma> dma_;
-    std::deque<std::pair<std::shared_ptr<aml::Request>, pyb::object>> detached_;
+    std::deque<std::pair<std::shared_ptr<aml::Request>, Operands>> detached_;
 };
 
 // The Python object of a Request, which also remembers its engine (for adopt()).
