@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: builds zehal with its native tests, installs the Python package,
-# then runs the native tests (CTest), the Python tests (pytest) and the stubs check.
+# then runs the native tests (CTest), the Python tests (pytest; again on the level_zero
+# backend through zehal's own Level Zero driver) and the stubs check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,5 +10,9 @@ python3 -m pip install -q --disable-pip-version-check --no-build-isolation \
   -Ccmake.define.ZEHAL_BUILD_TESTS=ON -Ccmake.define.ZEHAL_WERROR="${ZEHAL_WERROR:-OFF}" ".[test]"
 ctest --test-dir build/python --output-on-failure -j2 --timeout 300
 python3 -m pytest -q tests/py
+# The Python suite once more with the level_zero backend as the default: the real loader
+# (Debian's libze1) against zehal's own Level Zero driver (docs/level_zero.md); the tests
+# on the `device` fixture run on its level_zero device too.
+ZE_ENABLE_ALT_DRIVERS="$(python3 -m zehal --ze-driver)" ZEHAL_BACKEND=level_zero python3 -m pytest -q tests/py
 # The stubs (python/zehal/_zehal.pyi) against the module as built.
 python3 -m mypy.stubtest zehal._zehal --allowlist python/stubtest_allowlist.txt

@@ -35,6 +35,9 @@ __all__ = ["ENV_RAW", "chrome_trace", "export", "record", "trace_command", "Reco
 #: Environment variable naming where a traced process writes its data (``<value>.<pid>.npz``).
 ENV_RAW = "ZEHAL_TRACE_RAW"
 
+# ZE_RESULT_ERROR_UNSUPPORTED_FEATURE: what a device without a tracer raises.
+_UNSUPPORTED_FEATURE = 0x78000003
+
 _COMMAND_NAMES = {0: "copy", 1: "fill", 2: "barrier", 3: "kernel"}
 _ENGINE_GROUPS = {0: "compute", 1: "copy"}
 _PID_ENGINES = 1
@@ -200,6 +203,10 @@ class Recorder:
         import zehal  # the package, for the device helpers
 
         self.device = device if device is not None else zehal.default_device()
+        if not self.device.properties.tracer:
+            _zehal._raise_result(
+                _UNSUPPORTED_FEATURE, f"Recorder: {self.device.name} ({self.device.backend}) has no tracer"
+            )
         if groups is None:
             groups = [
                 g
@@ -289,7 +296,13 @@ def _start_from_env() -> None:
     if not base or os.environ.get(_ACTIVE) == str(os.getpid()):
         return
     os.environ[_ACTIVE] = str(os.getpid())
-    _process_recorder = Recorder()
+    import zehal  # the package, for the device helpers
+
+    device = zehal.default_device()
+    if not device.properties.tracer:
+        print(f"zehal trace: {device.name} ({device.backend}) has no tracer: the command runs untraced", file=sys.stderr)
+        return
+    _process_recorder = Recorder(device)
     path = f"{base}.{os.getpid()}.npz"
 
     def finish() -> None:

@@ -2,7 +2,9 @@
 
 ``device`` runs a test on a fresh sim device and, where the cuda backend is available,
 again on the first CUDA device (marked ``cuda``; skipped with the backend's reason
-elsewhere), so the whole suite runs against CUDA where a GPU exists. ``sim`` is a fresh
+elsewhere), so the whole suite runs against CUDA where a GPU exists; likewise on the first
+level_zero device (marked ``level_zero``): an Intel GPU, or zehal's own Level Zero driver
+where ``ZE_ENABLE_ALT_DRIVERS`` names it (scripts/test.sh runs the suite so). ``sim`` is a fresh
 sim device for tests of sim-only behaviour (configuration, fault injection).
 
 Both fixtures set ``ZEHAL_BACKEND`` to the device's own backend for the test's duration
@@ -40,9 +42,35 @@ def cuda_device() -> zehal.Device:
     return found[0]
 
 
-@pytest.fixture(params=["sim", pytest.param("cuda", marks=pytest.mark.cuda)])
+def level_zero_device() -> zehal.Device:
+    """The first level_zero device, or a skip saying why there is none."""
+    status = backend_status("level_zero")
+    if not status.available:
+        pytest.skip(f"level_zero backend unavailable: {status.reason}")
+    found = zehal.devices("level_zero")
+    if not found:
+        pytest.skip("level_zero backend has no device")
+    return found[0]
+
+
+def default_device_traces(env: dict[str, str] | None = None) -> bool:
+    """Whether the default device of a process with environment `env` (this one's when
+    None) has a tracer: the device ZEHAL_BACKEND names, else the first available one."""
+    forced = (os.environ if env is None else env).get("ZEHAL_BACKEND")
+    names = [forced] if forced else [b.name for b in zehal.backends() if b.available]
+    for name in names:
+        found = zehal.devices(name)
+        if found:
+            return found[0].properties.tracer
+    return False
+
+
+@pytest.fixture(
+    params=["sim", pytest.param("cuda", marks=pytest.mark.cuda), pytest.param("level_zero", marks=pytest.mark.level_zero)]
+)
 def device(request, monkeypatch) -> zehal.Device:
-    d = zehal.sim_device() if request.param == "sim" else cuda_device()
+    makers = {"sim": zehal.sim_device, "cuda": cuda_device, "level_zero": level_zero_device}
+    d = makers[request.param]()
     monkeypatch.setenv("ZEHAL_BACKEND", d.backend)
     return d
 

@@ -12,7 +12,9 @@ import pytest
 
 import zehal
 
-KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_EXT_DEV, KDL_CUDA_MANAGED = 1, 2, 3, 12, 13
+KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_EXT_DEV, KDL_CUDA_MANAGED, KDL_ONEAPI = 1, 2, 3, 12, 13, 14
+# Device types NumPy's from_dlpack takes (host-accessible memory it knows).
+NUMPY_DLPACK_DEVICES = (KDL_CPU, KDL_CUDA_HOST, KDL_CUDA_MANAGED)
 
 
 def host_accessible_buffers(device, size=4096):
@@ -60,6 +62,7 @@ def test_dlpack_device_by_backend_and_kind(device):
     expected = {
         "sim": {"host": (KDL_CPU, 0), "shared": (KDL_CPU, 0), "device": (KDL_EXT_DEV, None)},
         "cuda": {"host": (KDL_CUDA_HOST, 0), "shared": (KDL_CUDA_MANAGED, None), "device": (KDL_CUDA, None)},
+        "level_zero": {"host": (KDL_CPU, 0), "shared": (KDL_ONEAPI, None), "device": (KDL_ONEAPI, None)},
     }[device.backend]
     areas = {"shared": zehal.Area.shared(device), "device": zehal.Area.device(device)}
     if device.backend == zehal.default_device().backend:
@@ -75,6 +78,9 @@ def test_dlpack_device_by_backend_and_kind(device):
 
 def test_numpy_from_dlpack_views_the_memory(device):
     for buf in host_accessible_buffers(device):
+        if buf.__dlpack_device__()[0] not in NUMPY_DLPACK_DEVICES:
+            buf.close()
+            continue
         a = np.from_dlpack(buf)
         assert a.dtype == np.uint8 and a.shape == (buf.nbytes,)
         assert a.ctypes.data == buf.ptr
@@ -119,6 +125,9 @@ def test_dlpack_capsules_versioned_and_legacy(device):
 
 def test_a_dlpack_array_outlives_the_buffer_object(device):
     buf = zehal.Area.shared(device).mmap(64)
+    if buf.__dlpack_device__()[0] not in NUMPY_DLPACK_DEVICES:
+        buf.close()
+        buf = zehal.Area.host().mmap(64)  # Level Zero shared memory is kDLOneAPI
     memoryview(buf)[:] = bytes(range(64))
     a = np.from_dlpack(buf)
     del buf  # the array's capsule keeps the Buffer (and its area) alive

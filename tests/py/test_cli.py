@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import default_device_traces
+
 import zehal
 from zehal import bench, cli
 
@@ -153,6 +155,9 @@ def test_trace(tmp_path):
     )
     out = run("trace", "--output", str(out_path), "--", sys.executable, str(script))
     assert out.returncode == 0, out.stderr
+    if not default_device_traces():
+        assert "has no tracer: the command runs untraced" in out.stderr
+        return
     trace = json.loads(out_path.read_text())
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
     assert isinstance(events, list) and events

@@ -57,10 +57,12 @@ def test_export_groups_give_an_fd_others_refuse(device):
             for m in g.metrics:
                 with pytest.raises(zehal.InvalidArgumentError):
                     m.export_dma_buf()
-    assert exported >= 1
+    assert (exported >= 1) == device.properties.dma_buf_export
 
 
 def test_fill_0xab_decodes_to_an_entry_with_the_bytes(device):
+    if not (device.properties.tracer and device.properties.dma_buf_export):
+        pytest.skip(f"{device.backend} device without a tracer or export memory")
     g = export_group(device)
     fd, size = g.export_dma_buf()
     imported = zehal.Area.import_dma_buf(fd, size, device=device)
