@@ -36,29 +36,28 @@ bool resolve(const DynLib& lib, ZeApi* api, std::string* why) {
 std::string result_text(ze_result_t r) { return std::string(result_name(r)); }
 
 const ZeApi* ze_api(std::string* why) {
-    // The loader stays open until the process exits: devices made from it live as long.
     static std::once_flag once;
     static const ZeApi* table = nullptr;
     static std::string failure;
     std::call_once(once, [] {
-        auto* lib = new DynLib(DynLib::open_first(loader_name()));
+        // The loader stays open until the process exits: devices made from it live as
+        // long, and a loader that zeInit touched is not unloaded.
+        static DynLib* const lib = new DynLib(DynLib::open_first(loader_name()));
         if (!*lib) {
             failure = "cannot open the Level Zero loader: " + lib->error();
-            delete lib;
             return;
         }
         auto* api = new ZeApi();
         if (!resolve(*lib, api, &failure)) {
             delete api;
-            delete lib;
             return;
         }
         if (ze_result_t r = api->zeInit(ZE_INIT_FLAG_GPU_ONLY); r != ZE_RESULT_SUCCESS) {
             failure = "zeInit(ZE_INIT_FLAG_GPU_ONLY) failed: " + result_text(r) + " (no Level Zero GPU driver)";
-            delete api;  // the loader stays open: it has been initialised
+            delete api;
             return;
         }
-        table = api;  // lib is kept open on purpose
+        table = api;
     });
     if (!table && why) *why = failure;
     return table;
