@@ -138,6 +138,7 @@ public:
             check(r, "Dma.copy" + copy_failure(dma, d, s, signal, r));
         d.buffer->add_user(request);
         s.buffer->add_user(request);
+        newest_ = request;
         Operands keep{std::move(dst), std::move(src)};
         reap();
         if (want_request) return PyRequest(std::move(request), std::move(keep));
@@ -149,8 +150,18 @@ public:
         // Our own reference: a close() from another thread may drop dma_ while we wait.
         const std::shared_ptr<aml::Dma> dma = dma_;
         if (!dma) live("Dma.barrier");
-        ze_result_t r;
-        r = without_gil([&] { return dma->barrier(); });
+        // Copies of one engine complete in submission order (its queue is in order, and
+        // every copy is submitted under the GIL): once the newest copy is done, so is every
+        // copy before it, and no barrier command is needed. poll() then records the others
+        // as done. A cancelled or failed newest copy, or none, takes the full barrier.
+        const std::shared_ptr<aml::Request> newest = std::exchange(newest_, nullptr);
+        ze_result_t r = ZE_RESULT_ERROR_UNKNOWN;
+        if (newest && !newest->cancelled())
+            r = newest->done() ? newest->result() : without_gil([&] { return newest->wait(kWaitForever); });
+        if (r == ZE_RESULT_SUCCESS && !newest->cancelled())  // (cancelled while we waited)
+            dma->poll();
+        else
+            r = without_gil([&] { return dma->barrier(); });
         reap();
         check(r, "Dma.barrier");
     }
@@ -163,6 +174,7 @@ public:
         if (!dma) return;
         without_gil([&] { dma->close(); });
         detached_.clear();
+        newest_.reset();
         dma_.reset();
     }
 
@@ -245,6 +257,7 @@ private:
 
     std::shared_ptr<aml::Dma> dma_;
     std::deque<std::pair<std::shared_ptr<aml::Request>, Operands>> detached_;
+    std::shared_ptr<aml::Request> newest_;  // the last copy submitted, until a barrier
 };
 
 // The Python object of a Request, which also remembers its engine (for adopt()).

@@ -140,6 +140,23 @@ def test_cancel_in_flight_waits(sim):
         assert r.done
 
 
+def test_barrier_after_the_newest_copy_was_cancelled(sim):
+    """The newest copy cancelled before it ran: a barrier still waits for the copies before it."""
+    throttled = zehal.sim_device(bandwidth_bytes_per_s=64 << 20)
+    with zehal.Dma(throttled) as dma:
+        size = 4 << 20  # ~60 ms at 64 MiB/s
+        src = zehal.Area.shared(throttled).mmap(size)
+        dst = zehal.Area.shared(throttled).mmap(size)
+        memoryview(src)[:] = b"\x5a" * size
+        dma.copy(dst, src, request=False)
+        last = dma.copy(dst, src, 4096)
+        last.cancel()
+        dma.barrier()
+        assert dma.pending == 0
+        assert bytes(memoryview(dst)[size - 16 :]) == b"\x5a" * 16  # the first copy completed
+        assert last.done
+
+
 def test_barrier_then_wait(device):
     with zehal.Dma(device) as dma:
         src = zehal.Area.shared(device).mmap(1 << 16)
