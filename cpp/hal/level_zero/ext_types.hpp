@@ -4,6 +4,7 @@
 
 #include <level_zero/ze_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "hal/types.hpp"
@@ -32,7 +33,26 @@ struct KernelTimestampsExtResults {
     hal::KernelTimestampResult* synchronized = nullptr;
 };
 
-// Immediate command list flags and pool flags newer than API 1.4.
+// Metric export memory extension (API 1.10), in zet_metric_group_properties_t's pNext chain.
+inline constexpr uint32_t kStypeMetricGroupTypeExp = 0x00010006;
+inline constexpr uint32_t kStypeExportDmaBufExpProperties = 0x00010007;
+
+// The group's type flags (hal::GroupType values).
+struct MetricGroupTypeExp {
+    uint32_t stype = kStypeMetricGroupTypeExp;
+    void* next = nullptr;
+    uint32_t type = 0;
+};
+
+// The group's exported memory: a dma-buf fd the group owns, and its size.
+struct ExportDmaBufExpProperties {
+    uint32_t stype = kStypeExportDmaBufExpProperties;
+    void* next = nullptr;
+    int fd = -1;
+    size_t size = 0;
+};
+
+// Pool flags newer than API 1.4.
 inline constexpr uint32_t kEventPoolFlagKernelMappedTimestamp = 1u << 3;
 
 static_assert(sizeof(ze_kernel_timestamp_result_t) == sizeof(hal::KernelTimestampResult),

@@ -119,7 +119,18 @@ bool ZeDevice::describe_engines(std::string* why) {
 }
 
 void ZeDevice::describe_metrics() {
-    append_limit(&limits_, "no metric groups or tracer in this build of the level_zero backend");
+    std::string why;
+    if (!describe_metric_groups(api(), device_, &groups_, &why)) {
+        groups_ = {};
+        append_limit(&limits_, "no metric groups: " + why);
+    }
+    for (size_t i = 0; i < groups_.infos.size() && !props_.dma_buf_export; ++i) {
+        if (!(groups_.infos[i].type_flags & hal::kGroupExportDmaBuf)) continue;
+        int fd = -1;
+        size_t size = 0;
+        props_.dma_buf_export = export_group_memory(api(), groups_.handles[i], &fd, &size) == ZE_RESULT_SUCCESS;
+    }
+    append_limit(&limits_, "no tracer: the metric tracer is not mapped by the level_zero backend yet");
 }
 
 ze_result_t ZeDevice::check(ze_result_t r) noexcept {
@@ -219,9 +230,9 @@ ze_result_t ZeDevice::global_timestamps(uint64_t* host_ns, uint64_t* device_tick
 ze_result_t ZeDevice::export_dma_buf(uint32_t group, int* fd, size_t* size) {
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!fd || !size) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (group >= groups_.size() || !(groups_[group].type_flags & hal::kGroupExportDmaBuf))
+    if (group >= groups_.infos.size() || !(groups_.infos[group].type_flags & hal::kGroupExportDmaBuf))
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    return check(export_group_memory(api(), groups_.handles[group], fd, size));
 }
 
 ze_result_t ZeDevice::import_dma_buf(int fd, size_t size, void** out) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hal/device.hpp"
+#include "hal/level_zero/level_zero_metrics.hpp"
 #include "hal/level_zero/ze_context.hpp"
 #include "hal/pointer_registry.hpp"
 
@@ -33,7 +34,7 @@ public:
     ze_result_t create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) override;
     ze_result_t create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) override;
     ze_result_t global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) override;
-    const std::vector<hal::MetricGroupInfo>& metric_groups() const override { return groups_; }
+    const std::vector<hal::MetricGroupInfo>& metric_groups() const override { return groups_.infos; }
     hal::TraceSource* trace_source() override { return nullptr; }
     ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
@@ -59,13 +60,14 @@ public:
 private:
     // Engine groups, memory and import capability into props_; false with *why.
     bool describe_engines(std::string* why);
-    // Metric groups into groups_ (none when the driver has no metrics).
+    // Metric groups into groups_ (none when the driver has no metrics) and whether their
+    // export memory can be had.
     void describe_metrics();
 
     const std::shared_ptr<DriverContext> driver_;
     const ze_device_handle_t device_;
     hal::DeviceProperties props_;
-    std::vector<hal::MetricGroupInfo> groups_;
+    MetricGroups groups_;
     std::string limits_;
     uint32_t compute_group_ = 0;
     uint32_t copy_group_ = 0;

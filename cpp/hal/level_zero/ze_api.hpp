@@ -22,7 +22,8 @@ namespace zehal::level_zero {
     X(zeCommandListDestroy) X(zeCommandListAppendMemoryCopy) X(zeCommandListAppendMemoryFill)              \
     X(zeCommandListAppendBarrier) X(zeEventPoolCreate) X(zeEventPoolDestroy) X(zeEventCreate)              \
     X(zeEventDestroy) X(zeEventHostSignal) X(zeEventHostReset) X(zeEventHostSynchronize)                   \
-    X(zeEventQueryStatus) X(zeEventQueryKernelTimestamp)
+    X(zeEventQueryStatus) X(zeEventQueryKernelTimestamp) X(zetMetricGroupGet) X(zetMetricGroupGetProperties) \
+    X(zetMetricGet) X(zetMetricGetProperties)
 
 // Extension functions beyond the API 1.4 headers, declared from the specification: the
 // event query kernel timestamps extension (API 1.6) and immediate command list

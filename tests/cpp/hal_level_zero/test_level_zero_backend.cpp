@@ -93,17 +93,79 @@ TEST(LevelZeroBackend, GlobalTimestampsMoveWithHostTime) {
     }
 }
 
-TEST(LevelZeroBackend, LoseIsSimOnlyAndMetricsAreAbsent) {
+TEST(LevelZeroBackend, LoseIsSimOnly) {
     hal::DeviceRef dev;
     ZEHAL_REQUIRE_LEVEL_ZERO(dev);
     EXPECT_EQ(dev->lose(), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
-    EXPECT_TRUE(dev->metric_groups().empty());
-    int fd = -1;
-    size_t size = 0;
-    EXPECT_EQ(dev->export_dma_buf(0, &fd, &size), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(dev->export_dma_buf(0, nullptr, &size), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     Memory m(dev, hal::MemoryKind::device, 4096);
     EXPECT_NE(m.ptr, nullptr);
+}
+
+TEST(LevelZeroBackend, MetricGroupsComeFromTheDriverWithDeviceWideIds) {
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_LEVEL_ZERO(dev);
+    const std::vector<hal::MetricGroupInfo>& groups = dev->metric_groups();
+    uint32_t next = 0;
+    for (const hal::MetricGroupInfo& g : groups) {
+        EXPECT_FALSE(g.name.empty());
+        EXPECT_EQ(g.first_metric_id, next);
+        EXPECT_FALSE(g.metrics.empty()) << g.name;
+        next += static_cast<uint32_t>(g.metrics.size());
+    }
+    if (!level_zero_required()) return;
+    // Behind the loader is zehal's driver over its sim device: the same groups and metrics.
+    std::shared_ptr<hal::Backend> sim;
+    ASSERT_EQ(hal::find_backend("sim", &sim), ZE_RESULT_SUCCESS);
+    const std::vector<hal::MetricGroupInfo>& want = sim->devices().front()->metric_groups();
+    ASSERT_EQ(groups.size(), want.size());
+    for (size_t i = 0; i < groups.size(); ++i) {
+        EXPECT_EQ(groups[i].name, want[i].name);
+        EXPECT_EQ(groups[i].description, want[i].description);
+        EXPECT_EQ(groups[i].sampling_types, want[i].sampling_types);
+        EXPECT_EQ(groups[i].type_flags, want[i].type_flags);
+        EXPECT_EQ(groups[i].domain, want[i].domain);
+        EXPECT_EQ(groups[i].first_metric_id, want[i].first_metric_id);
+        ASSERT_EQ(groups[i].metrics.size(), want[i].metrics.size());
+        for (size_t m = 0; m < groups[i].metrics.size(); ++m) {
+            EXPECT_EQ(groups[i].metrics[m].name, want[i].metrics[m].name);
+            EXPECT_EQ(groups[i].metrics[m].metric_type, want[i].metrics[m].metric_type);
+            EXPECT_EQ(groups[i].metrics[m].result_type, want[i].metrics[m].result_type);
+            EXPECT_EQ(groups[i].metrics[m].units, want[i].metrics[m].units);
+        }
+    }
+    // The tracer is not mapped: no trace source, whatever the groups say.
+    EXPECT_FALSE(dev->properties().tracer);
+    EXPECT_EQ(dev->trace_source(), nullptr);
+}
+
+TEST(LevelZeroBackend, ExportMemoryIsTheGroupsFdAndImportsBack) {
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_LEVEL_ZERO(dev);
+    int fd = -1;
+    size_t size = 0;
+    const std::vector<hal::MetricGroupInfo>& groups = dev->metric_groups();
+    EXPECT_EQ(dev->export_dma_buf(static_cast<uint32_t>(groups.size()), &fd, &size), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(dev->export_dma_buf(0, nullptr, &size), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    bool exported = false;
+    for (uint32_t i = 0; i < groups.size(); ++i) {
+        if (!(groups[i].type_flags & hal::kGroupExportDmaBuf)) {
+            EXPECT_EQ(dev->export_dma_buf(i, &fd, &size), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+            continue;
+        }
+        ASSERT_EQ(dev->export_dma_buf(i, &fd, &size), ZE_RESULT_SUCCESS);
+        EXPECT_GE(fd, 0);
+        EXPECT_GT(size, 0u);
+        int again = -1;
+        size_t again_size = 0;
+        ASSERT_EQ(dev->export_dma_buf(i, &again, &again_size), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(again, fd);  // the group's fd, not a new one
+        EXPECT_EQ(again_size, size);
+        void* p = nullptr;
+        ASSERT_EQ(dev->import_dma_buf(fd, size, &p), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(dev->free(p), ZE_RESULT_SUCCESS);
+        exported = true;
+    }
+    EXPECT_EQ(exported, dev->properties().dma_buf_export);
 }
 
 // Runs probe_child with `env` added to this process's environment; its stdout.
