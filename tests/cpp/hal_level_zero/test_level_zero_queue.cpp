@@ -164,3 +164,31 @@ TEST(LevelZeroQueue, HostMemoryOfAnotherBackendGoesThroughStaging) {
 
 }  // namespace
 }  // namespace zehal::test
+
+namespace zehal::test {
+namespace {
+
+TEST(LevelZeroQueue, ASimDeviceCopiesLevelZeroHostMemory) {
+    // Host memory is host memory (contract §2.2): the backend's host allocations are in the
+    // process-wide index, where a device of another backend finds them.
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_LEVEL_ZERO(dev);
+    std::shared_ptr<hal::Backend> sim;
+    ASSERT_EQ(hal::find_backend("sim", &sim), ZE_RESULT_SUCCESS);
+    const hal::DeviceRef& other = sim->devices().front();
+    std::shared_ptr<hal::Queue> q;
+    ASSERT_EQ(other->create_queue(hal::kCopyOrdinal, 0, &q), ZE_RESULT_SUCCESS);
+    Memory mine(dev, hal::MemoryKind::host, 1 << 16);
+    Memory back(dev, hal::MemoryKind::host, 1 << 16);
+    Memory device(other, hal::MemoryKind::device, 1 << 16);
+    std::iota(mine.as(), mine.as() + (1 << 16), uint8_t{3});
+    copy_and_wait(*q, device.ptr, mine.ptr, 1 << 16);
+    copy_and_wait(*q, back.ptr, device.ptr, 1 << 16);
+    EXPECT_EQ(std::memcmp(mine.ptr, back.ptr, 1 << 16), 0);
+    // Its device memory is still not the sim's.
+    Memory own_device(dev, hal::MemoryKind::device, 64);
+    EXPECT_EQ(q->append_copy(device.ptr, own_device.ptr, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace zehal::test
