@@ -46,6 +46,7 @@ struct DeviceProperties {
     uint32_t timestamp_flags = 0;              // TimestampCapability bits
     bool dma_buf_export = false;               // metric export memory supported
     bool tracer = false;                       // a TraceSource exists
+    std::string limits;                        // what the device lacks and why ("" when nothing)
 };
 
 // One packet of a kernel timestamp query; the layout of ze_kernel_timestamp_result_t

@@ -92,6 +92,8 @@ const PropertyField kPropertyFields[] = {
      [](const P& p) { return pyb::cast(p.dma_buf_export); }},
     {"tracer", "The device has a hardware trace source (tracer-based metrics).",
      [](const P& p) { return pyb::cast(p.tracer); }},
+    {"limits", "What the device lacks and why ('' when nothing), as its backend found it.",
+     [](const P& p) { return pyb::cast(p.limits); }},
 };
 
 pyb::dict properties_dict(const hal::DeviceProperties& p) {

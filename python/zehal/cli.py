@@ -54,6 +54,7 @@ def print_info(out: TextIO | None = None) -> None:
                 "memory_bytes": _format_bytes,
                 "max_allocation_bytes": _format_bytes,
                 "timer_hz": lambda hz: f"{hz} Hz",
+                "limits": lambda why: why or "none",
                 "uuid_bytes": None,
                 "name": None,
             }

@@ -354,3 +354,12 @@ def test_one_property_table_for_attributes_dict_cli_and_stubs(sim):
     for field in fields:
         if field not in ("name", "uuid_bytes"):
             assert field.replace("_", " ") in info.stdout, field
+
+
+def test_limits_say_what_a_device_lacks(device):
+    limits = device.properties.limits
+    assert isinstance(limits, str)
+    if device.backend == "sim":
+        assert limits == ""
+    if not device.properties.tracer and device.backend != "sim":
+        assert "tracer" in limits

@@ -93,6 +93,7 @@ bool CudaDevice::describe(std::string* why) {
     cupti_why_ = "built without CUPTI headers (cupti_activity.h)";
     props_.tracer = false;
 #endif
+    if (!props_.tracer) props_.limits = "no tracer: " + cupti_why_;
     return true;
 }
 

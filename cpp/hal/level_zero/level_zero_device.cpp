@@ -61,7 +61,7 @@ bool ZeDevice::describe(std::string* why) {
     } else {
         // Core zeEventQueryKernelTimestamp gives ticks; host ns need the extension.
         props_.timestamp_flags = hal::kTimestampKernel;
-        append_limit(&limits_, "no synchronized timestamps: " + driver_->timestamps_ext_why);
+        append_limit(&props_.limits, "no synchronized timestamps: " + driver_->timestamps_ext_why);
     }
     if (!describe_engines(why)) return false;
     describe_metrics();
@@ -114,7 +114,7 @@ bool ZeDevice::describe_engines(std::string* why) {
     ext.stype = ZE_STRUCTURE_TYPE_DEVICE_EXTERNAL_MEMORY_PROPERTIES;
     dma_buf_import_ = api().zeDeviceGetExternalMemoryProperties(device_, &ext) == ZE_RESULT_SUCCESS &&
                       (ext.memoryAllocationImportTypes & ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF);
-    if (!dma_buf_import_) append_limit(&limits_, "no dma-buf import");
+    if (!dma_buf_import_) append_limit(&props_.limits, "no dma-buf import");
     return true;
 }
 
@@ -122,7 +122,7 @@ void ZeDevice::describe_metrics() {
     std::string why;
     if (!describe_metric_groups(api(), device_, &groups_, &why)) {
         groups_ = {};
-        append_limit(&limits_, "no metric groups: " + why);
+        append_limit(&props_.limits, "no metric groups: " + why);
     }
     for (size_t i = 0; i < groups_.infos.size() && !props_.dma_buf_export; ++i) {
         if (!(groups_.infos[i].type_flags & hal::kGroupExportDmaBuf)) continue;
@@ -130,7 +130,7 @@ void ZeDevice::describe_metrics() {
         size_t size = 0;
         props_.dma_buf_export = export_group_memory(api(), groups_.handles[i], &fd, &size) == ZE_RESULT_SUCCESS;
     }
-    append_limit(&limits_, "no tracer: the metric tracer is not mapped by the level_zero backend yet");
+    append_limit(&props_.limits, "no tracer: the metric tracer is not mapped by the level_zero backend yet");
 }
 
 ze_result_t ZeDevice::check(ze_result_t r) noexcept {

@@ -53,9 +53,6 @@ public:
     ze_result_t check(ze_result_t r) noexcept;
     // Places [p, p + size) (hal::find_operand).
     ze_result_t find_operand(const void* p, size_t size, hal::Operand* out) const;
-    // Why the device lacks a capability (kernel timestamp extension, metrics, tracer), for
-    // `zehal info`; empty when it has them all.
-    const std::string& limits() const noexcept { return limits_; }
 
 private:
     // Engine groups, memory and import capability into props_; false with *why.
@@ -68,7 +65,6 @@ private:
     const ze_device_handle_t device_;
     hal::DeviceProperties props_;
     MetricGroups groups_;
-    std::string limits_;
     uint32_t compute_group_ = 0;
     uint32_t copy_group_ = 0;
     bool dma_buf_import_ = false;

@@ -52,6 +52,8 @@ TEST(LevelZeroBackend, PropertiesComeFromTheDriver) {
     EXPECT_TRUE(p.timestamp_flags & hal::kTimestampKernel);
     EXPECT_EQ(dev->trace_source(), nullptr);
     EXPECT_FALSE(p.tracer);
+    // What it lacks is said (zehal info prints it).
+    EXPECT_NE(p.limits.find("no tracer"), std::string::npos) << p.limits;
 }
 
 TEST(LevelZeroBackend, TheDriverBehindItIsZehalsOwnSimDevice) {
