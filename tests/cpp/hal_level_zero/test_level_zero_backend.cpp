@@ -56,16 +56,16 @@ TEST(LevelZeroBackend, PropertiesComeFromTheDriver) {
     EXPECT_NE(p.limits.find("no tracer"), std::string::npos) << p.limits;
 }
 
-TEST(LevelZeroBackend, TheDriverBehindItIsZehalsOwnSimDevice) {
-    // Under CTest the loader is pointed at libze_zehal.so, whose first device is the sim
-    // device of its own copy of zehal: the properties cross the loader unchanged.
+TEST(LevelZeroBackend, TheDriverBehindItIsZehalsOwnDevice) {
+    // Under CTest the loader is pointed at libze_zehal.so, whose first device is the first
+    // cuda or sim device of its own copy of zehal: the properties cross the loader unchanged.
     hal::DeviceRef dev;
     ZEHAL_REQUIRE_LEVEL_ZERO(dev);
     if (!level_zero_required()) GTEST_SKIP() << "the loader is not pointed at zehal's driver";
-    std::shared_ptr<hal::Backend> sim;
-    ASSERT_EQ(hal::find_backend("sim", &sim), ZE_RESULT_SUCCESS);
+    const hal::DeviceRef twin = driver_twin();
+    ASSERT_NE(twin, nullptr);
     const hal::DeviceProperties& mine = dev->properties();
-    const hal::DeviceProperties& want = sim->devices().front()->properties();
+    const hal::DeviceProperties& want = twin->properties();
     EXPECT_EQ(mine.name, want.name);
     EXPECT_EQ(mine.timer_hz, want.timer_hz);
     EXPECT_EQ(mine.kernel_timestamp_valid_bits, want.kernel_timestamp_valid_bits);
@@ -115,10 +115,10 @@ TEST(LevelZeroBackend, MetricGroupsComeFromTheDriverWithDeviceWideIds) {
         next += static_cast<uint32_t>(g.metrics.size());
     }
     if (!level_zero_required()) return;
-    // Behind the loader is zehal's driver over its sim device: the same groups and metrics.
-    std::shared_ptr<hal::Backend> sim;
-    ASSERT_EQ(hal::find_backend("sim", &sim), ZE_RESULT_SUCCESS);
-    const std::vector<hal::MetricGroupInfo>& want = sim->devices().front()->metric_groups();
+    // Behind the loader is zehal's driver over its own device: the same groups and metrics.
+    const hal::DeviceRef twin = driver_twin();
+    ASSERT_NE(twin, nullptr);
+    const std::vector<hal::MetricGroupInfo>& want = twin->metric_groups();
     ASSERT_EQ(groups.size(), want.size());
     for (size_t i = 0; i < groups.size(); ++i) {
         EXPECT_EQ(groups[i].name, want[i].name);

@@ -28,6 +28,14 @@ bool level_zero_device(hal::DeviceRef* device, std::string* why) {
     return false;
 }
 
+hal::DeviceRef driver_twin() {
+    for (const hal::BackendStatus& b : hal::backends()) {
+        if (b.name == "level_zero" || !b.available || b.backend->devices().empty()) continue;
+        return b.backend->devices().front();
+    }
+    return nullptr;
+}
+
 Memory::Memory(const hal::DeviceRef& d, hal::MemoryKind kind, size_t size, size_t alignment) : device(d) {
     EXPECT_EQ(device->allocate(kind, size, alignment, 0, 0, &ptr), ZE_RESULT_SUCCESS);
 }

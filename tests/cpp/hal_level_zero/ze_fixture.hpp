@@ -30,6 +30,9 @@ namespace zehal::test {
 bool level_zero_device(hal::DeviceRef* device, std::string* why);
 // True when the environment says the backend must be there.
 bool level_zero_required();
+// This process's own copy of the device zehal's driver lists first (the first device of the
+// first available backend after level_zero, in registry order: cuda, then sim); null when none.
+hal::DeviceRef driver_twin();
 
 // Frees what it holds when it goes.
 struct Memory {
