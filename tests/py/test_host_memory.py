@@ -2,7 +2,8 @@
 is copied on every device of every backend; device and shared memory stay tied to their
 device, and a copy that cannot be made names the operand and why. The tests marked
 ``cuda`` pair sim and CUDA (skipped, with the reason, where the cuda backend has no
-device)."""
+device); those marked ``level_zero`` pair sim and level_zero (scripts/test.sh runs them
+through zehal's own Level Zero driver)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 import zehal
-from conftest import cuda_device
+from conftest import cuda_device, level_zero_device
 
 
 def round_trip(dma: zehal.Dma, host_src: zehal.Buffer, host_dst: zehal.Buffer, seed: int) -> None:
@@ -113,3 +114,17 @@ def test_device_memory_across_backends_names_the_operand(gpu, monkeypatch):
         zehal.Dma(sim).copy(host, gpu_memory)
     with pytest.raises(zehal.InvalidArgumentError, match=r"dst is device memory of .*\(sim\); the engine runs on"):
         zehal.Dma(gpu).copy(sim_memory, host)
+
+
+@pytest.mark.level_zero
+@pytest.mark.parametrize("owner_backend", ["sim", "level_zero"])
+def test_sim_and_level_zero_copy_each_others_host_memory(monkeypatch, owner_backend):
+    gpu = level_zero_device()
+    sim = zehal.sim_device()
+    monkeypatch.setenv("ZEHAL_BACKEND", owner_backend)
+    host = zehal.Area.host()
+    src, dst = host.mmap(3 << 20), host.mmap(3 << 20)
+    assert src.device.backend == owner_backend
+    for device in (gpu, sim):
+        with zehal.Dma(device) as dma:
+            round_trip(dma, src, dst, 7)
