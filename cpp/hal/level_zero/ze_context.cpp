@@ -1,12 +1,26 @@
 #include "hal/level_zero/ze_context.hpp"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace zehal::level_zero {
 
 namespace {
 
+// ZEHAL_LEVEL_ZERO_EXTENSIONS=0 leaves every extension function unresolved: the core
+// fallbacks then serve (tests run them so; a user may for a driver whose extension fails).
+bool extensions_disabled() {
+    const char* v = std::getenv("ZEHAL_LEVEL_ZERO_EXTENSIONS");
+    return v && std::strcmp(v, "0") == 0;
+}
+
 // The extension function `name` of `driver` as F, or null with *why.
 template <typename F>
 F extension(const ZeApi& api, ze_driver_handle_t driver, const char* name, std::string* why) {
+    if (extensions_disabled()) {
+        *why = std::string(name) + " not resolved: ZEHAL_LEVEL_ZERO_EXTENSIONS=0";
+        return nullptr;
+    }
     void* address = nullptr;
     const ze_result_t r = api.zeDriverGetExtensionFunctionAddress(driver, name, &address);
     if (r != ZE_RESULT_SUCCESS || !address) {

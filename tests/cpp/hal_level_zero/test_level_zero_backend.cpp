@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,24 @@ TEST(LevelZeroBackend, TheDriverBehindItIsZehalsOwnDevice) {
     EXPECT_EQ(mine.memory_bytes, want.memory_bytes);
     EXPECT_EQ(mine.timestamp_flags, want.timestamp_flags);
     EXPECT_EQ(mine.uuid, want.uuid);
+}
+
+TEST(LevelZeroBackend, WithoutExtensionsKernelTimestampsRemainAndTheReasonIsSaid) {
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_LEVEL_ZERO(dev);
+    const char* v = std::getenv("ZEHAL_LEVEL_ZERO_EXTENSIONS");
+    const hal::DeviceProperties& p = dev->properties();
+    if (!v || std::string(v) != "0") {
+        EXPECT_EQ(p.limits.find("ZEHAL_LEVEL_ZERO_EXTENSIONS"), std::string::npos);
+        return;
+    }
+    EXPECT_EQ(p.timestamp_flags, static_cast<uint32_t>(hal::kTimestampKernel));
+    EXPECT_NE(p.limits.find("no synchronized timestamps: zeEventQueryKernelTimestampsExt not resolved"),
+              std::string::npos)
+        << p.limits;
+    std::shared_ptr<hal::EventPool> pool;
+    EXPECT_EQ(dev->create_event_pool(1, hal::kPoolHostVisible | hal::kPoolKernelMappedTimestamp, &pool),
+              ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
 }
 
 TEST(LevelZeroBackend, GlobalTimestampsMoveWithHostTime) {
