@@ -60,7 +60,7 @@ hal::BackendStatus probe() {
         status.reason = r == ZE_RESULT_SUCCESS ? "no Level Zero GPU driver" : "zeDriverGet failed: " + result_text(r);
         return status;
     }
-    auto host = std::make_shared<HostMemory>(*api);
+    auto host = std::make_shared<HostMemory>();
     std::vector<hal::DeviceRef> devices;
     for (ze_driver_handle_t handle : drivers) {
         if (auto driver = open_driver(*api, handle, host, &why)) add_devices(*api, driver, &devices, &why);

@@ -8,6 +8,10 @@ namespace zehal::level_zero {
 
 namespace {
 constexpr uint32_t kTimestampFlags = hal::kPoolKernelTimestamp | hal::kPoolKernelMappedTimestamp;
+// The hal's pool flags are passed on as they are.
+static_assert(hal::kPoolHostVisible == ZE_EVENT_POOL_FLAG_HOST_VISIBLE);
+static_assert(hal::kPoolKernelTimestamp == ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP);
+static_assert(hal::kPoolKernelMappedTimestamp == kEventPoolFlagKernelMappedTimestamp);
 }  // namespace
 
 ze_result_t ZeEventPool::create(const std::shared_ptr<ZeDevice>& device, uint32_t count, uint32_t flags,

@@ -13,16 +13,16 @@ namespace zehal::level_zero {
 
 // The core entry points zehal uses, each declared with `decltype` of the headers'
 // declaration and resolved by its exported name in the loader.
-#define ZEHAL_ZE_CORE_FUNCTIONS(X)                                                                          \
-    X(zeInit) X(zeDriverGet) X(zeDriverGetExtensionFunctionAddress) X(zeDeviceGet) X(zeDeviceGetProperties) \
-    X(zeDeviceGetCommandQueueGroupProperties) X(zeDeviceGetMemoryProperties)                               \
-    X(zeDeviceGetExternalMemoryProperties) X(zeDeviceGetGlobalTimestamps) X(zeContextCreate)               \
-    X(zeContextDestroy) X(zeMemAllocHost) X(zeMemAllocDevice) X(zeMemAllocShared) X(zeMemFree)             \
-    X(zeCommandListCreateImmediate)                   \
-    X(zeCommandListDestroy) X(zeCommandListAppendMemoryCopy) X(zeCommandListAppendMemoryFill)              \
-    X(zeCommandListAppendBarrier) X(zeEventPoolCreate) X(zeEventPoolDestroy) X(zeEventCreate)              \
-    X(zeEventDestroy) X(zeEventHostSignal) X(zeEventHostReset) X(zeEventHostSynchronize)                   \
-    X(zeEventQueryStatus) X(zeEventQueryKernelTimestamp) X(zetMetricGroupGet) X(zetMetricGroupGetProperties) \
+#define ZEHAL_ZE_CORE_FUNCTIONS(X)                                                                   \
+    X(zeInit) X(zeDriverGet) X(zeDriverGetExtensionFunctionAddress) X(zeDeviceGet)                   \
+    X(zeDeviceGetProperties) X(zeDeviceGetCommandQueueGroupProperties)                               \
+    X(zeDeviceGetMemoryProperties) X(zeDeviceGetExternalMemoryProperties)                            \
+    X(zeDeviceGetGlobalTimestamps) X(zeContextCreate) X(zeMemAllocHost) X(zeMemAllocDevice)          \
+    X(zeMemAllocShared) X(zeMemFree) X(zeCommandListCreateImmediate) X(zeCommandListDestroy)         \
+    X(zeCommandListAppendMemoryCopy) X(zeCommandListAppendMemoryFill) X(zeCommandListAppendBarrier)  \
+    X(zeEventPoolCreate) X(zeEventPoolDestroy) X(zeEventCreate) X(zeEventDestroy)                    \
+    X(zeEventHostSignal) X(zeEventHostReset) X(zeEventHostSynchronize) X(zeEventQueryStatus)         \
+    X(zeEventQueryKernelTimestamp) X(zetMetricGroupGet) X(zetMetricGroupGetProperties)               \
     X(zetMetricGet) X(zetMetricGetProperties)
 
 // Extension functions beyond the API 1.4 headers, declared from the specification: the

@@ -14,8 +14,6 @@ namespace zehal::level_zero {
 // that context): allocated and freed through any level_zero device, usable by every device
 // of every backend (contract §2.2). One per backend.
 struct HostMemory {
-    explicit HostMemory(const ZeApi& api) : api(api) {}
-    const ZeApi& api;
     hal::HostMemoryRegistry registry{"level_zero"};
 };
 
