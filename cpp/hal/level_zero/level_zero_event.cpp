@@ -9,8 +9,8 @@ namespace zehal::level_zero {
 namespace {
 constexpr uint32_t kTimestampFlags = hal::kPoolKernelTimestamp | hal::kPoolKernelMappedTimestamp;
 // The hal's pool flags are passed on as they are.
-static_assert(hal::kPoolHostVisible == ZE_EVENT_POOL_FLAG_HOST_VISIBLE);
-static_assert(hal::kPoolKernelTimestamp == ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP);
+static_assert(uint32_t{hal::kPoolHostVisible} == uint32_t{ZE_EVENT_POOL_FLAG_HOST_VISIBLE});
+static_assert(uint32_t{hal::kPoolKernelTimestamp} == uint32_t{ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP});
 static_assert(hal::kPoolKernelMappedTimestamp == kEventPoolFlagKernelMappedTimestamp);
 }  // namespace
 
