@@ -1,6 +1,8 @@
 #include "hal/host_memory.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <mutex>
 
 namespace zehal::hal {
 
@@ -16,7 +18,37 @@ PointerRegistry& host_index() {
 
 uintptr_t owner_tag(const HostMemoryRegistry* r) { return reinterpret_cast<uintptr_t>(r); }
 
+// The users registered with add_lost_host_memory_user. Never destroyed, as the index.
+struct LostUsers {
+    std::mutex mu;
+    std::vector<const LostHostMemoryUser*> users;  // guarded by mu
+};
+
+LostUsers& lost_users() {
+    static LostUsers* const users = new LostUsers;
+    return *users;
+}
+
+// Returns once no lost user touches memory.
+void wait_for_lost_users() {
+    LostUsers& l = lost_users();
+    std::lock_guard lock(l.mu);
+    for (const LostHostMemoryUser* u : l.users) u->wait_idle();
+}
+
 }  // namespace
+
+void add_lost_host_memory_user(const LostHostMemoryUser* user) {
+    LostUsers& l = lost_users();
+    std::lock_guard lock(l.mu);
+    l.users.push_back(user);
+}
+
+void remove_lost_host_memory_user(const LostHostMemoryUser* user) noexcept {
+    LostUsers& l = lost_users();
+    std::lock_guard lock(l.mu);
+    std::erase(l.users, user);
+}
 
 HostMemoryRegistry::HostMemoryRegistry(std::string_view backend) : backend_(backend) {}
 
@@ -40,6 +72,7 @@ ze_result_t HostMemoryRegistry::insert(const Allocation& a) noexcept {
 bool HostMemoryRegistry::remove(const void* base, Allocation* out) {
     if (!own_.remove(base, out)) return false;
     host_index().remove(base, nullptr);
+    wait_for_lost_users();
     return true;
 }
 

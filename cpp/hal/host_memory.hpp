@@ -12,6 +12,22 @@
 
 namespace zehal::hal {
 
+// Something that may still touch host memory after its device is lost (a lost sim device's
+// engines finishing the command they run): host memory of every backend is given back only
+// once each such user is idle (contract §11).
+class LostHostMemoryUser {
+public:
+    // Returns once the user touches no memory and never will again.
+    virtual void wait_idle() const noexcept = 0;
+
+protected:
+    ~LostHostMemoryUser() = default;
+};
+
+// Registers `user` from the moment its device is lost; unregister it before it goes.
+void add_lost_host_memory_user(const LostHostMemoryUser* user);
+void remove_lost_host_memory_user(const LostHostMemoryUser* user) noexcept;
+
 // The host memory of one backend: the allocations it made, which only it frees. Each one
 // is also entered in a process-wide index of host memory, where a device of any backend
 // finds it (find_operand). Thread-safe.
@@ -28,7 +44,8 @@ public:
     // As PointerRegistry::insert (INVALID_ARGUMENT for an empty or overlapping allocation,
     // OUT_OF_HOST_MEMORY when a table cannot grow); `a.info.kind` must be host.
     ze_result_t insert(const Allocation& a) noexcept;
-    // As PointerRegistry::remove: only what this backend allocated.
+    // As PointerRegistry::remove: only what this backend allocated. Once removed (no new
+    // copy finds it), waits until every lost user is idle: the caller may then release it.
     bool remove(const void* base, Allocation* out);
     // As PointerRegistry::find and find_range, over this backend's allocations only.
     bool find(const void* p, Allocation* out) const;

@@ -8,10 +8,13 @@
 #include <thread>
 
 #include "hal/host_event.hpp"
+#include "hal/host_memory.hpp"
 
 namespace zehal::sim {
 
-class CommandGate {
+// Once its device is lost, a lost user of host memory (hal/host_memory.hpp): host memory of
+// every backend is given back only once it is idle.
+class CommandGate final : public hal::LostHostMemoryUser {
 public:
     // Called by an engine before it looks for a command to run; false (and nothing to
     // leave) once the device is lost: no command starts after that.
@@ -30,7 +33,7 @@ public:
         running_.fetch_sub(1, std::memory_order_release);
     }
     // Once the device is lost: returns when no engine runs a command (none starts after).
-    void wait_idle() const noexcept {
+    void wait_idle() const noexcept override {
         // seq_cst: see enter(); also acquire, pairing with leave(), so the command's writes
         // end before the caller unmaps.
         while (running_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();

@@ -84,10 +84,7 @@ SimDevice::~SimDevice() {
     // the engines before their memory goes.
     domain_->set_listener(nullptr);
     for (auto& group : engines_) group.clear();
-    {
-        std::lock_guard lock(host_->lost_mu);
-        std::erase(host_->lost_gates, &gate_);
-    }
+    hal::remove_lost_host_memory_user(&gate_);
     for (const hal::Allocation& a : memory_.take_all()) unmap_memory(a);
     for (const ExportMemory& e : exports_)
         if (e.fd >= 0) close(e.fd);
@@ -148,12 +145,9 @@ ze_result_t SimDevice::free(void* ptr) {
     const bool found = device_memory || host_->registry.remove(ptr, &a);
     // Memory is given back even once the device is lost, so nothing leaks; but only once no
     // engine that may touch it still runs a command (contract §11): this device's engines
-    // for its memory, every lost device's for shared host memory.
+    // for its memory; for host memory, every lost device's of every backend (the registry's
+    // remove waited for them).
     if (found && device_memory && lost()) gate_.wait_idle();
-    if (found && !device_memory) {
-        std::lock_guard lock(host_->lost_mu);
-        for (const CommandGate* gate : host_->lost_gates) gate->wait_idle();
-    }
     if (found) release(a);
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     return found ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -272,10 +266,7 @@ ze_result_t SimDevice::lose() {
     // Marks the domain (every event call answers DEVICE_LOST, event waiters wake), then
     // wakes the engines (they drop what is queued) and queue synchronizers.
     if (!domain_->lose()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    {
-        std::lock_guard lock(host_->lost_mu);
-        host_->lost_gates.push_back(&gate_);
-    }
+    hal::add_lost_host_memory_user(&gate_);
     for (const auto& group : engines_)
         for (const auto& e : group) e->on_lost();
     return ZE_RESULT_SUCCESS;

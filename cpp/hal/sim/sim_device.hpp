@@ -14,6 +14,7 @@
 #include "hal/host_event.hpp"
 #include "hal/pointer_registry.hpp"
 #include "hal/sim/sim_clock.hpp"
+#include "hal/sim/sim_command_gate.hpp"
 #include "hal/sim/sim_config.hpp"
 #include "hal/sim/sim_engine.hpp"
 #include "hal/sim/sim_memory.hpp"

@@ -4,22 +4,16 @@
 
 #include <cstddef>
 #include <memory>
-#include <mutex>
-#include <vector>
 
 #include "hal/host_memory.hpp"
-#include "hal/sim/sim_command_gate.hpp"
 
 namespace zehal::sim {
 
 // Host memory of the sim backend: allocated and freed through any sim device, usable by
-// every device of every backend (contract §2.2). One per process.
+// every device of every backend (contract §2.2). One per process. Freeing waits until no
+// lost device's engine still runs a command (HostMemoryRegistry::remove, contract §11).
 struct SimHostMemory {
     hal::HostMemoryRegistry registry{"sim"};
-    // The command gates of the lost devices sharing this memory: host memory freed through
-    // any device waits until none of their engines still runs a command (contract §11).
-    std::mutex lost_mu;
-    std::vector<const CommandGate*> lost_gates;  // guarded by lost_mu
     ~SimHostMemory();
 };
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -241,6 +242,31 @@ TEST(SimHostMemory, FreedHostMemoryOfAnotherBackendIsRefused) {
         EXPECT_EQ(copy_and_wait(q, dev.ptr(), theirs.get(), 64), ZE_RESULT_SUCCESS);
     }
     EXPECT_EQ(q->append_copy(dev.ptr(), stale, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+}
+
+// Contract §11 across backends: host memory of another backend that a lost sim device's
+// engine still copies is given back by its backend only once that copy is over (the
+// registry's remove waits; AddressSanitizer sees any write to freed memory in the
+// sanitizer run).
+TEST(SimHostMemory, OtherBackendFreesAfterALostDeviceStopsCopying) {
+    HostMemoryRegistry other("other");
+    constexpr size_t kBytes = 64u << 20;
+    for (int round = 0; round < 8; ++round) {
+        auto d = test::sim_device();
+        auto q = test::queue(d);
+        auto e = test::event(test::pool(d, 1, 0));
+        auto* src = new OtherHostMemory(other, kBytes);
+        auto* dst = new OtherHostMemory(other, kBytes);
+        for (int i = 0; i < 4; ++i)
+            ASSERT_EQ(q->append_copy(dst->get(), src->get(), kBytes, nullptr, {}), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(q->append_copy(dst->get(), src->get(), kBytes, e, {}), ZE_RESULT_SUCCESS);
+        std::this_thread::sleep_for(std::chrono::milliseconds(round / 2));  // lose at various points
+        ASSERT_EQ(d->lose(), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(e->host_synchronize(test::kHangGuardNs), ZE_RESULT_ERROR_DEVICE_LOST);
+        delete dst;  // removed from `other` (waiting for the engine), then freed
+        delete src;
+    }
+    EXPECT_EQ(other.count(), 0u);
 }
 
 }  // namespace
