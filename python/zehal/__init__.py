@@ -140,8 +140,11 @@ def ze_driver_path() -> str:
     path = _HERE / "lib" / "libze_zehal.so"
     if not path.is_file():
         raise UnsupportedError(
+            0x78000003,
+            "ZE_RESULT_ERROR_UNSUPPORTED_FEATURE",
+            5,  # AML_ENOTSUP
             f"this zehal build has no Level Zero driver ({path} is missing: "
-            "Level Zero's headers were not found when it was built)"
+            "Level Zero's headers were not found when it was built)",
         )
     return str(path)
 

@@ -4,6 +4,7 @@ CLI names it, and that the real loader loads it (a child process, through ctypes
 from __future__ import annotations
 
 import ctypes.util
+import io
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import sys
 import pytest
 
 import zehal
+from zehal import cli
 from conftest import run_python
 
 
@@ -20,6 +22,18 @@ def test_ze_driver_path_is_the_shipped_library():
     assert os.path.basename(path) == "libze_zehal.so"
     assert os.path.isfile(path)
     assert "ze_driver_path" in zehal.__all__
+
+
+def test_a_build_without_the_driver_says_so(monkeypatch, tmp_path):
+    monkeypatch.setattr(zehal, "_HERE", tmp_path)
+    with pytest.raises(zehal.UnsupportedError) as err:
+        zehal.ze_driver_path()
+    assert err.value.result_name == "ZE_RESULT_ERROR_UNSUPPORTED_FEATURE"
+    assert err.value.code == 0x78000003 and err.value.aml_errno == 5
+    assert "libze_zehal.so is missing" in str(err.value)
+    out = io.StringIO()
+    cli.print_info(out)
+    assert "Level Zero driver: none (this zehal build has no Level Zero driver" in out.getvalue()
 
 
 def test_python_m_zehal_prints_it():
