@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -84,7 +85,10 @@ int main(int argc, char** argv) {
     const size_t big = quick ? (16u << 20) : (256u << 20);
     const int big_iters = quick ? 2 : 5;
 
-    // The direct path: zehal's C++ API.
+    // The direct path: zehal's C++ API, with host memory of the device's own backend (the
+    // pinned path). With the driver on the loader's list, the level_zero backend (zehal's
+    // driver seen through the loader) would otherwise be the default and own host areas.
+    setenv("ZEHAL_BACKEND", backend.c_str(), 1);
     zehal::Device device = zehal::Device::get(backend, 0);
     zehal::Dma dma(device, device.properties().copy_engines > 0 ? 1 : 0, 0);
     zehal::Area host_area = zehal::Area::host();

@@ -47,6 +47,11 @@ if [ -f "$driver" ] && [ "$mode" != --tests-only ]; then
     step "ze-driver-bench-$backend" "ze_driver_bench_$backend.log" 120 \
       env ZE_ENABLE_ALT_DRIVERS="$PWD/$driver" build/python/bench/ze_driver_bench "$backend"
   done
+  # The level_zero backend beside raw Level Zero calls, both over the driver's first
+  # device (the GPU): what an Intel GPU user's copies cost through zehal, with the driver
+  # swapped.
+  step level-zero-bench level_zero_bench.log 120 \
+    env ZE_ENABLE_ALT_DRIVERS="$PWD/$driver" build/python/bench/level_zero_bench
 fi
 if [ "$mode" = --ze-driver ]; then
   step ze-driver-tests ze_driver_ctest.log 240 ctest --test-dir build/python -L ze_driver --output-on-failure -j "$JOBS"
@@ -63,8 +68,8 @@ if [ "$mode" != --bench-only ] && [ "$mode" != --ze-driver ]; then
 fi
 
 grep -hE "^(FAILED|ERROR)|tests? failed|[0-9]+ (passed|failed)" "$OUT"/ctest.log "$OUT"/pytest*.log 2>/dev/null | tail -n 40
-echo "--- Level Zero driver ---"
-cat "$OUT"/ze_driver_bench_*.log 2>/dev/null
+echo "--- Level Zero driver, level_zero backend ---"
+cat "$OUT"/ze_driver_bench_*.log "$OUT"/level_zero_bench.log 2>/dev/null
 echo "--- cuda suite ---"
 grep -E "^cuda|^python|cuda suite|memcpyAsync|CUPTI|cuMem" "$OUT/bench.log" 2>/dev/null
 echo "--- summary ---"

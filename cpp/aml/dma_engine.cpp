@@ -50,7 +50,9 @@ ze_result_t Engine::append_copy(void* dst, const void* src, size_t size, Request
     (tail_ ? tail_->next_ : head_) = request;
     tail_ = request;
     ++tracked_;
-    poll_locked(&keep);
+    // Older requests seen done are dropped here; a request alone on the list was just
+    // submitted, and asking its event would cost a driver call that rarely says done.
+    if (head_ != request) poll_locked(&keep);
     return ZE_RESULT_SUCCESS;
 }
 
