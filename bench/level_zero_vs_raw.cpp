@@ -4,61 +4,21 @@
 // 64-byte immediate-list copy round trip (submit, wait for its event) and a 256 MiB
 // host->device copy. Needs a Level Zero driver: an Intel GPU, or zehal's own driver:
 //   ZE_ENABLE_ALT_DRIVERS=<build>/cpp/ze_driver/libze_zehal.so level_zero_bench [--quick]
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include <level_zero/ze_api.h>
 
+#include "paired_rounds.hpp"
 #include "zehal/zehal.hpp"
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-#define ZE_CHECK(call)                                                        \
-    do {                                                                      \
-        ze_result_t r_ = (call);                                              \
-        if (r_ != ZE_RESULT_SUCCESS) {                                        \
-            std::fprintf(stderr, "%s failed: 0x%x\n", #call, unsigned(r_));    \
-            std::exit(1);                                                     \
-        }                                                                     \
-    } while (0)
-
-// Seconds per call of `f`: the mean over `iters` calls.
-double seconds_per_call(const std::function<void()>& f, int iters) {
-    const auto t0 = Clock::now();
-    for (int i = 0; i < iters; ++i) f();
-    return std::chrono::duration<double>(Clock::now() - t0).count() / iters;
-}
-
-struct Pair {
-    double zehal = 1e30;
-    double raw = 1e30;
-};
-
-// Interleaves the two sides round by round and keeps each side's best.
-Pair measure(const std::function<void()>& zehal_side, const std::function<void()>& raw, int rounds, int iters) {
-    Pair best;
-    zehal_side();
-    raw();
-    for (int r = 0; r < rounds; ++r) {
-        best.zehal = std::min(best.zehal, seconds_per_call(zehal_side, iters));
-        best.raw = std::min(best.raw, seconds_per_call(raw, iters));
-    }
-    return best;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
     const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-    const int rounds = quick ? 2 : 7;
+    const int rounds = quick ? 2 : 8;
     const int small_iters = quick ? 200 : 5000;
     const size_t big = quick ? (16u << 20) : (256u << 20);
     const int big_iters = quick ? 2 : 5;
@@ -77,21 +37,21 @@ int main(int argc, char** argv) {
     std::memset(h.data(), 1, big);
 
     // The raw side: the same device, a context and an immediate list of its own.
-    ZE_CHECK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
+    ZEHAL_BENCH_ZE_CHECK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
     uint32_t count = 1;
     ze_driver_handle_t driver = nullptr;
-    ZE_CHECK(zeDriverGet(&count, &driver));
+    ZEHAL_BENCH_ZE_CHECK(zeDriverGet(&count, &driver));
     count = 1;
     ze_device_handle_t zdev = nullptr;
-    ZE_CHECK(zeDeviceGet(driver, &count, &zdev));
+    ZEHAL_BENCH_ZE_CHECK(zeDeviceGet(driver, &count, &zdev));
     ze_context_desc_t cd{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
     ze_context_handle_t ctx = nullptr;
-    ZE_CHECK(zeContextCreate(driver, &cd, &ctx));
+    ZEHAL_BENCH_ZE_CHECK(zeContextCreate(driver, &cd, &ctx));
     uint32_t groups = 0;
-    ZE_CHECK(zeDeviceGetCommandQueueGroupProperties(zdev, &groups, nullptr));
+    ZEHAL_BENCH_ZE_CHECK(zeDeviceGetCommandQueueGroupProperties(zdev, &groups, nullptr));
     std::vector<ze_command_queue_group_properties_t> gp(
         groups, ze_command_queue_group_properties_t{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES, nullptr, 0, 0, 0});
-    ZE_CHECK(zeDeviceGetCommandQueueGroupProperties(zdev, &groups, gp.data()));
+    ZEHAL_BENCH_ZE_CHECK(zeDeviceGetCommandQueueGroupProperties(zdev, &groups, gp.data()));
     // The group zehal's ordinal names: the first with COMPUTE, or the first copy-only one.
     uint32_t ze_ordinal = 0;
     for (uint32_t i = 0; i < groups; ++i) {
@@ -105,43 +65,43 @@ int main(int argc, char** argv) {
     ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, ze_ordinal, 0, 0,
                                ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
     ze_command_list_handle_t list = nullptr;
-    ZE_CHECK(zeCommandListCreateImmediate(ctx, zdev, &qd, &list));
+    ZEHAL_BENCH_ZE_CHECK(zeCommandListCreateImmediate(ctx, zdev, &qd, &list));
     ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
     ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
     void *zh = nullptr, *zd = nullptr;
-    ZE_CHECK(zeMemAllocHost(ctx, &hd, big, 64, &zh));
-    ZE_CHECK(zeMemAllocDevice(ctx, &dd, big, 64, zdev, &zd));
+    ZEHAL_BENCH_ZE_CHECK(zeMemAllocHost(ctx, &hd, big, 64, &zh));
+    ZEHAL_BENCH_ZE_CHECK(zeMemAllocDevice(ctx, &dd, big, 64, zdev, &zd));
     std::memset(zh, 1, big);
     ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 1};
     ze_event_pool_handle_t pool = nullptr;
-    ZE_CHECK(zeEventPoolCreate(ctx, &pd, 1, &zdev, &pool));
+    ZEHAL_BENCH_ZE_CHECK(zeEventPoolCreate(ctx, &pd, 1, &zdev, &pool));
     ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
     ze_event_handle_t done = nullptr;
-    ZE_CHECK(zeEventCreate(pool, &ed, &done));
+    ZEHAL_BENCH_ZE_CHECK(zeEventCreate(pool, &ed, &done));
 
     auto raw_copy = [&](size_t bytes) {
-        ZE_CHECK(zeCommandListAppendMemoryCopy(list, zd, zh, bytes, done, 0, nullptr));
-        ZE_CHECK(zeEventHostSynchronize(done, UINT64_MAX));
-        ZE_CHECK(zeEventHostReset(done));
+        ZEHAL_BENCH_ZE_CHECK(zeCommandListAppendMemoryCopy(list, zd, zh, bytes, done, 0, nullptr));
+        ZEHAL_BENCH_ZE_CHECK(zeEventHostSynchronize(done, UINT64_MAX));
+        ZEHAL_BENCH_ZE_CHECK(zeEventHostReset(done));
     };
     auto zehal_copy = [&](size_t bytes) { dma.copy(d.data(), h.data(), bytes).wait(); };
 
-    const Pair small = measure([&] { zehal_copy(64); }, [&] { raw_copy(64); }, rounds, small_iters);
-    const Pair large = measure([&] { zehal_copy(big); }, [&] { raw_copy(big); }, rounds, big_iters);
+    const zehal::bench::PairedTimes small = zehal::bench::paired_rounds([&] { zehal_copy(64); }, [&] { raw_copy(64); }, rounds, small_iters);
+    const zehal::bench::PairedTimes large = zehal::bench::paired_rounds([&] { zehal_copy(big); }, [&] { raw_copy(big); }, rounds, big_iters);
 
     std::printf("device: %s (level_zero)\n", device.properties().name);
     std::printf("%-36s %12s %12s %8s\n", "figure", "zehal", "raw L0", "ratio");
-    std::printf("%-36s %10.2f us %10.2f us %8.3f\n", "64 B immediate copy round trip", small.zehal * 1e6,
-                small.raw * 1e6, small.raw / small.zehal);
+    std::printf("%-36s %10.2f us %10.2f us %8.3f\n", "64 B immediate copy round trip", small.a * 1e6,
+                small.b * 1e6, small.b / small.a);
     std::printf("%-36s %8.2f GB/s %8.2f GB/s %8.3f\n", (std::to_string(big >> 20) + " MiB host->device copy").c_str(),
-                big / large.zehal / 1e9, big / large.raw / 1e9, large.raw / large.zehal);
+                big / large.a / 1e9, big / large.b / 1e9, large.b / large.a);
     std::printf("ratio: raw Level Zero time / zehal time (at least 0.95 is the goal)\n");
 
-    ZE_CHECK(zeEventDestroy(done));
-    ZE_CHECK(zeEventPoolDestroy(pool));
-    ZE_CHECK(zeMemFree(ctx, zh));
-    ZE_CHECK(zeMemFree(ctx, zd));
-    ZE_CHECK(zeCommandListDestroy(list));
-    ZE_CHECK(zeContextDestroy(ctx));
+    ZEHAL_BENCH_ZE_CHECK(zeEventDestroy(done));
+    ZEHAL_BENCH_ZE_CHECK(zeEventPoolDestroy(pool));
+    ZEHAL_BENCH_ZE_CHECK(zeMemFree(ctx, zh));
+    ZEHAL_BENCH_ZE_CHECK(zeMemFree(ctx, zd));
+    ZEHAL_BENCH_ZE_CHECK(zeCommandListDestroy(list));
+    ZEHAL_BENCH_ZE_CHECK(zeContextDestroy(ctx));
     return 0;
 }

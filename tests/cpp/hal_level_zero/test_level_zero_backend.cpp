@@ -1,6 +1,8 @@
 // The level_zero backend in the registry, device properties, clocks, and its status when
 // the loader or the driver is missing.
 #include <gtest/gtest.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -189,6 +191,18 @@ TEST(LevelZeroBackend, ExportMemoryIsTheGroupsFdAndImportsBack) {
     EXPECT_EQ(exported, dev->properties().dma_buf_export);
 }
 
+// The path of the Level Zero loader as the dynamic linker finds it for this process (the
+// one the backend opened), or its soname when there is none.
+std::string loader_path() {
+    std::string path = "libze_loader.so.1";
+    void* h = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) h = dlopen(path.c_str(), RTLD_LAZY);
+    link_map* map = nullptr;
+    if (h && dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && *map->l_name) path = map->l_name;
+    if (h) dlclose(h);
+    return path;
+}
+
 // Runs probe_child with `env` added to this process's environment; its stdout.
 std::string run_child(const std::vector<std::string>& env) {
     std::vector<std::string> strings;
@@ -231,8 +245,11 @@ TEST(LevelZeroBackend, NoLoaderMeansUnavailableWithTheReason) {
 }
 
 TEST(LevelZeroBackend, NoDriverMeansUnavailableWithTheReason) {
-    const std::string out =
-        run_child({"ZE_ENABLE_ALT_DRIVERS=/nonexistent/libze_none.so", "LD_LIBRARY_PATH=/nonexistent"});
+    // The loader this process uses, named outright: the child's library path finds no
+    // driver, and so neither would it find a loader unpacked beside the system's.
+    const std::string out = run_child({"ZE_ENABLE_ALT_DRIVERS=/nonexistent/libze_none.so",
+                                       "LD_LIBRARY_PATH=/nonexistent",
+                                       "ZEHAL_LEVEL_ZERO_LOADER=" + loader_path()});
     EXPECT_EQ(out.rfind("unavailable ", 0), 0u) << out;
     EXPECT_NE(out.find("driver"), std::string::npos) << out;
 }
