@@ -22,6 +22,7 @@
 #include "common/clock.hpp"
 #include "hal/registry.hpp"
 #include "python/buffer.hpp"
+#include "python/fast_call.hpp"
 #include "python/gil.hpp"
 #include "python/int_arg.hpp"
 #include "python/interruptible_wait.hpp"
@@ -31,6 +32,15 @@ namespace zehal::py {
 namespace {
 
 // --- Dma and Request ------------------------------------------------------------------
+
+// An optional Event argument: None is checked first, since pybind11's holder caster, given
+// None, looks for a foreign module's type through a failing getattr (an AttributeError
+// formatted and cleared on every call).
+hal::EventRef optional_event(pyb::handle h, std::string_view what) {
+    if (h.is_none()) return nullptr;
+    if (!pyb::isinstance<hal::Event>(h)) throw pyb::type_error(std::string(what) + " must be a zehal.Event or None");
+    return h.cast<hal::EventRef>();
+}
 
 // A copy's operands (dst, src), kept alive while it may be pending: two references, no
 // tuple to allocate.
@@ -277,6 +287,62 @@ struct RequestHolder {
     }
 };
 
+// `request` as pybind11 reads a bool: True, False, None (false), or an object with
+// __bool__ (numpy.bool_); anything else is a TypeError. `absent` when not given.
+bool bool_arg(PyObject* o, bool absent, std::string_view what) {
+    if (!o) return absent;
+    if (o == Py_True) return true;
+    if (o == Py_False || o == Py_None) return false;
+    if (PyNumberMethods* n = Py_TYPE(o)->tp_as_number; n && n->nb_bool) {
+        const int t = n->nb_bool(o);
+        if (t < 0) throw pyb::error_already_set();
+        return t != 0;
+    }
+    throw pyb::type_error(std::string(what) + " must be True or False");
+}
+
+// Dma.copy through vectorcall (fast_call.hpp): a fire-and-forget copy is called with a
+// keyword, which pybind11's dispatcher makes the costliest part of the call.
+PyObject* dma_copy(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+    static const FastParams params({"dst", "src", "nbytes", "op", "request", "signal", "dst_offset", "src_offset"}, 3);
+    PyObject* a[8] = {};
+    if (!params.parse("Dma.copy()", args, nargs, kwnames, a)) return nullptr;
+    return fast_call_guarded([&]() -> PyObject* {
+        if (!a[0] || !a[1])
+            throw pyb::type_error(std::string("Dma.copy() missing required argument '") + (a[0] ? "src" : "dst") + "'");
+        static const std::string kCopy1D = "copy_1D";
+        std::string op;
+        if (a[3]) {
+            if (!PyUnicode_Check(a[3])) throw pyb::type_error("Dma.copy: op must be 'copy_1D' or 'memcpy'");
+            Py_ssize_t n = 0;
+            const char* c = PyUnicode_AsUTF8AndSize(a[3], &n);
+            if (!c) throw pyb::error_already_set();
+            op.assign(c, static_cast<size_t>(n));
+        }
+        PyObject* zero = PyLong_FromLong(0);  // a new reference to the interpreter's cached 0
+        const pyb::object zero_ref = pyb::reinterpret_steal<pyb::object>(zero);
+        const pyb::object me = pyb::reinterpret_borrow<pyb::object>(self);
+        std::optional<PyRequest> r = me.cast<PyDma&>().copy(
+            pyb::reinterpret_borrow<pyb::object>(a[0]), pyb::reinterpret_borrow<pyb::object>(a[1]),
+            a[2] ? a[2] : Py_None, a[3] ? op : kCopy1D, bool_arg(a[4], true, "Dma.copy: request"),
+            optional_event(a[5] ? a[5] : Py_None, "Dma.copy: signal"), a[6] ? a[6] : zero, a[7] ? a[7] : zero);
+        if (!r) {
+            Py_INCREF(Py_None);
+            return Py_None;
+        }
+        return pyb::cast(RequestHolder{std::move(*r), me}).release().ptr();
+    });
+}
+
+PyMethodDef kDmaCopyDef = {
+    "copy", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&dma_copy)), METH_FASTCALL | METH_KEYWORDS,
+    "copy($self, dst, src, nbytes=None, *, op='copy_1D', request=True, signal=None, dst_offset=0, src_offset=0)\n"
+    "--\n\n"
+    "Copies src into dst (Buffers, or one-dimensional Layouts for copy_1D) and returns at once: a Request, or None "
+    "with request=False (fire-and-forget: barrier() waits for it). nbytes: bytes to copy (None: the rest of src; "
+    "must fit both). op: 'copy_1D' or 'memcpy'. signal: an Event the copy itself signals. dst_offset, src_offset: "
+    "bytes skipped at the start of each operand."};
+
 }  // namespace
 
 void bind_dma(pyb::module_& m) {
@@ -313,7 +379,7 @@ void bind_dma(pyb::module_& m) {
             "FLAGS_DONE", [](pyb::object) { return AML_DMA_ZE_REQUEST_FLAGS_DONE; },
             "Value of flags once the copy is done (AML_DMA_ZE_REQUEST_FLAGS_DONE).");
 
-    pyb::class_<PyDma>(m, "Dma",
+    pyb::class_<PyDma> dma_class = pyb::class_<PyDma>(m, "Dma",
                        "An engine: asynchronous copies on engine `index` of engine group `ordinal` (1: copy "
                        "engines, 0: compute engines) of a device. Copies complete in submission order; many "
                        "threads may submit at once.")
@@ -321,23 +387,6 @@ void bind_dma(pyb::module_& m) {
              pyb::arg("ordinal") = 1, pyb::arg("index") = 0)
         .def_static("default", &PyDma::make_default,
                     "An engine as aml_dma_ze_default: copy engine 0 of the default device.")
-        .def(
-            "copy",
-            [](pyb::object self, pyb::object dst, pyb::object src, pyb::handle nbytes, const std::string& op,
-               bool request, const hal::EventRef& signal, pyb::handle dst_offset,
-               pyb::handle src_offset) -> pyb::object {
-                std::optional<PyRequest> r =
-                    self.cast<PyDma&>().copy(dst, src, nbytes, op, request, signal, dst_offset, src_offset);
-                if (!r) return pyb::none();
-                return pyb::cast(RequestHolder{std::move(*r), self});
-            },
-            pyb::arg("dst"), pyb::arg("src"), pyb::arg("nbytes") = pyb::none(), pyb::kw_only(),
-            pyb::arg("op") = "copy_1D", pyb::arg("request") = true, pyb::arg("signal") = pyb::none(),
-            pyb::arg("dst_offset") = 0, pyb::arg("src_offset") = 0,
-            "Copies src into dst (Buffers, or one-dimensional Layouts for copy_1D) and returns at once: a Request, "
-            "or None with request=False (fire-and-forget: barrier() waits for it). nbytes: bytes to copy (None: "
-            "the rest of src; must fit both). op: 'copy_1D' or 'memcpy'. signal: an Event the copy itself "
-            "signals. dst_offset, src_offset: bytes skipped at the start of each operand.")
         .def("barrier", &PyDma::barrier,
              "Waits (without the GIL) until every copy submitted before it completed, fire-and-forget ones too.")
         .def_property_readonly("pending", &PyDma::pending, "Copies with a request not yet seen done.")
@@ -354,6 +403,7 @@ void bind_dma(pyb::module_& m) {
             return "<zehal.Dma ordinal=" + std::to_string(dma.ordinal()) + " index=" + std::to_string(dma.index()) +
                    " on " + std::string(dma.device()->backend_name()) + ">";
         });
+    add_fast_method(dma_class, &kDmaCopyDef);
 }
 
 }  // namespace zehal::py

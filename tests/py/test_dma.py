@@ -327,6 +327,49 @@ def test_copy_errors(device):
     dma.close()  # idempotent
 
 
+def test_copy_arguments_are_parsed_as_python_parses_them(sim):
+    # Dma.copy is a vectorcall method of its own: every way of passing its arguments, and
+    # every malformed call, behaves as a Python function with that signature would.
+    import inspect
+
+    assert str(inspect.signature(zehal.Dma.copy)) == (
+        "(self, /, dst, src, nbytes=None, *, op='copy_1D', request=True, signal=None, dst_offset=0, src_offset=0)"
+    )
+    host = zehal.Area.host()
+    with zehal.Dma(sim) as dma, host.mmap(64) as a, host.mmap(64) as b:
+        memoryview(a)[:] = bytes(range(64))
+        dma.copy(b, a).wait()
+        dma.copy(dst=b, src=a, nbytes=8).wait()
+        dma.copy(b, a, 16, **{"op": "memcpy", "dst_offset": 8, "src_offset": 0}).wait()
+        assert bytes(memoryview(b)[8:24]) == bytes(range(16))
+        assert dma.copy(b, a, request=False) is None
+        assert dma.copy(b, a, request=0) is None  # read as pybind11 reads a bool
+        assert dma.copy(b, a, request=np.bool_(False)) is None
+        dma.barrier()
+        pool = zehal.EventPool(sim, 1)
+        dma.copy(b, a, signal=pool.event(0)).wait()
+        assert pool.event(0).query()
+        with pytest.raises(TypeError, match="at most 3 positional"):
+            dma.copy(b, a, 8, "memcpy")
+        with pytest.raises(TypeError, match="unexpected keyword argument 'size'"):
+            dma.copy(b, a, size=8)
+        with pytest.raises(TypeError, match="multiple values for argument 'src'"):
+            dma.copy(b, a, src=a)
+        with pytest.raises(TypeError, match="missing required argument 'dst'"):
+            dma.copy()
+        with pytest.raises(TypeError, match="missing required argument 'src'"):
+            dma.copy(b)
+        with pytest.raises(TypeError, match="op must be"):
+            dma.copy(b, a, op=1)
+        with pytest.raises(TypeError, match="request must be True or False"):
+            dma.copy(b, a, request="no")
+        with pytest.raises(TypeError, match="signal must be a zehal.Event or None"):
+            dma.copy(b, a, signal=pool)
+        with pytest.raises(TypeError):
+            zehal.Dma.copy(pool, b, a)  # self of another class
+        assert bytes(memoryview(b)[:8]) == bytes(range(8))  # nothing refused was copied
+
+
 def test_engines_of_a_device(device):
     props = device.properties
     with pytest.raises(zehal.InvalidArgumentError):
