@@ -13,6 +13,7 @@
 #include <level_zero/ze_api.h>
 
 #include "paired_rounds.hpp"
+#include "ze_raw_copy.hpp"
 #include "zehal/zehal.hpp"
 
 
@@ -44,9 +45,6 @@ int main(int argc, char** argv) {
     count = 1;
     ze_device_handle_t zdev = nullptr;
     ZEHAL_BENCH_ZE_CHECK(zeDeviceGet(driver, &count, &zdev));
-    ze_context_desc_t cd{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
-    ze_context_handle_t ctx = nullptr;
-    ZEHAL_BENCH_ZE_CHECK(zeContextCreate(driver, &cd, &ctx));
     uint32_t groups = 0;
     ZEHAL_BENCH_ZE_CHECK(zeDeviceGetCommandQueueGroupProperties(zdev, &groups, nullptr));
     std::vector<ze_command_queue_group_properties_t> gp(
@@ -62,32 +60,12 @@ int main(int argc, char** argv) {
             break;
         }
     }
-    ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, ze_ordinal, 0, 0,
-                               ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
-    ze_command_list_handle_t list = nullptr;
-    ZEHAL_BENCH_ZE_CHECK(zeCommandListCreateImmediate(ctx, zdev, &qd, &list));
-    ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
-    ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
-    void *zh = nullptr, *zd = nullptr;
-    ZEHAL_BENCH_ZE_CHECK(zeMemAllocHost(ctx, &hd, big, 64, &zh));
-    ZEHAL_BENCH_ZE_CHECK(zeMemAllocDevice(ctx, &dd, big, 64, zdev, &zd));
-    std::memset(zh, 1, big);
-    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 1};
-    ze_event_pool_handle_t pool = nullptr;
-    ZEHAL_BENCH_ZE_CHECK(zeEventPoolCreate(ctx, &pd, 1, &zdev, &pool));
-    ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
-    ze_event_handle_t done = nullptr;
-    ZEHAL_BENCH_ZE_CHECK(zeEventCreate(pool, &ed, &done));
-
-    auto raw_copy = [&](size_t bytes) {
-        ZEHAL_BENCH_ZE_CHECK(zeCommandListAppendMemoryCopy(list, zd, zh, bytes, done, 0, nullptr));
-        ZEHAL_BENCH_ZE_CHECK(zeEventHostSynchronize(done, UINT64_MAX));
-        ZEHAL_BENCH_ZE_CHECK(zeEventHostReset(done));
-    };
+    zehal::bench::ZeRawCopy raw(driver, zdev, ze_ordinal, big);
     auto zehal_copy = [&](size_t bytes) { dma.copy(d.data(), h.data(), bytes).wait(); };
 
-    const zehal::bench::PairedTimes small = zehal::bench::paired_rounds([&] { zehal_copy(64); }, [&] { raw_copy(64); }, rounds, small_iters);
-    const zehal::bench::PairedTimes large = zehal::bench::paired_rounds([&] { zehal_copy(big); }, [&] { raw_copy(big); }, rounds, big_iters);
+    using zehal::bench::paired_rounds;
+    const auto small = paired_rounds([&] { zehal_copy(64); }, [&] { raw.copy(64); }, rounds, small_iters);
+    const auto large = paired_rounds([&] { zehal_copy(big); }, [&] { raw.copy(big); }, rounds, big_iters);
 
     std::printf("device: %s (level_zero)\n", device.properties().name);
     std::printf("%-36s %12s %12s %8s\n", "figure", "zehal", "raw L0", "ratio");
@@ -96,12 +74,5 @@ int main(int argc, char** argv) {
     std::printf("%-36s %8.2f GB/s %8.2f GB/s %8.3f\n", (std::to_string(big >> 20) + " MiB host->device copy").c_str(),
                 big / large.a / 1e9, big / large.b / 1e9, large.b / large.a);
     std::printf("ratio: raw Level Zero time / zehal time (at least 0.95 is the goal)\n");
-
-    ZEHAL_BENCH_ZE_CHECK(zeEventDestroy(done));
-    ZEHAL_BENCH_ZE_CHECK(zeEventPoolDestroy(pool));
-    ZEHAL_BENCH_ZE_CHECK(zeMemFree(ctx, zh));
-    ZEHAL_BENCH_ZE_CHECK(zeMemFree(ctx, zd));
-    ZEHAL_BENCH_ZE_CHECK(zeCommandListDestroy(list));
-    ZEHAL_BENCH_ZE_CHECK(zeContextDestroy(ctx));
     return 0;
 }

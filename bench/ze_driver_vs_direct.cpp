@@ -12,6 +12,7 @@
 #include <level_zero/ze_api.h>
 
 #include "paired_rounds.hpp"
+#include "ze_raw_copy.hpp"
 #include "zehal/zehal.hpp"
 
 namespace {
@@ -66,36 +67,12 @@ int main(int argc, char** argv) {
     ze_driver_handle_t driver = nullptr;
     ZEHAL_BENCH_ZE_CHECK(zeDriverGet(&count, &driver));
     ze_device_handle_t zdev = find_device(driver, device.properties().name);
-    ze_context_desc_t cd{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
-    ze_context_handle_t ctx = nullptr;
-    ZEHAL_BENCH_ZE_CHECK(zeContextCreate(driver, &cd, &ctx));
-    const uint32_t ordinal = device.properties().copy_engines > 0 ? 1 : 0;
-    ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, ordinal, 0, 0,
-                               ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
-    ze_command_list_handle_t list = nullptr;
-    ZEHAL_BENCH_ZE_CHECK(zeCommandListCreateImmediate(ctx, zdev, &qd, &list));
-    ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
-    ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
-    void *zh = nullptr, *zd = nullptr;
-    ZEHAL_BENCH_ZE_CHECK(zeMemAllocHost(ctx, &hd, big, 64, &zh));
-    ZEHAL_BENCH_ZE_CHECK(zeMemAllocDevice(ctx, &dd, big, 64, zdev, &zd));
-    std::memset(zh, 1, big);
-    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 1};
-    ze_event_pool_handle_t pool = nullptr;
-    ZEHAL_BENCH_ZE_CHECK(zeEventPoolCreate(ctx, &pd, 1, &zdev, &pool));
-    ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, 0, 0};
-    ze_event_handle_t done = nullptr;
-    ZEHAL_BENCH_ZE_CHECK(zeEventCreate(pool, &ed, &done));
-
-    auto driver_copy = [&](size_t bytes) {
-        ZEHAL_BENCH_ZE_CHECK(zeCommandListAppendMemoryCopy(list, zd, zh, bytes, done, 0, nullptr));
-        ZEHAL_BENCH_ZE_CHECK(zeEventHostSynchronize(done, UINT64_MAX));
-        ZEHAL_BENCH_ZE_CHECK(zeEventHostReset(done));
-    };
+    zehal::bench::ZeRawCopy raw(driver, zdev, device.properties().copy_engines > 0 ? 1 : 0, big);
     auto direct_copy = [&](size_t bytes) { dma.copy(d.data(), h.data(), bytes).wait(); };
 
-    const zehal::bench::PairedTimes small = zehal::bench::paired_rounds([&] { driver_copy(64); }, [&] { direct_copy(64); }, rounds, small_iters);
-    const zehal::bench::PairedTimes large = zehal::bench::paired_rounds([&] { driver_copy(big); }, [&] { direct_copy(big); }, rounds, big_iters);
+    using zehal::bench::paired_rounds;
+    const auto small = paired_rounds([&] { raw.copy(64); }, [&] { direct_copy(64); }, rounds, small_iters);
+    const auto large = paired_rounds([&] { raw.copy(big); }, [&] { direct_copy(big); }, rounds, big_iters);
 
     std::printf("device: %s (%s)\n", device.properties().name, backend.c_str());
     std::printf("%-36s %12s %12s %8s\n", "figure", "driver", "C++ API", "ratio");
@@ -104,12 +81,5 @@ int main(int argc, char** argv) {
     std::printf("%-36s %8.2f GB/s %8.2f GB/s %8.3f\n", (std::to_string(big >> 20) + " MiB host->device copy").c_str(),
                 big / large.a / 1e9, big / large.b / 1e9, large.a / large.b);
     std::printf("ratio: driver time / C++ API time (at most 1.05 is the goal)\n");
-
-    ZEHAL_BENCH_ZE_CHECK(zeEventDestroy(done));
-    ZEHAL_BENCH_ZE_CHECK(zeEventPoolDestroy(pool));
-    ZEHAL_BENCH_ZE_CHECK(zeMemFree(ctx, zh));
-    ZEHAL_BENCH_ZE_CHECK(zeMemFree(ctx, zd));
-    ZEHAL_BENCH_ZE_CHECK(zeCommandListDestroy(list));
-    ZEHAL_BENCH_ZE_CHECK(zeContextDestroy(ctx));
     return 0;
 }
