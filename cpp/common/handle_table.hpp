@@ -10,10 +10,12 @@
 #include <unordered_map>
 
 #include "zehal/ze_result.h"
+#include "common/shared_spin_lock.hpp"
 
 namespace zehal {
 
-// Every method is thread-safe; lookups share the lock.
+// Every method is thread-safe; lookups share the lock (SharedSpinLock: a look-up is one
+// atomic add and subtract).
 template <typename T>
 class HandleTable {
 public:
@@ -47,7 +49,7 @@ public:
     }
 
 private:
-    mutable std::shared_mutex mu_;
+    mutable SharedSpinLock mu_;
     uintptr_t last_ = 0;
     std::unordered_map<uintptr_t, std::shared_ptr<T>> live_;
 };

@@ -2,6 +2,7 @@
 
 #include <mutex>
 #include <new>
+#include <shared_mutex>
 
 namespace zehal::hal {
 

@@ -4,10 +4,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <shared_mutex>
 #include <vector>
 
 #include "zehal/ze_result.h"
+#include "common/shared_spin_lock.hpp"
 #include "hal/types.hpp"
 
 namespace zehal::hal {
@@ -20,8 +20,8 @@ struct Allocation {
     uint64_t tag = 0;          // the backend's own datum
 };
 
-// Thread-safe map from address ranges to allocations. Lookups take a shared lock, so
-// many submitting threads validate pointers at once.
+// Thread-safe map from address ranges to allocations. Lookups take a shared lock (one
+// atomic add and subtract), so many submitting threads validate pointers at once.
 class PointerRegistry {
 public:
     // Adds `a`. Nothing is added on INVALID_ARGUMENT (an empty allocation or one that
@@ -44,7 +44,7 @@ private:
     // Caller holds mu_ (either mode). The entry whose range holds `addr`, or end().
     std::map<uintptr_t, Allocation>::const_iterator holding(uintptr_t addr) const;
 
-    mutable std::shared_mutex mu_;
+    mutable SharedSpinLock mu_;
     std::map<uintptr_t, Allocation> by_base_;
 };
 
