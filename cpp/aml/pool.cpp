@@ -76,14 +76,6 @@ ze_result_t Pool::allocate(size_t size, void** out) {
     return cls < kClasses ? allocate_small(cls, size, out) : allocate_large(size, out);
 }
 
-Pool::Account& Pool::account(size_t i) noexcept {
-    return i < kShards ? static_cast<Account&>(shards_[i]) : large_;
-}
-
-const Pool::Account& Pool::account(size_t i) const noexcept {
-    return i < kShards ? static_cast<const Account&>(shards_[i]) : large_;
-}
-
 ze_result_t Pool::allocate_small(size_t cls, size_t size, void** out) {
     Shard& shard = shards_[my_shard(kShards)];
     {
@@ -113,39 +105,44 @@ ze_result_t Pool::take_small(Shard& shard, size_t cls, size_t size, void** out) 
 }
 
 template <typename Take>
-ze_result_t Pool::take_over_cap(Account& mine, Take take) {
+ze_result_t Pool::take_over_cap(Shard& mine, Take take) {
     std::lock_guard peak(peak_mu_);
-    // Every account with a cap, and this one, locked in index order: the others cannot
-    // grow (they would need peak_mu_), and what they hold is read at one instant.
-    std::array<Account*, kShards + 1> held{};
+    // Every shard with a cap, and this one, locked in index order: the others cannot grow
+    // (they would need peak_mu_), and what they hold is read at one instant.
+    std::array<Shard*, kShards> held{};
     size_t count = 0;
-    for (size_t i = 0; i <= kShards; ++i) {
-        Account& a = account(i);
-        if (&a != &mine && !(capped_ >> i & 1)) continue;
-        a.mu.lock();
-        held[count++] = &a;
+    for (size_t i = 0; i < kShards; ++i) {
+        Shard& s = shards_[i];
+        if (&s != &mine && !(capped_ >> i & 1)) continue;
+        s.mu.lock();
+        held[count++] = &s;
     }
+    mine.robbed_streak = mine.robbed ? mine.robbed_streak + 1 : 0;
+    mine.robbed = false;
     const ze_result_t r = take();
     if (r == ZE_RESULT_SUCCESS && mine.bytes_in_use > mine.cap) {
         const uint64_t want = mine.bytes_in_use - mine.cap;
         uint64_t spare = peak_ - assigned_;
-        // Caps left unused by other accounts move here first.
-        for (size_t i = 0; i < count && spare < want; ++i) {
-            Account& a = *held[i];
-            if (&a == &mine) continue;
-            const uint64_t moved = std::min(a.cap - a.bytes_in_use, want - spare);
-            a.cap -= moved;
+        // Caps left unused by other shards move here first, unless this shard keeps losing
+        // what it takes.
+        for (size_t i = 0; i < count && spare < want && mine.robbed_streak < kRobbedStreak; ++i) {
+            Shard& s = *held[i];
+            if (&s == &mine || s.cap == s.bytes_in_use) continue;
+            const uint64_t moved = std::min(s.cap - s.bytes_in_use, want - spare);
+            s.cap -= moved;
+            s.robbed = true;
             assigned_ -= moved;
             spare += moved;
         }
-        // None left: every other cap is what its account holds, so this is the exact sum.
+        // None left (or none taken): the peak rises. When every other cap is what its shard
+        // holds, the new peak is the exact sum.
         if (spare < want) peak_ += want - spare;
         mine.cap += want;
         assigned_ += want;
     }
-    for (size_t i = 0; i <= kShards; ++i) {
-        if (account(i).cap) capped_ |= uint64_t{1} << i;
-        else capped_ &= ~(uint64_t{1} << i);
+    for (size_t i = 0; i < kShards; ++i) {
+        if (shards_[i].cap) capped_ |= uint32_t{1} << i;
+        else capped_ &= ~(uint32_t{1} << i);
     }
     for (size_t i = count; i-- > 0;) held[i]->mu.unlock();
     return r;
@@ -187,27 +184,28 @@ ze_result_t Pool::grow(Bin& bin, size_t block) {
 
 ze_result_t Pool::allocate_large(size_t size, void** out) {
     if (round_up(size, alignment_) < size) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+    Shard& shard = shards_[my_shard(kShards)];
     {
-        std::lock_guard lock(large_.mu);
-        if (large_.bytes_in_use + size <= large_.cap) return take_large(size, out);
+        std::lock_guard lock(shard.mu);
+        if (shard.bytes_in_use + size <= shard.cap) return take_large(shard, size, out);
     }
-    return take_over_cap(large_, [&] { return take_large(size, out); });
+    return take_over_cap(shard, [&] { return take_large(shard, size, out); });
 }
 
-ze_result_t Pool::take_large(size_t size, void** out) {
+ze_result_t Pool::take_large(Shard& shard, size_t size, void** out) {
     const size_t bytes = round_up(size, alignment_);
     std::lock_guard lock(arena_mu_);
     char* p = nullptr;
     if (ze_result_t r = carve(bytes, &p); r != ZE_RESULT_SUCCESS) return r;
     try {
-        large_blocks_.emplace(p, size);
+        large_blocks_.emplace(p, LargeBlock{size, static_cast<size_t>(&shard - shards_.data())});
     } catch (const std::bad_alloc&) {
         uncarve(p, bytes);
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
-    large_.bytes_in_use += size;
-    ++large_.allocations;
-    ++large_.total_allocations;
+    shard.bytes_in_use += size;
+    ++shard.allocations;
+    ++shard.total_allocations;
     *out = p;
     return ZE_RESULT_SUCCESS;
 }
@@ -250,15 +248,25 @@ ze_result_t Pool::free_in(Shard& shard, size_t first, size_t last, char* p) {
 }
 
 ze_result_t Pool::deallocate_large(char* p) {
-    std::lock_guard account(large_.mu);
+    // The block's shard first (its lock comes before arena_mu_), then the block again: another
+    // thread may have given it back in between.
+    size_t index = 0;
+    {
+        std::lock_guard lock(arena_mu_);
+        auto it = large_blocks_.find(p);
+        if (it == large_blocks_.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        index = it->second.shard;
+    }
+    Shard& shard = shards_[index];
+    std::lock_guard account(shard.mu);
     std::lock_guard lock(arena_mu_);
     auto it = large_blocks_.find(p);
-    if (it == large_blocks_.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    const size_t size = it->second;
+    if (it == large_blocks_.end() || it->second.shard != index) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    const size_t size = it->second.size;
     large_blocks_.erase(it);
     uncarve(p, round_up(size, alignment_));
-    large_.bytes_in_use -= size;
-    --large_.allocations;
+    shard.bytes_in_use -= size;
+    --shard.allocations;
     return ZE_RESULT_SUCCESS;
 }
 
@@ -280,7 +288,7 @@ bool Pool::find(const void* ptr, size_t* size) const {
     std::lock_guard lock(arena_mu_);
     auto it = large_blocks_.find(const_cast<char*>(p));
     if (it == large_blocks_.end()) return false;
-    if (size) *size = it->second;
+    if (size) *size = it->second.size;
     return true;
 }
 
@@ -408,23 +416,22 @@ Pool::Chunk* Pool::chunk_of(const char* p) {
 
 PoolStats Pool::stats() const {
     PoolStats s;
-    // Every account at one instant (the lock order of take_over_cap), so the sum is one
-    // that bytes_in_use really had, at most the peak.
+    // Every shard at one instant (the lock order of take_over_cap), so the sum is one that
+    // bytes_in_use really had, at most the peak.
     std::lock_guard peak(peak_mu_);
-    for (size_t i = 0; i <= kShards; ++i) {
-        const Account& a = account(i);
-        a.mu.lock();
-        s.bytes_in_use += a.bytes_in_use;
-        s.allocations += a.allocations;
-        s.total_allocations += a.total_allocations;
-        s.cache_hits += a.cache_hits;
+    for (const Shard& shard : shards_) {
+        shard.mu.lock();
+        s.bytes_in_use += shard.bytes_in_use;
+        s.allocations += shard.allocations;
+        s.total_allocations += shard.total_allocations;
+        s.cache_hits += shard.cache_hits;
     }
     {
         std::lock_guard lock(arena_mu_);
         s.bytes_reserved = reserved_;
         s.upstream_allocations = upstream_allocations_;
     }
-    for (size_t i = kShards + 1; i-- > 0;) account(i).mu.unlock();
+    for (size_t i = kShards; i-- > 0;) shards_[i].mu.unlock();
     s.peak_bytes_in_use = peak_;
     return s;
 }

@@ -11,11 +11,16 @@
 // the arena, whose free ranges coalesce with their neighbours on free. Slabs come from the
 // arena too, so trim() can give whole chunks back once nothing in them is used.
 //
-// The peak is exact without a counter every thread writes: each shard (and the arena) may
-// hold up to its cap of bytes in use, and the caps add up to at most the peak, so while every
-// shard stays under its cap no new peak can occur. A shard that would pass its cap takes the
-// slow path (peak_mu_ and the lock of every shard holding a cap): caps left unused elsewhere
-// move to it, and only when none are left does the peak rise, to the exact sum.
+// The peak costs no counter every thread writes: each shard may hold up to its cap of bytes
+// in use, and the caps add up to at most the peak, so while every shard stays under its cap
+// no new peak can occur. A shard that would pass its cap takes the slow path (peak_mu_ and
+// the lock of every shard holding a cap): caps left unused by other shards move to it, and
+// only when none are left does the peak rise, to the exact sum. Threads that keep taking caps
+// from each other (many threads cycling at once, so that each needs back what another just
+// took) would pay the slow path on most calls; a shard robbed before each of its last
+// kRobbedStreak slow paths keeps what it needs by raising the peak instead. The peak is then
+// an upper bound: caps never exceed what their shard has held, so it is at most the sum of
+// each shard's own highest use.
 #pragma once
 
 #include <array>
@@ -34,10 +39,11 @@ namespace zehal::aml {
 
 class Area;
 
-// What a pool holds and has done; every field is exact at the instant it is read.
+// What a pool holds and has done, every field of the instant it is read; all exact but the
+// peak under contention (see the top of this file).
 struct PoolStats {
     uint64_t bytes_in_use = 0;          // bytes asked for by the live mappings
-    uint64_t peak_bytes_in_use = 0;     // the most bytes_in_use has been
+    uint64_t peak_bytes_in_use = 0;     // the most bytes_in_use has been, or an upper bound
     uint64_t bytes_reserved = 0;        // bytes held from upstream
     uint64_t allocations = 0;           // live mappings
     uint64_t total_allocations = 0;     // mappings ever made
@@ -90,21 +96,29 @@ private:
         std::vector<std::unique_ptr<Slab>> slabs;
         std::vector<std::pair<char*, Slab*>> free;
     };
-    // Bytes in use and the counters of a shard or of the arena, guarded by mu. Aligned so
+    static constexpr size_t kClasses = 48;
+    static constexpr size_t kShards = 32;
+    // Slow paths in a row, each after a loss of cap, after which a shard stops taking caps
+    // from others (see the top of this file).
+    static constexpr uint32_t kRobbedStreak = 4;
+    // The size classes, bytes in use and counters of the threads that use one shard (large
+    // mappings count in the shard of the thread that made them), guarded by mu. Aligned so
     // that two never share a cache line.
-    struct alignas(64) Account {
+    struct alignas(64) Shard {
         mutable SpinLock mu;
         uint64_t bytes_in_use = 0;
         uint64_t cap = 0;  // bytes_in_use stays at most this; changed on the slow path only
         uint64_t allocations = 0;
         uint64_t total_allocations = 0;
         uint64_t cache_hits = 0;
-    };
-    static constexpr size_t kClasses = 48;
-    static constexpr size_t kShards = 32;
-    // The size classes of the threads that use one shard.
-    struct Shard : Account {
+        bool robbed = false;         // cap taken by another shard since this one's last slow path, guarded by peak_mu_
+        uint32_t robbed_streak = 0;  // this shard's last slow paths that followed a loss, guarded by peak_mu_
         std::array<Bin, kClasses> bins;
+    };
+    // A live large block: the size asked for it and the shard it counts in.
+    struct LargeBlock {
+        size_t size = 0;
+        size_t shard = 0;
     };
     // A chunk of upstream memory and its free ranges (offset -> length), coalesced.
     struct Chunk {
@@ -120,12 +134,12 @@ private:
     // With the shard's lock held: a block of class `cls` for `size` bytes, growing the bin
     // when it has none free; the counters follow.
     ze_result_t take_small(Shard& shard, size_t cls, size_t size, void** out);
-    // With the arena account's lock held: `size` bytes carved by the arena.
-    ze_result_t take_large(size_t size, void** out);
-    // The slow path: runs `take` (which adds to `account`) with every capped account locked,
-    // then moves unused caps to `account`, raising the peak when there are too few.
+    // With the shard's lock held: `size` bytes carved by the arena, counted in `shard`.
+    ze_result_t take_large(Shard& shard, size_t size, void** out);
+    // The slow path: runs `take` (which adds to `shard`) with every capped shard locked,
+    // then moves unused caps to `shard`, raising the peak when there are too few.
     template <typename Take>
-    ze_result_t take_over_cap(Account& account, Take take);
+    ze_result_t take_over_cap(Shard& shard, Take take);
     // Frees `p` if it is a live block of a class in [first, last) in `shard` (its lock taken
     // here); INVALID_ARGUMENT if not.
     ze_result_t free_in(Shard& shard, size_t first, size_t last, char* p);
@@ -140,9 +154,6 @@ private:
     // `exact`), within the maximum (arena_mu_ held).
     ze_result_t new_chunk(size_t at_least, bool exact);
     Chunk* chunk_of(const char* p);
-    // Account `i`: the shards, then the arena's (index kShards).
-    Account& account(size_t i) noexcept;
-    const Account& account(size_t i) const noexcept;
 
     const std::shared_ptr<Area> upstream_;
     const size_t alignment_;
@@ -151,16 +162,16 @@ private:
     std::array<size_t, kClasses> class_bytes_{};  // block size of each class (0: unused)
     std::array<Shard, kShards> shards_;
 
-    // Lock order: peak_mu_, then accounts by index (shards, then large_), then arena_mu_.
+    // Lock order: peak_mu_, then shards by index, then arena_mu_.
     mutable std::mutex peak_mu_;
     uint64_t peak_ = 0;      // the most bytes in use has been, guarded by peak_mu_
-    uint64_t assigned_ = 0;  // the sum of every account's cap (at most peak_), guarded by peak_mu_
-    uint64_t capped_ = 0;    // bit i: account i has a cap, guarded by peak_mu_
+    uint64_t assigned_ = 0;  // the sum of every shard's cap (at most peak_), guarded by peak_mu_
+    uint32_t capped_ = 0;    // bit i: shard i has a cap, guarded by peak_mu_
+    static_assert(kShards <= 32, "capped_ has a bit per shard");
 
-    Account large_;  // the arena's mappings; held while one is carved or freed
     mutable std::mutex arena_mu_;
     std::vector<std::unique_ptr<Chunk>> chunks_;  // sorted by base, guarded by arena_mu_
-    std::map<char*, size_t> large_blocks_;        // live large blocks -> size asked, guarded by arena_mu_
+    std::map<char*, LargeBlock> large_blocks_;    // guarded by arena_mu_
     uint64_t reserved_ = 0;                       // guarded by arena_mu_
     uint64_t upstream_allocations_ = 0;           // guarded by arena_mu_
 

@@ -14,10 +14,13 @@
 extern "C" {
 #endif
 
-/* What a pool holds and has done: every field exact and of one instant. */
+/* What a pool holds and has done, every field of one instant; all exact but the peak when
+ * threads contend (see peak_bytes_in_use). */
 struct aml_area_ze_pool_stats {
     uint64_t bytes_in_use;         /* bytes asked for by the live mappings */
-    uint64_t peak_bytes_in_use;    /* the most bytes_in_use has been */
+    uint64_t peak_bytes_in_use;    /* the most bytes_in_use has been; when threads keep taking
+                                      memory at the same instants, an upper bound: at most the
+                                      sum of each thread's own highest use */
     uint64_t bytes_reserved;       /* bytes held from the upstream area */
     uint64_t allocations;          /* live mappings */
     uint64_t total_allocations;    /* mappings ever made */

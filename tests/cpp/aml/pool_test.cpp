@@ -350,6 +350,70 @@ TEST(Pool, PeakOfThreadsAtOnceIsTheirSum) {
     EXPECT_EQ(p.stats().bytes_in_use, 0u);
 }
 
+// Threads cycling one block each at once, the pool's hardest case for its peak: the peak
+// stays between the most one thread held and the sum of what each held.
+TEST(Pool, PeakOfThreadsCyclingAtOnceIsBoundedByTheirSum) {
+    Pooled p;
+    constexpr int kThreads = 8;
+    constexpr size_t kBytes = 1u << 20;
+    std::atomic<int> ready{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&] {
+            // Relaxed: a start line only; the pool orders its own data.
+            ready.fetch_add(1, std::memory_order_relaxed);
+            while (ready.load(std::memory_order_relaxed) < kThreads) std::this_thread::yield();
+            for (int i = 0; i < 3000; ++i) {
+                void* ptr = aml_area_mmap(p.pool, kBytes, nullptr);
+                ASSERT_NE(ptr, nullptr);
+                ASSERT_EQ(aml_area_munmap(p.pool, ptr, kBytes), AML_SUCCESS);
+            }
+        });
+    for (auto& t : threads) t.join();
+    const auto s = p.stats();
+    EXPECT_GE(s.peak_bytes_in_use, kBytes);
+    EXPECT_LE(s.peak_bytes_in_use, kThreads * kBytes);
+    EXPECT_EQ(s.bytes_in_use, 0u);
+    EXPECT_EQ(s.allocations, 0u);
+    EXPECT_EQ(s.total_allocations, kThreads * 3000u);
+    // Afterwards, one thread alone: what it holds beyond the peak raises it to the byte.
+    void* big = aml_area_mmap(p.pool, s.peak_bytes_in_use + 4096, nullptr);
+    ASSERT_NE(big, nullptr);
+    EXPECT_EQ(p.stats().peak_bytes_in_use, s.peak_bytes_in_use + 4096);
+    EXPECT_EQ(aml_area_munmap(p.pool, big, s.peak_bytes_in_use + 4096), AML_SUCCESS);
+}
+
+// Blocks made on one thread and given back on others count where they were made; a block
+// given back by two threads at once is given back once.
+TEST(Pool, BlocksGivenBackByOtherThreadsAreCountedOnce) {
+    Pooled p;
+    std::vector<std::pair<void*, size_t>> made;
+    std::thread([&] {
+        for (size_t bytes : {size_t{100}, size_t{70000}, size_t{3} << 20, size_t{5} << 20}) {
+            void* ptr = aml_area_mmap(p.pool, bytes, nullptr);
+            ASSERT_NE(ptr, nullptr);
+            made.emplace_back(ptr, bytes);
+        }
+    }).join();
+    ASSERT_EQ(made.size(), 4u);
+    EXPECT_EQ(p.stats().allocations, 4u);
+    for (const auto& [ptr, bytes] : made) {
+        std::atomic<int> freed{0};
+        std::vector<std::thread> racers;
+        for (int t = 0; t < 3; ++t)
+            racers.emplace_back([&, ptr = ptr, bytes = bytes] {
+                if (aml_area_munmap(p.pool, ptr, bytes) == AML_SUCCESS) freed.fetch_add(1, std::memory_order_relaxed);
+            });
+        for (auto& r : racers) r.join();
+        // Relaxed: read after the joins.
+        EXPECT_EQ(freed.load(std::memory_order_relaxed), 1);
+    }
+    const auto s = p.stats();
+    EXPECT_EQ(s.bytes_in_use, 0u);
+    EXPECT_EQ(s.allocations, 0u);
+    EXPECT_EQ(s.peak_bytes_in_use, 100u + 70000u + (3u << 20) + (5u << 20));
+}
+
 // A snapshot taken while threads work is one instant: never more in use than the peak,
 // never more mappings than were made.
 TEST(Pool, SnapshotsUnderThreadsAreConsistent) {
