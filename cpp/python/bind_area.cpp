@@ -21,6 +21,7 @@
 #include "bindings.hpp"
 #include "common/clock.hpp"
 #include "hal/import_fd.hpp"
+#include "python/fast_call.hpp"
 #include "hal/registry.hpp"
 #include "python/buffer.hpp"
 #include "python/gil.hpp"
@@ -51,12 +52,26 @@ std::shared_ptr<aml::Area> make_area(const hal::DeviceRef& device, hal::MemoryKi
     return area;
 }
 
-BufferRef area_mmap(const std::shared_ptr<aml::Area>& area, pyb::handle nbytes) {
-    const auto n = int_arg<size_t>(nbytes, "Area.mmap: nbytes", ZE_RESULT_ERROR_INVALID_SIZE);
-    void* p = nullptr;
-    check(area->map(n, &p), area->closed() ? "Area.mmap: the area is closed" : "Area.mmap");
-    return std::make_shared<Buffer>(area, p, n);
+// Area.mmap(nbytes), called through vectorcall (python/fast_call.hpp): a pooled mapping
+// costs less than pybind11's dispatch of it.
+PyObject* area_mmap(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+    static const FastParams params({"nbytes"}, 1);
+    PyObject* a[1] = {};
+    if (!params.parse("Area.mmap()", args, nargs, kwnames, a)) return nullptr;
+    return fast_call_guarded([&]() -> PyObject* {
+        if (!a[0]) throw pyb::type_error("Area.mmap() missing required argument 'nbytes'");
+        const std::shared_ptr<aml::Area>& area = holder_of<aml::Area>(self, "Area.mmap");
+        const auto n = int_arg<size_t>(a[0], "Area.mmap: nbytes", ZE_RESULT_ERROR_INVALID_SIZE);
+        void* p = nullptr;
+        check(area->map(n, &p), area->closed() ? "Area.mmap: the area is closed" : "Area.mmap");
+        return cast_holder(std::make_shared<Buffer>(area, p, n));
+    });
 }
+
+PyMethodDef kAreaMmapDef = {
+    "mmap", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&area_mmap)), METH_FASTCALL | METH_KEYWORDS,
+    "mmap($self, nbytes)\n--\n\n"
+    "A Buffer of `nbytes` bytes (0: an empty buffer, nothing mapped). OutOfMemoryError when the device is full."};
 
 void area_munmap(const std::shared_ptr<aml::Area>& area, Buffer& buffer) {
     if (buffer.area() != area) check(ZE_RESULT_ERROR_INVALID_ARGUMENT, "Area.munmap: the buffer is of another area");
@@ -190,9 +205,6 @@ void bind_area(pyb::module_& m) {
                     pyb::arg("device") = pyb::none(),
                     "Device memory over the pages of dma-buf `fd` (not taken over: the caller keeps and closes it), "
                     "as a Buffer of kind 'device'.")
-        .def("mmap", &area_mmap, pyb::arg("nbytes"),
-             "A Buffer of `nbytes` bytes (0: an empty buffer, nothing mapped). OutOfMemoryError when the device is "
-             "full.")
         .def("munmap", &area_munmap, pyb::arg("buffer"),
              "Unmaps `buffer` (as buffer.close()); InvalidArgumentError for a buffer of another area or one already "
              "unmapped.")
@@ -236,6 +248,7 @@ void bind_area(pyb::module_& m) {
         "Area.device(device=None, ordinal=0, flags=0, alignment=64): an area of device memory of `device` (None: "
         "the default device), memory ordinal `ordinal`, the backend's allocation flags.");
     cls.def_property_readonly("_device", [](const Area& a) { return a.device(); });
+    add_fast_method(cls, &kAreaMmapDef);
 }
 
 void bind_layout(pyb::module_& m) {

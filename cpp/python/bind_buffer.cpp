@@ -23,6 +23,7 @@
 #include "common/clock.hpp"
 #include "hal/registry.hpp"
 #include "python/buffer.hpp"
+#include "python/fast_call.hpp"
 #include "python/gil.hpp"
 #include "python/int_arg.hpp"
 #include "python/layout_object.hpp"
@@ -278,6 +279,20 @@ pyb::dict cuda_array_interface(Buffer& b) {
     return d;
 }
 
+// Buffer.close(), called directly (METH_NOARGS) rather than through pybind11's dispatch:
+// closing a pooled buffer costs less than the dispatch.
+PyObject* buffer_close(PyObject* self, PyObject*) {
+    return fast_call_guarded([&]() -> PyObject* {
+        holder_of<Buffer>(self, "Buffer.close")->close();
+        Py_RETURN_NONE;
+    });
+}
+
+PyMethodDef kBufferCloseDef = {
+    "close", &buffer_close, METH_NOARGS,
+    "close($self)\n--\n\n"
+    "Unmaps the memory after waiting for the copies that use it. BufferError while an export is alive; idempotent."};
+
 }  // namespace
 
 void bind_buffer(pyb::module_& m) {
@@ -305,9 +320,6 @@ void bind_buffer(pyb::module_& m) {
         .def_property_readonly("closed", &Buffer::closed, "True after close().")
         .def_property_readonly("exports", &Buffer::exports,
                                "Number of live exports (memoryviews, NumPy arrays, DLPack capsules).")
-        .def("close", &Buffer::close,
-             "Unmaps the memory after waiting for the copies that use it. BufferError while an export is alive; "
-             "idempotent.")
         .def("__enter__", [](pyb::object self) { return self; })
         .def("__exit__", [](Buffer& b, pyb::args) { b.close(); })
         // Positional or keyword: consumers pass them by keyword (the array API), older callers by position.
@@ -335,6 +347,7 @@ void bind_buffer(pyb::module_& m) {
                           std::string(b.device()->backend_name()).c_str());
             return std::string(text);
         });
+    add_fast_method(cls, &kBufferCloseDef);
 }
 
 }  // namespace zehal::py

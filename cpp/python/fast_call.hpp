@@ -9,8 +9,11 @@
 
 #include <cstddef>
 #include <initializer_list>
+#include <memory>
 #include <new>
 #include <span>
+#include <string>
+#include <typeinfo>
 #include <vector>
 
 namespace zehal::py {
@@ -85,6 +88,28 @@ PyObject* fast_call_guarded(Body&& body) noexcept {
         PyErr_SetString(PyExc_RuntimeError, e.what());
     }
     return nullptr;
+}
+
+// The holder of `self`, an instance of a pybind11 class of T held by shared_ptr (a method
+// descriptor of that class checked it): read from the instance without a type look-up.
+// TypeError for an instance whose C++ object was never made (a Python subclass that
+// skipped it).
+template <typename T>
+const std::shared_ptr<T>& holder_of(PyObject* self, const char* method) {
+    auto* inst = reinterpret_cast<pybind11::detail::instance*>(self);
+    const pybind11::detail::value_and_holder v_h = inst->get_value_and_holder();
+    if (!v_h.holder_constructed()) throw pybind11::type_error(std::string(method) + ": the object was not initialized");
+    return v_h.holder<std::shared_ptr<T>>();
+}
+
+// A new Python object holding `ref` (a shared_ptr holder of a pybind11 class of T), with the
+// class's type information looked up once per process rather than on each call.
+template <typename T>
+PyObject* cast_holder(std::shared_ptr<T> ref) {
+    static const pybind11::detail::type_info* const type = pybind11::detail::get_type_info(typeid(T));
+    return pybind11::detail::type_caster_generic::cast(ref.get(), pybind11::return_value_policy::take_ownership, {},
+                                                       type, nullptr, nullptr, &ref)
+        .ptr();
 }
 
 // Adds `def` (METH_FASTCALL | METH_KEYWORDS, kept alive by the caller) to class `cls` as

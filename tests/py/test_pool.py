@@ -101,3 +101,43 @@ def test_threads_and_stats_exactness(sim):
     assert not errors
     s = pool.stats()
     assert s["total_allocations"] == 2000 and s["allocations"] == 0 and s["bytes_in_use"] == 0
+
+
+def test_mmap_and_close_arguments_are_parsed_as_python_parses_them(sim):
+    # Area.mmap and Buffer.close are methods of their own (not pybind11's dispatch): every
+    # way of calling them, and every malformed call, behaves as a Python method would.
+    import inspect
+
+    assert str(inspect.signature(zehal.Area.mmap)) == "(self, /, nbytes)"
+    assert str(inspect.signature(zehal.Buffer.close)) == "(self, /)"
+    pool = zehal.Area.pool(zehal.Area.device(sim))
+    b = pool.mmap(nbytes=4096)
+    assert b.nbytes == 4096
+    b.close()
+    b.close()  # idempotent
+    assert pool.mmap(np.uint16(512)).nbytes == 512  # any integer, as operator.index reads it
+    with pytest.raises(TypeError, match="missing required argument 'nbytes'"):
+        pool.mmap()
+    with pytest.raises(TypeError, match="at most 1 positional"):
+        pool.mmap(1, 2)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'size'"):
+        pool.mmap(size=8)
+    with pytest.raises(TypeError, match="multiple values for argument 'nbytes'"):
+        pool.mmap(8, nbytes=8)
+    with pytest.raises(TypeError, match="must be an integer"):
+        pool.mmap(8.0)
+    with pytest.raises(zehal.InvalidArgumentError, match="nbytes = -1 is out of range"):
+        pool.mmap(-1)
+    with pytest.raises(TypeError):
+        b.close(1)
+    with pytest.raises(TypeError):
+        zehal.Area.mmap(b, 8)  # self of another class
+    with pytest.raises(TypeError):
+        zehal.Buffer.close(pool)
+
+    class Sub(zehal.Area):
+        pass
+
+    with pytest.raises(TypeError, match="not initialized"):
+        zehal.Area.mmap(Sub.__new__(Sub), 8)
+    assert pool.stats()["allocations"] == 0
