@@ -246,12 +246,9 @@ private:
     }
 
     static Operand operand(pyb::handle obj, std::string_view what) {
-        if (pyb::isinstance<Buffer>(obj)) {
-            Buffer& b = obj.cast<Buffer&>();
-            return {b.live(what), b.nbytes(), true, &b};
-        }
-        if (pyb::isinstance<PyLayout>(obj)) {
-            const PyLayout& l = obj.cast<const PyLayout&>();
+        if (Buffer* b = instance_of<Buffer>(obj.ptr())) return {b->live(what), b->nbytes(), true, b};
+        if (const PyLayout* layout = instance_of<PyLayout>(obj.ptr())) {
+            const PyLayout& l = *layout;
             l.buffer->live(what);
             const bool one_d = l.layout->ndims() == 1 && l.layout->contiguous();
             return {l.layout->rawptr(), l.layout->extent_bytes(), one_d, l.buffer.get()};
@@ -322,7 +319,7 @@ PyObject* dma_copy(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyOb
         PyObject* zero = PyLong_FromLong(0);  // a new reference to the interpreter's cached 0
         const pyb::object zero_ref = pyb::reinterpret_steal<pyb::object>(zero);
         const pyb::object me = pyb::reinterpret_borrow<pyb::object>(self);
-        std::optional<PyRequest> r = me.cast<PyDma&>().copy(
+        std::optional<PyRequest> r = self_of<PyDma>(self, "Dma.copy").copy(
             pyb::reinterpret_borrow<pyb::object>(a[0]), pyb::reinterpret_borrow<pyb::object>(a[1]),
             a[2] ? a[2] : Py_None, a[3] ? op : kCopy1D, bool_arg(a[4], true, "Dma.copy: request"),
             optional_event(a[5] ? a[5] : Py_None, "Dma.copy: signal"), a[6] ? a[6] : zero, a[7] ? a[7] : zero);
@@ -330,9 +327,38 @@ PyObject* dma_copy(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyOb
             Py_INCREF(Py_None);
             return Py_None;
         }
-        return pyb::cast(RequestHolder{std::move(*r), me}).release().ptr();
+        return cast_owned(std::make_unique<RequestHolder>(std::move(*r), me));
     });
 }
+
+// A `timeout` argument in seconds as pybind11 reads an optional float: None (or absent),
+// or any object float() takes without a string (an int, numpy.float32, ...).
+std::optional<double> optional_seconds(PyObject* o, std::string_view what) {
+    if (!o || o == Py_None) return std::nullopt;
+    if (!PyFloat_Check(o) && !PyLong_Check(o) && !PyIndex_Check(o) &&
+        !(Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float))
+        throw pyb::type_error(std::string(what) + " must be a number of seconds or None");
+    const double v = PyFloat_AsDouble(o);
+    if (v == -1.0 && PyErr_Occurred()) throw pyb::error_already_set();
+    return v;
+}
+
+// Request.wait through vectorcall: the other half of a round trip from Python.
+PyObject* request_wait(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+    static const FastParams params({"timeout"}, 1);
+    PyObject* a[1] = {};
+    if (!params.parse("Request.wait()", args, nargs, kwnames, a)) return nullptr;
+    return fast_call_guarded([&]() -> PyObject* {
+        self_of<RequestHolder>(self, "Request.wait").request.wait(optional_seconds(a[0], "Request.wait: timeout"));
+        Py_RETURN_NONE;
+    });
+}
+
+PyMethodDef kRequestWaitDef = {
+    "wait", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&request_wait)), METH_FASTCALL | METH_KEYWORDS,
+    "wait($self, timeout=None)\n--\n\n"
+    "Waits until the copy completed (timeout in seconds; None: forever). NotReadyError on timeout; raises the "
+    "copy's error (DeviceLostError, ...)."};
 
 PyMethodDef kDmaCopyDef = {
     "copy", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&dma_copy)), METH_FASTCALL | METH_KEYWORDS,
@@ -346,13 +372,9 @@ PyMethodDef kDmaCopyDef = {
 }  // namespace
 
 void bind_dma(pyb::module_& m) {
-    pyb::class_<RequestHolder>(m, "Request",
+    pyb::class_<RequestHolder> request_class = pyb::class_<RequestHolder>(m, "Request",
                                "A submitted copy. A pending request keeps its operands alive. wait() is idempotent "
                                "and releases the GIL; after cancel(), done is True and wait() returns at once.")
-        .def("wait", [](RequestHolder& h, std::optional<double> timeout) { h.request.wait(timeout); },
-             pyb::arg("timeout") = pyb::none(),
-             "Waits until the copy completed (timeout in seconds; None: forever). NotReadyError on timeout; raises "
-             "the copy's error (DeviceLostError, ...).")
         .def("cancel", [](RequestHolder& h) { h.request.cancel(); },
              "Removes the copy from its queue if it has not started, else waits for it. Does nothing once done.")
         .def_property_readonly("done", [](RequestHolder& h) { return h.request.done(); },
@@ -403,6 +425,7 @@ void bind_dma(pyb::module_& m) {
             return "<zehal.Dma ordinal=" + std::to_string(dma.ordinal()) + " index=" + std::to_string(dma.index()) +
                    " on " + std::string(dma.device()->backend_name()) + ">";
         });
+    add_fast_method(request_class, &kRequestWaitDef);
     add_fast_method(dma_class, &kDmaCopyDef);
 }
 

@@ -90,26 +90,60 @@ PyObject* fast_call_guarded(Body&& body) noexcept {
     return nullptr;
 }
 
-// The holder of `self`, an instance of a pybind11 class of T held by shared_ptr (a method
-// descriptor of that class checked it): read from the instance without a type look-up.
-// TypeError for an instance whose C++ object was never made (a Python subclass that
-// skipped it).
+// The type information of the pybind11 class of T, looked up once per process (a look-up
+// costs a hash of the type's name on every call otherwise).
 template <typename T>
-const std::shared_ptr<T>& holder_of(PyObject* self, const char* method) {
-    auto* inst = reinterpret_cast<pybind11::detail::instance*>(self);
-    const pybind11::detail::value_and_holder v_h = inst->get_value_and_holder();
-    if (!v_h.holder_constructed()) throw pybind11::type_error(std::string(method) + ": the object was not initialized");
-    return v_h.holder<std::shared_ptr<T>>();
+const pybind11::detail::type_info& type_of() {
+    static const pybind11::detail::type_info* const type = pybind11::detail::get_type_info(typeid(T), true);
+    return *type;
 }
 
-// A new Python object holding `ref` (a shared_ptr holder of a pybind11 class of T), with the
-// class's type information looked up once per process rather than on each call.
+// The C++ object of `obj` when it is an instance of the pybind11 class of T (or of a Python
+// subclass) whose object was made; null otherwise. No exception.
+template <typename T>
+T* instance_of(PyObject* obj) noexcept {
+    if (!PyObject_TypeCheck(obj, type_of<T>().type)) return nullptr;
+    auto* inst = reinterpret_cast<pybind11::detail::instance*>(obj);
+    const pybind11::detail::value_and_holder v_h = inst->get_value_and_holder(&type_of<T>(), false);
+    return v_h && v_h.holder_constructed() ? static_cast<T*>(v_h.value_ptr()) : nullptr;
+}
+
+// The C++ object of `self`, an instance of the class of T (a method descriptor of that
+// class checked it). TypeError for an instance whose object was never made (a Python
+// subclass that skipped it).
+template <typename T>
+T& self_of(PyObject* self, const char* method) {
+    T* value = instance_of<T>(self);
+    if (!value) throw pybind11::type_error(std::string(method) + ": the object was not initialized");
+    return *value;
+}
+
+// The holder of `self`, an instance of a class of T held by shared_ptr (as self_of).
+template <typename T>
+const std::shared_ptr<T>& holder_of(PyObject* self, const char* method) {
+    self_of<T>(self, method);
+    auto* inst = reinterpret_cast<pybind11::detail::instance*>(self);
+    return inst->get_value_and_holder(&type_of<T>(), false).template holder<std::shared_ptr<T>>();
+}
+
+// A new Python object holding `ref` (a shared_ptr holder of a pybind11 class of T).
 template <typename T>
 PyObject* cast_holder(std::shared_ptr<T> ref) {
-    static const pybind11::detail::type_info* const type = pybind11::detail::get_type_info(typeid(T));
     return pybind11::detail::type_caster_generic::cast(ref.get(), pybind11::return_value_policy::take_ownership, {},
-                                                       type, nullptr, nullptr, &ref)
+                                                       &type_of<T>(), nullptr, nullptr, &ref)
         .ptr();
+}
+
+// A new Python object that owns `value` (an object of a pybind11 class of T held by
+// unique_ptr, its default). On failure `value` is deleted and the error raised.
+template <typename T>
+PyObject* cast_owned(std::unique_ptr<T> value) {
+    PyObject* obj = pybind11::detail::type_caster_generic::cast(
+                        value.get(), pybind11::return_value_policy::take_ownership, {}, &type_of<T>(), nullptr,
+                        nullptr, nullptr)
+                        .ptr();
+    if (obj) value.release();
+    return obj;
 }
 
 // Adds `def` (METH_FASTCALL | METH_KEYWORDS, kept alive by the caller) to class `cls` as

@@ -129,6 +129,38 @@ def test_request_flags_wait_and_cancel():
             first.wait(timeout=-1)
 
 
+def test_wait_arguments_are_parsed_as_python_parses_them():
+    # Request.wait is a method of its own: its timeout is read as a float argument would be.
+    import inspect
+
+    assert str(inspect.signature(zehal.Request.wait)) == "(self, /, timeout=None)"
+    sim = zehal.sim_device(bandwidth_bytes_per_s=32 << 20)  # 2 MiB take ~60 ms
+    big = 2 << 20
+    with zehal.Dma(sim) as dma:
+        src = zehal.Area.shared(sim).mmap(big)
+        dst = zehal.Area.shared(sim).mmap(big)
+        slow = dma.copy(dst, src)
+        with pytest.raises(zehal.NotReadyError):
+            slow.wait(0)  # by position, an int
+        with pytest.raises(zehal.NotReadyError):
+            slow.wait(timeout=np.float32(0.0))
+        with pytest.raises(TypeError, match="number of seconds or None"):
+            slow.wait("1")
+        with pytest.raises(TypeError, match="at most 1 positional"):
+            slow.wait(1, 2)
+        with pytest.raises(TypeError, match="unexpected keyword argument 'seconds'"):
+            slow.wait(seconds=1)
+        with pytest.raises(TypeError, match="multiple values for argument 'timeout'"):
+            slow.wait(1, timeout=1)
+        with pytest.raises(zehal.InvalidArgumentError):
+            slow.wait(float("nan"))
+        with pytest.raises(TypeError):
+            zehal.Request.wait(dma)  # self of another class
+        slow.wait(timeout=None)
+        slow.wait(float("inf"))
+        assert slow.done
+
+
 def test_cancel_in_flight_waits(sim):
     throttled = zehal.sim_device(bandwidth_bytes_per_s=64 << 20)
     with zehal.Dma(throttled) as dma:
