@@ -127,6 +127,7 @@ std::vector<Row> pool_latency(const hal::DeviceRef& device, const Options& optio
                    device->free(p) == ZE_RESULT_SUCCESS;
         };
         median_us(n / 10 + 1, 1, map_unmap(*pooled));  // warm-up: the pool takes its chunks
+        const double unpooled_us = median_us(10, 1, map_unmap(*plain));
         const std::string size = bytes_name(bytes);
         double one_thread_rate = 0;
         for (unsigned threads : {1u, 2u, 4u, 16u}) {
@@ -142,7 +143,10 @@ std::vector<Row> pool_latency(const hal::DeviceRef& device, const Options& optio
             else if (pool_us > 0 && one_thread_rate > 0)
                 rows.push_back(throughput_row(what, pooled_timing.mops_per_s, one_thread_rate));
             rows.push_back(row(what, pool_us, median_us(calls * 5, threads, malloc_free), "malloc+free"));
-            const size_t slow = std::max<size_t>(calls / (bytes > (64u << 10) ? 20 : 1), 10);
+            // Unpooled calls cost from a fraction of a microsecond (sim) to a hundred (a GPU
+            // driver's allocation, slower still from many threads): as many as fit in about
+            // 20 ms of one thread at one thread's pace, between 10 and `calls`.
+            const size_t slow = std::clamp<size_t>(static_cast<size_t>(20'000 / std::max(unpooled_us, 1e-3)), 10, calls);
             rows.push_back(row(what, pool_us, median_us(slow, threads, map_unmap(*plain)), "unpooled area"));
             rows.push_back(row(what, pool_us, median_us(slow, threads, hal_alloc_free), "HAL allocate+free"));
         }
