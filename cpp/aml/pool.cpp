@@ -149,9 +149,9 @@ ze_result_t Pool::take_over_cap(Shard& mine, Take take) {
 }
 
 ze_result_t Pool::grow(Bin& bin, size_t block) {
-    // A slab of 64 blocks, within [one block, kMinChunkBytes]; under a maximum that leaves
-    // less room, one block.
-    const size_t want = std::max(block, std::min<size_t>(block * 64, kMinChunkBytes));
+    // A slab of kSlabBlocks blocks, within [one block, kMinChunkBytes]; under a maximum that
+    // leaves less room, one block.
+    const size_t want = std::max(block, std::min<size_t>(block * kSlabBlocks, kMinChunkBytes));
     size_t bytes = want;
     char* base = nullptr;
     {
@@ -167,7 +167,6 @@ ze_result_t Pool::grow(Bin& bin, size_t block) {
         auto slab = std::make_unique<Slab>();
         slab->base = base;
         slab->blocks = static_cast<uint32_t>(bytes / block);
-        slab->asked.assign(slab->blocks, 0);
         bin.free.reserve(bin.free.size() + slab->blocks);
         auto at = std::lower_bound(bin.slabs.begin(), bin.slabs.end(), base,
                                    [](const std::unique_ptr<Slab>& s, const char* b) { return s->base < b; });

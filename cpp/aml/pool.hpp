@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "zehal/ze_result.h"
+#include "common/cache_line_allocator.hpp"
 #include "common/spin_lock.hpp"
 
 namespace zehal::aml {
@@ -84,17 +85,21 @@ public:
     const Area& upstream() const noexcept { return *upstream_; }
 
 private:
-    // A run of equal blocks of one class, carved from a chunk.
-    struct Slab {
+    // Blocks of one slab at most.
+    static constexpr size_t kSlabBlocks = 64;
+    // A run of equal blocks of one class, carved from a chunk. Written by its shard's threads
+    // on every mapping: on cache lines of its own.
+    struct alignas(64) Slab {
         char* base = nullptr;
         uint32_t blocks = 0;
         uint32_t in_use = 0;
-        std::vector<size_t> asked;  // per block: the size asked for, 0 when free
+        std::array<size_t, kSlabBlocks> asked{};  // per block: the size asked for, 0 when free
     };
-    // One class within a shard: its slabs by base address and their free blocks.
+    // One class within a shard: its slabs by base address and their free blocks (on cache
+    // lines of their own, for the same reason).
     struct Bin {
         std::vector<std::unique_ptr<Slab>> slabs;
-        std::vector<std::pair<char*, Slab*>> free;
+        std::vector<std::pair<char*, Slab*>, CacheLineAllocator<std::pair<char*, Slab*>>> free;
     };
     static constexpr size_t kClasses = 48;
     static constexpr size_t kShards = 32;
