@@ -33,16 +33,15 @@ Pool::Pool(std::shared_ptr<Area> upstream, size_t maximum_bytes)
       alignment_(upstream_->alignment()),
       min_block_(std::max(alignment_, kMinBlock)),
       maximum_(maximum_bytes) {
-    // m x 1, 2, 3, 4, 6, 8, 12, ... up to kMaxClassBytes (at least one class).
+    // m x 1, then 2, 3, 4, 6, 8, 12, ... (each power of two and one and a half of it) up to
+    // kMaxClassBytes; at least the first.
     size_t count = 0;
-    for (size_t pow = 1; count < kClasses; pow *= 2) {
-        for (size_t blocks : {pow, pow + pow / 2}) {
-            if (blocks == pow + pow / 2 && pow < 2) continue;  // no 1.5 m: not a multiple of m
-            if (count == kClasses || (count > 0 && blocks * min_block_ > kMaxClassBytes)) break;
-            class_bytes_[count++] = blocks * min_block_;
-        }
-        if (count > 0 && pow * min_block_ > kMaxClassBytes) break;
+    class_bytes_[count++] = min_block_;
+    for (size_t pow = 2; count + 2 <= kClasses && pow * min_block_ <= kMaxClassBytes; pow *= 2) {
+        class_bytes_[count++] = pow * min_block_;
+        if ((pow + pow / 2) * min_block_ <= kMaxClassBytes) class_bytes_[count++] = (pow + pow / 2) * min_block_;
     }
+    classes_ = count;
 }
 
 Pool::~Pool() {
@@ -50,10 +49,16 @@ Pool::~Pool() {
 }
 
 size_t Pool::class_of(size_t size) const noexcept {
-    // The first class that holds `size`; kClasses (the arena) past the last one.
-    auto last = std::find(class_bytes_.begin(), class_bytes_.end(), size_t{0});
-    auto it = std::lower_bound(class_bytes_.begin(), last, size);
-    return it == last ? kClasses : static_cast<size_t>(it - class_bytes_.begin());
+    // The first class that holds `size`, in blocks of m: 1 -> 0, 2 -> 1, and for q in
+    // (2^k, 2^(k+1)], k >= 1: 3 x 2^(k-1) (index 2k) when it holds q, else 2^(k+1) (2k + 1).
+    // kClasses (the arena) past the last class.
+    const size_t q = size / min_block_ + (size % min_block_ != 0);
+    size_t index = q - 1;
+    if (q > 2) {
+        const size_t k = static_cast<size_t>(std::bit_width(q - 1)) - 1;
+        index = 2 * k + (q > 3 * (size_t{1} << (k - 1)));
+    }
+    return index < classes_ ? index : kClasses;
 }
 
 ze_result_t Pool::reserve(size_t bytes) {

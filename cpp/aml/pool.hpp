@@ -165,6 +165,7 @@ private:
     const size_t min_block_;
     const size_t maximum_;
     std::array<size_t, kClasses> class_bytes_{};  // block size of each class (0: unused)
+    size_t classes_ = 0;                           // classes in use
     std::array<Shard, kShards> shards_;
 
     // Lock order: peak_mu_, then shards by index, then arena_mu_.
