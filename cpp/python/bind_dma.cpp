@@ -354,6 +354,19 @@ PyObject* request_wait(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
     });
 }
 
+// Dma.barrier(), called directly (METH_NOARGS): the other half of a fire-and-forget copy.
+PyObject* dma_barrier(PyObject* self, PyObject*) {
+    return fast_call_guarded([&]() -> PyObject* {
+        self_of<PyDma>(self, "Dma.barrier").barrier();
+        Py_RETURN_NONE;
+    });
+}
+
+PyMethodDef kDmaBarrierDef = {
+    "barrier", &dma_barrier, METH_NOARGS,
+    "barrier($self)\n--\n\n"
+    "Waits (without the GIL) until every copy submitted before it completed, fire-and-forget ones too."};
+
 PyMethodDef kRequestWaitDef = {
     "wait", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&request_wait)), METH_FASTCALL | METH_KEYWORDS,
     "wait($self, timeout=None)\n--\n\n"
@@ -409,8 +422,6 @@ void bind_dma(pyb::module_& m) {
              pyb::arg("ordinal") = 1, pyb::arg("index") = 0)
         .def_static("default", &PyDma::make_default,
                     "An engine as aml_dma_ze_default: copy engine 0 of the default device.")
-        .def("barrier", &PyDma::barrier,
-             "Waits (without the GIL) until every copy submitted before it completed, fire-and-forget ones too.")
         .def_property_readonly("pending", &PyDma::pending, "Copies with a request not yet seen done.")
         .def_property_readonly("device", [](PyDma& d) { return d.live("Dma.device").device(); }, "The device.")
         .def_property_readonly("ordinal", [](PyDma& d) { return d.live("Dma.ordinal").ordinal(); }, "Engine group.")
@@ -427,6 +438,7 @@ void bind_dma(pyb::module_& m) {
         });
     add_fast_method(request_class, &kRequestWaitDef);
     add_fast_method(dma_class, &kDmaCopyDef);
+    add_fast_method(dma_class, &kDmaBarrierDef);
 }
 
 }  // namespace zehal::py

@@ -399,6 +399,11 @@ def test_copy_arguments_are_parsed_as_python_parses_them(sim):
             dma.copy(b, a, signal=pool)
         with pytest.raises(TypeError):
             zehal.Dma.copy(pool, b, a)  # self of another class
+        assert str(inspect.signature(zehal.Dma.barrier)) == "(self, /)"
+        with pytest.raises(TypeError):
+            dma.barrier(1)
+        with pytest.raises(TypeError):
+            zehal.Dma.barrier(pool)
         assert bytes(memoryview(b)[:8]) == bytes(range(8))  # nothing refused was copied
 
 
