@@ -12,6 +12,7 @@ trip of a 64-byte copy request (``Dma.copy`` + ``Request.wait``) beside a 64-byt
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import json
 import platform
@@ -148,18 +149,25 @@ def _pool_rows(device: Device, iterations: int, repeats: int) -> list[Row]:
     size = 1 << 20
     plain = zehal.Area.device(device)
     pool = zehal.Area.pool(plain)
-    pooled = _time_per_call_us(lambda: pool.mmap(size).close(), iterations, repeats)
     unpooled = _time_per_call_us(lambda: plain.mmap(size).close(), max(iterations // 20, 10), repeats)
-    rows = [_row("python", "pooled mmap+close 1 MiB", pooled, "us", unpooled, "unpooled Area.mmap+close")]
+    fns: list[Callable[[], object]] = [lambda: pool.mmap(size).close()]
+    on_gpu: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
     if device.backend == "cuda":
         try:
             import cupy  # type: ignore[import-not-found]
         except ImportError:
-            return rows
-        cupy_pool = cupy.cuda.MemoryPool()
-        with cupy.cuda.Device(0):
-            cupy_us = _time_per_call_us(lambda: cupy_pool.malloc(size), iterations, repeats)
-        rows.append(_row("python", "pooled mmap+close 1 MiB", pooled, "us", cupy_us, "cupy MemoryPool malloc+free"))
+            cupy = None
+        if cupy is not None:
+            # CuPy's pool takes its turn in the same rounds; its memory is freed as it goes.
+            cupy_pool = cupy.cuda.MemoryPool()
+            fns.append(lambda: cupy_pool.malloc(size))
+            on_gpu = cupy.cuda.Device(0)
+    with on_gpu:
+        times = _interleaved_us(fns, iterations, repeats)
+    pooled = times[0]
+    rows = [_row("python", "pooled mmap+close 1 MiB", pooled, "us", unpooled, "unpooled Area.mmap+close")]
+    if len(times) > 1:
+        rows.append(_row("python", "pooled mmap+close 1 MiB", pooled, "us", times[1], "cupy MemoryPool malloc+free"))
     return rows
 
 
