@@ -34,12 +34,30 @@ bool unpack(void* arg, DmaHandle** h, Request** request) {
 
 // Takes the request of C handle `req` out of the engine's hands; null when the engine
 // did not hand it out (or it was already waited for or cancelled).
+// Hands `r` to the C caller under `handle`, in a node an earlier request left when there is one.
+void hold(DmaHandle* h, aml_dma_request* handle, std::shared_ptr<Request> r) {
+    std::lock_guard lock(h->mutex);
+    if (h->spare.empty()) {
+        h->held.emplace(handle, std::move(r));
+        return;
+    }
+    DmaHandle::Held::node_type node = std::move(h->spare.back());
+    h->spare.pop_back();
+    node.key() = handle;
+    node.mapped() = std::move(r);
+    h->held.insert(std::move(node));
+}
+
+// Takes the request of `req` back from the C caller (null when it holds none), keeping its
+// node for the next one.
 std::shared_ptr<Request> take(DmaHandle* h, aml_dma_request* req) {
     std::lock_guard lock(h->mutex);
     auto it = h->held.find(req);
     if (it == h->held.end()) return nullptr;
-    std::shared_ptr<Request> r = std::move(it->second);
-    h->held.erase(it);
+    DmaHandle::Held::node_type node = h->held.extract(it);
+    std::shared_ptr<Request> r = std::move(node.mapped());
+    // Within the capacity reserved at creation: no allocation, no exception.
+    if (h->spare.size() < DmaHandle::kSpareNodes) h->spare.push_back(std::move(node));
     return r;
 }
 
@@ -96,10 +114,7 @@ int aml_dma_ze_request_create(struct aml_dma_data* data, struct aml_dma_request*
         // C callers read the flags word itself: keep it current.
         h->impl->watch(*r);
         auto* handle = reinterpret_cast<aml_dma_request*>(r->handle());
-        {
-            std::lock_guard lock(h->mutex);
-            h->held.emplace(handle, std::move(r));
-        }
+        hold(h, handle, std::move(r));
         *req = handle;
         return AML_SUCCESS;
     });
@@ -121,10 +136,7 @@ int aml_dma_ze_copy_signal(struct aml_dma* dma, struct aml_dma_request** req, vo
         if (!req) return AML_SUCCESS;
         h->impl->watch(*r);
         auto* handle = reinterpret_cast<aml_dma_request*>(r->handle());
-        {
-            std::lock_guard lock(h->mutex);
-            h->held.emplace(handle, std::move(r));
-        }
+        hold(h, handle, std::move(r));
         *req = handle;
         return AML_SUCCESS;
     });

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <new>
 #include <unordered_map>
+#include <vector>
 
 #include "aml.h"
 #include "aml/area.hpp"
@@ -30,11 +31,20 @@ struct LayoutHandle : aml_layout {
 // struct aml_dma of a zehal engine; data is the handle itself, which also owns the
 // requests handed out to C callers until they wait for or cancel them.
 struct DmaHandle : aml_dma {
+    using Held = std::unordered_map<const void*, std::shared_ptr<Request>>;
+    // Nodes of `held` kept for reuse at most.
+    static constexpr size_t kSpareNodes = 64;
+
+    DmaHandle() { spare.reserve(kSpareNodes); }
+
     std::shared_ptr<Dma> impl;
     std::mutex mutex;
     // Handle pointer -> request, guarded by mutex. Keyed by the pointer the caller holds,
     // so a foreign or freed handle is refused without being dereferenced.
-    std::unordered_map<const void*, std::shared_ptr<Request>> held;
+    Held held;
+    // Nodes of `held` left by requests waited for or destroyed, reused by the next ones so
+    // that a request costs no allocation here; guarded by mutex.
+    std::vector<Held::node_type> spare;
 };
 
 inline Area* area_of(const aml_area_data* data) noexcept {
