@@ -18,8 +18,8 @@
 #include "common/clock.hpp"
 #include "common/dynlib.hpp"
 #include "hal/trace_record.hpp"
-#include "metrics/metric_group.hpp"
 #include "metrics/tracer.hpp"
+#include "tracer_setup.hpp"
 
 namespace zehal::bench {
 
@@ -206,6 +206,8 @@ struct RawCupti {
 // The fastest of several rounds: the figure least disturbed by the rest of the machine
 // (the timeit convention), taken alike for zehal and its baseline.
 double best(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
+// The same for rates: the highest of several rounds.
+double best_rate(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
 
 struct Freed {
     hal::Device& device;
@@ -260,48 +262,34 @@ double cupti_records_per_s(RawDevice& raw, RawCupti& cupti, int kernels) {
 }
 
 // zehal's tracer end to end on the same launches: CUPTI's records through the backend's
-// hardware buffer, the tracer's drain thread and ring, to a reader thread; commands read per
-// second, from the first launch to the last command read. 0 when one was dropped or missing.
-double traced_commands_per_s(const hal::DeviceRef& device, RawDevice& raw, int kernels) {
-    std::vector<metrics::MetricGroupRef> all, engine;
-    if (metrics::metric_groups(device, &all) != ZE_RESULT_SUCCESS) return 0;
-    for (auto& g : all)
-        if (g->info().name == "EngineEvents" && g->tracer_based()) engine.push_back(g);
-    if (engine.empty() || metrics::activate(device, engine) != ZE_RESULT_SUCCESS) return 0;
-    const metrics::MetricGroup* group = engine[0].get();
-    std::shared_ptr<metrics::Tracer> tracer;
-    uint32_t notify = 0;
-    metrics::TracerOptions options;
-    options.ring_bytes = 64u << 20;
-    if (metrics::Tracer::create(device, {&group, 1}, &notify, nullptr, &tracer, options) != ZE_RESULT_SUCCESS) return 0;
-    double rate = 0;
-    if (tracer->enable(true) == ZE_RESULT_SUCCESS) {
-        const uint32_t start_id = group->info().first_metric_id;  // one record per command carries it
-        const uint64_t t0 = host_now_ns();
-        std::atomic<uint64_t> t_last{0};
-        std::thread reader([&] {
-            std::vector<hal::TraceRecord> buf(64u << 10);
-            uint64_t commands = 0;
-            while (commands < static_cast<uint64_t>(kernels) && host_now_ns() - t0 < 10'000'000'000ull) {
-                size_t size = buf.size() * sizeof(hal::TraceRecord);
-                if (tracer->read(&size, buf.data()) == ZE_RESULT_NOT_READY || size == 0) {
-                    std::this_thread::sleep_for(std::chrono::microseconds(50));
-                    continue;
-                }
-                for (size_t i = 0; i < size / sizeof(hal::TraceRecord); ++i)
-                    commands += buf[i].kind == hal::kRecordSample && buf[i].metric == start_id;
+// hardware buffer, the tracer's drain thread and ring, to a reader thread; commands (records
+// of metric `start_id`, one per command) read per second, from the first launch to the last
+// command read. 0 when one was dropped or missing.
+double traced_commands_per_s(metrics::Tracer& tracer, uint32_t start_id, RawDevice& raw, int kernels) {
+    const uint64_t dropped = tracer.dropped();
+    if (tracer.enable(true) != ZE_RESULT_SUCCESS) return 0;
+    const uint64_t t0 = host_now_ns();
+    std::atomic<uint64_t> t_last{0};
+    std::thread reader([&] {
+        std::vector<hal::TraceRecord> buf(64u << 10);
+        uint64_t commands = 0;
+        while (commands < static_cast<uint64_t>(kernels) && host_now_ns() - t0 < 10'000'000'000ull) {
+            size_t size = buf.size() * sizeof(hal::TraceRecord);
+            if (tracer.read(&size, buf.data()) == ZE_RESULT_NOT_READY || size == 0) {
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+                continue;
             }
-            // Relaxed: read after join().
-            if (commands >= static_cast<uint64_t>(kernels)) t_last.store(host_now_ns(), std::memory_order_relaxed);
-        });
-        const bool launched = raw.kernels(kernels);
-        reader.join();
-        const uint64_t t1 = t_last.load(std::memory_order_relaxed);  // relaxed: after join()
-        tracer->disable(true);
-        if (launched && t1 && tracer->dropped() == 0) rate = kernels / ((t1 - t0) / 1e9);
-    }
-    tracer->destroy();
-    return rate;
+            for (size_t i = 0; i < size / sizeof(hal::TraceRecord); ++i)
+                commands += buf[i].kind == hal::kRecordSample && buf[i].metric == start_id;
+        }
+        // Relaxed: read after join().
+        if (commands >= static_cast<uint64_t>(kernels)) t_last.store(host_now_ns(), std::memory_order_relaxed);
+    });
+    const bool launched = raw.kernels(kernels);
+    reader.join();
+    const uint64_t t1 = t_last.load(std::memory_order_relaxed);  // relaxed: after join()
+    tracer.disable(true);
+    return launched && t1 && tracer.dropped() == dropped ? kernels / ((t1 - t0) / 1e9) : 0;
 }
 
 }  // namespace
@@ -476,12 +464,16 @@ std::vector<Row> cuda_vs_raw(const hal::DeviceRef& device, const Options& option
         // the best round of each. Both are bound by the launch rate: a ratio near 1 says
         // the tracer's path keeps up with CUPTI's own delivery.
         std::vector<double> cupti_rates, ours_rates;
-        for (int r = 0; r < traced_rounds; ++r) {
-            cupti_rates.push_back(cupti_records_per_s(raw, cupti, kernels));
-            ours_rates.push_back(traced_commands_per_s(device, raw, kernels));
+        std::vector<metrics::MetricGroupRef> chosen;
+        if (const auto tracer = open_tracer(device, {"EngineEvents"}, 64u << 20, &chosen)) {
+            for (int r = 0; r < traced_rounds; ++r) {
+                cupti_rates.push_back(cupti_records_per_s(raw, cupti, kernels));
+                ours_rates.push_back(traced_commands_per_s(*tracer, chosen[0]->info().first_metric_id, raw, kernels));
+            }
+            tracer->destroy();
         }
-        const double cupti_rate = *std::max_element(cupti_rates.begin(), cupti_rates.end());
-        const double traced_rate = *std::max_element(ours_rates.begin(), ours_rates.end());
+        const double cupti_rate = best_rate(cupti_rates);
+        const double traced_rate = best_rate(ours_rates);
         if (cupti_rate > 0 && traced_rate > 0)
             rows.push_back(row("cuda", "kernels back to back -> tracer reader, zero drops", traced_rate / 1e6,
                                "Mcommands/s", cupti_rate / 1e6, "CUPTI alone: activity records completed", true));

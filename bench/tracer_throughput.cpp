@@ -13,6 +13,7 @@
 #include "hal/trace_record.hpp"
 #include "metrics/metric_group.hpp"
 #include "metrics/tracer.hpp"
+#include "tracer_setup.hpp"
 
 namespace zehal::bench {
 namespace {
@@ -34,26 +35,9 @@ template <typename Drive>
 Outcome trace_for(const hal::DeviceRef& device, std::initializer_list<std::string_view> names, nanoseconds window,
                   size_t ring_bytes, Drive drive) {
     Outcome out;
-    std::vector<metrics::MetricGroupRef> all, chosen;
-    if (metrics::metric_groups(device, &all) != ZE_RESULT_SUCCESS) return out;
-    for (auto& g : all)
-        for (auto n : names)
-            if (g->info().name == n && g->tracer_based()) chosen.push_back(g);
-    if (chosen.empty()) {
-        for (auto& g : all)
-            if (g->tracer_based()) {
-                chosen.push_back(g);
-                break;
-            }
-    }
-    if (chosen.empty() || metrics::activate(device, chosen) != ZE_RESULT_SUCCESS) return out;
-    std::vector<const metrics::MetricGroup*> raw;
-    for (auto& g : chosen) raw.push_back(g.get());
-    std::shared_ptr<metrics::Tracer> tracer;
-    uint32_t notify = 0;
-    metrics::TracerOptions options;
-    options.ring_bytes = ring_bytes;
-    if (metrics::Tracer::create(device, raw, &notify, nullptr, &tracer, options) != ZE_RESULT_SUCCESS) return out;
+    std::vector<metrics::MetricGroupRef> chosen;
+    const std::shared_ptr<metrics::Tracer> tracer = open_tracer(device, names, ring_bytes, &chosen);
+    if (!tracer) return out;
 
     std::vector<uint8_t> buf(4u << 20);
     uint64_t samples = 0;
@@ -136,17 +120,9 @@ double drain_prefilled(size_t records) {
     c.trace_buffer_bytes = 2 * records * sizeof(hal::TraceRecord);
     hal::DeviceRef d;
     if (sim::create_device(c, &d) != ZE_RESULT_SUCCESS) return 0;
-    std::vector<metrics::MetricGroupRef> all, chosen;
-    if (metrics::metric_groups(d, &all) != ZE_RESULT_SUCCESS) return 0;
-    for (auto& g : all)
-        if (g->info().name == "AsyncEvents") chosen.push_back(g);
-    if (chosen.empty() || metrics::activate(d, chosen) != ZE_RESULT_SUCCESS) return 0;
-    const metrics::MetricGroup* raw = chosen[0].get();
-    std::shared_ptr<metrics::Tracer> tracer;
-    uint32_t notify = 0;
-    metrics::TracerOptions options;
-    options.ring_bytes = kBufferBytes;
-    if (metrics::Tracer::create(d, {&raw, 1}, &notify, nullptr, &tracer, options) != ZE_RESULT_SUCCESS) return 0;
+    std::vector<metrics::MetricGroupRef> chosen;
+    const std::shared_ptr<metrics::Tracer> tracer = open_tracer(d, {"AsyncEvents"}, kBufferBytes, &chosen);
+    if (!tracer) return 0;
     std::vector<hal::TraceRecord> buf(64u << 10);
     if (tracer->enable(true) != ZE_RESULT_SUCCESS) return 0;
     const auto t0 = steady_clock::now();

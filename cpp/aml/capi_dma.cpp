@@ -32,8 +32,6 @@ bool unpack(void* arg, DmaHandle** h, Request** request) {
     return true;
 }
 
-// Takes the request of C handle `req` out of the engine's hands; null when the engine
-// did not hand it out (or it was already waited for or cancelled).
 // Hands `r` to the C caller under `handle`, in a node an earlier request left when there is one.
 void hold(DmaHandle* h, aml_dma_request* handle, std::shared_ptr<Request> r) {
     std::lock_guard lock(h->mutex);
@@ -48,8 +46,8 @@ void hold(DmaHandle* h, aml_dma_request* handle, std::shared_ptr<Request> r) {
     h->held.insert(std::move(node));
 }
 
-// Takes the request of `req` back from the C caller (null when it holds none), keeping its
-// node for the next one.
+// Takes the request of C handle `req` back from the C caller: null when the engine did not
+// hand it out (or it was already waited for or cancelled). Its node is kept for the next one.
 std::shared_ptr<Request> take(DmaHandle* h, aml_dma_request* req) {
     std::lock_guard lock(h->mutex);
     auto it = h->held.find(req);

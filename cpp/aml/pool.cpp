@@ -219,7 +219,7 @@ ze_result_t Pool::deallocate(void* ptr, size_t size) {
     char* p = static_cast<char*>(ptr);
     // Size known: its class only, the caller's shard first (usually the block's own).
     const size_t first = size ? class_of(size) : 0;
-    const size_t last = size ? first + 1 : kClasses;
+    const size_t last = size ? first + 1 : classes_;
     const size_t mine = my_shard(kShards);
     if (first < kClasses)
         for (size_t k = 0; k < kShards; ++k)
@@ -278,7 +278,7 @@ bool Pool::find(const void* ptr, size_t* size) const {
     const char* p = static_cast<const char*>(ptr);
     for (const Shard& shard : shards_) {
         std::lock_guard lock(shard.mu);
-        for (size_t cls = 0; cls < kClasses; ++cls) {
+        for (size_t cls = 0; cls < classes_; ++cls) {
             const size_t block = class_bytes_[cls];
             for (const auto& slab : shard.bins[cls].slabs) {
                 if (p < slab->base || p >= slab->base + static_cast<size_t>(slab->blocks) * block) continue;
@@ -299,7 +299,7 @@ bool Pool::find(const void* ptr, size_t* size) const {
 ze_result_t Pool::trim() {
     for (Shard& shard : shards_) {
         std::lock_guard lock(shard.mu);
-        for (size_t cls = 0; cls < kClasses; ++cls) {
+        for (size_t cls = 0; cls < classes_; ++cls) {
             Bin& bin = shard.bins[cls];
             const size_t block = class_bytes_[cls];
             std::vector<std::unique_ptr<Slab>> keep;

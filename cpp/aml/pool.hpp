@@ -101,7 +101,8 @@ private:
         std::vector<std::unique_ptr<Slab>> slabs;
         std::vector<std::pair<char*, Slab*>, CacheLineAllocator<std::pair<char*, Slab*>>> free;
     };
-    static constexpr size_t kClasses = 48;
+    // Room for every class: at most 24 (m = 256 bytes up to kMaxClassBytes).
+    static constexpr size_t kClasses = 32;
     static constexpr size_t kShards = 32;
     // Slow paths in a row, each after a loss of cap, after which a shard stops taking caps
     // from others (see the top of this file).
@@ -164,8 +165,8 @@ private:
     const size_t alignment_;
     const size_t min_block_;
     const size_t maximum_;
-    std::array<size_t, kClasses> class_bytes_{};  // block size of each class (0: unused)
-    size_t classes_ = 0;                           // classes in use
+    std::array<size_t, kClasses> class_bytes_{};  // block size of each class, the first classes_ in use
+    size_t classes_ = 0;
     std::array<Shard, kShards> shards_;
 
     // Lock order: peak_mu_, then shards by index, then arena_mu_.

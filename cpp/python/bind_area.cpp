@@ -21,9 +21,9 @@
 #include "bindings.hpp"
 #include "common/clock.hpp"
 #include "hal/import_fd.hpp"
-#include "python/fast_call.hpp"
 #include "hal/registry.hpp"
 #include "python/buffer.hpp"
+#include "python/fast_call.hpp"
 #include "python/gil.hpp"
 #include "python/int_arg.hpp"
 #include "python/layout_object.hpp"
@@ -55,11 +55,8 @@ std::shared_ptr<aml::Area> make_area(const hal::DeviceRef& device, hal::MemoryKi
 // Area.mmap(nbytes), called through vectorcall (python/fast_call.hpp): a pooled mapping
 // costs less than pybind11's dispatch of it.
 PyObject* area_mmap(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const FastParams params({"nbytes"}, 1);
-    PyObject* a[1] = {};
-    if (!params.parse("Area.mmap()", args, nargs, kwnames, a)) return nullptr;
-    return fast_call_guarded([&]() -> PyObject* {
-        if (!a[0]) throw pyb::type_error("Area.mmap() missing required argument 'nbytes'");
+    static const FastParams params({"nbytes"}, 1, 1);
+    return fast_call<1>(params, "Area.mmap()", args, nargs, kwnames, [&](const auto& a) -> PyObject* {
         const std::shared_ptr<aml::Area>& area = holder_of<aml::Area>(self, "Area.mmap");
         const auto n = int_arg<size_t>(a[0], "Area.mmap: nbytes", ZE_RESULT_ERROR_INVALID_SIZE);
         void* p = nullptr;

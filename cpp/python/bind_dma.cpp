@@ -301,12 +301,9 @@ bool bool_arg(PyObject* o, bool absent, std::string_view what) {
 // Dma.copy through vectorcall (fast_call.hpp): a fire-and-forget copy is called with a
 // keyword, which pybind11's dispatcher makes the costliest part of the call.
 PyObject* dma_copy(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    static const FastParams params({"dst", "src", "nbytes", "op", "request", "signal", "dst_offset", "src_offset"}, 3);
-    PyObject* a[8] = {};
-    if (!params.parse("Dma.copy()", args, nargs, kwnames, a)) return nullptr;
-    return fast_call_guarded([&]() -> PyObject* {
-        if (!a[0] || !a[1])
-            throw pyb::type_error(std::string("Dma.copy() missing required argument '") + (a[0] ? "src" : "dst") + "'");
+    static const FastParams params({"dst", "src", "nbytes", "op", "request", "signal", "dst_offset", "src_offset"}, 3,
+                                   2);
+    return fast_call<8>(params, "Dma.copy()", args, nargs, kwnames, [&](const auto& a) -> PyObject* {
         static const std::string kCopy1D = "copy_1D";
         std::string op;
         if (a[3]) {
@@ -335,8 +332,7 @@ PyObject* dma_copy(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyOb
 // or any object float() takes without a string (an int, numpy.float32, ...).
 std::optional<double> optional_seconds(PyObject* o, std::string_view what) {
     if (!o || o == Py_None) return std::nullopt;
-    if (!PyFloat_Check(o) && !PyLong_Check(o) && !PyIndex_Check(o) &&
-        !(Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float))
+    if (!PyFloat_Check(o) && !PyIndex_Check(o) && !(Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float))
         throw pyb::type_error(std::string(what) + " must be a number of seconds or None");
     const double v = PyFloat_AsDouble(o);
     if (v == -1.0 && PyErr_Occurred()) throw pyb::error_already_set();
@@ -346,9 +342,7 @@ std::optional<double> optional_seconds(PyObject* o, std::string_view what) {
 // Request.wait through vectorcall: the other half of a round trip from Python.
 PyObject* request_wait(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
     static const FastParams params({"timeout"}, 1);
-    PyObject* a[1] = {};
-    if (!params.parse("Request.wait()", args, nargs, kwnames, a)) return nullptr;
-    return fast_call_guarded([&]() -> PyObject* {
+    return fast_call<1>(params, "Request.wait()", args, nargs, kwnames, [&](const auto& a) -> PyObject* {
         self_of<RequestHolder>(self, "Request.wait").request.wait(optional_seconds(a[0], "Request.wait: timeout"));
         Py_RETURN_NONE;
     });

@@ -7,6 +7,7 @@
 #include <Python.h>
 #include <pybind11/pybind11.h>
 
+#include <array>
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
@@ -18,19 +19,18 @@
 
 namespace zehal::py {
 
-// The parameters of a method: names (interned once, kept for the life of the process) and
-// how many may be passed by position.
+// The parameters of a method: names (interned once, kept for the life of the process), how
+// many may be passed by position, and how many (the first ones) must be passed.
 class FastParams {
 public:
-    FastParams(std::initializer_list<const char*> names, size_t positional) : positional_(positional) {
+    FastParams(std::initializer_list<const char*> names, size_t positional, size_t required = 0)
+        : positional_(positional), required_(required) {
         for (const char* n : names) names_.push_back(PyUnicode_InternFromString(n));
     }
-    size_t size() const noexcept { return names_.size(); }
-
     // Places each argument of a vectorcall (args[0, nargs) by position, then one per name of
     // `kwnames`) into slots[i] by parameter (borrowed; slots of parameters not given stay
-    // null). False with TypeError set for too many positional arguments, an unknown keyword,
-    // or a parameter given twice.
+    // null; `slots` has one per parameter). False with TypeError set for too many positional
+    // arguments, an unknown keyword, a parameter given twice or a required one missing.
     bool parse(const char* method, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
                std::span<PyObject*> slots) const {
         if (static_cast<size_t>(nargs) > positional_) {
@@ -53,6 +53,11 @@ public:
             }
             slots[at] = args[nargs + k];
         }
+        for (size_t i = 0; i < required_; ++i)
+            if (!slots[i]) {
+                PyErr_Format(PyExc_TypeError, "%s missing required argument '%U'", method, names_[i]);
+                return false;
+            }
         return true;
     }
 
@@ -70,6 +75,7 @@ private:
 
     std::vector<PyObject*> names_;
     size_t positional_;
+    size_t required_;
 };
 
 // Runs `body` (which returns a new reference) with C++ exceptions turned into Python ones,
@@ -98,14 +104,23 @@ const pybind11::detail::type_info& type_of() {
     return *type;
 }
 
-// The C++ object of `obj` when it is an instance of the pybind11 class of T (or of a Python
-// subclass) whose object was made; null otherwise. No exception.
+// The value and holder of `obj` when it is an instance of the pybind11 class of T (or of a
+// Python subclass) whose object was made; one whose `inst` is null otherwise. No exception.
+template <typename T>
+pybind11::detail::value_and_holder made_instance(PyObject* obj) noexcept {
+    if (!PyObject_TypeCheck(obj, type_of<T>().type)) return {};
+    auto* inst = reinterpret_cast<pybind11::detail::instance*>(obj);
+    pybind11::detail::value_and_holder v_h = inst->get_value_and_holder(&type_of<T>(), false);
+    // (value_and_holder's operator bool reads the value pointer: only on one found.)
+    return v_h.inst && v_h && v_h.holder_constructed() ? v_h : pybind11::detail::value_and_holder{};
+}
+
+// The C++ object of `obj` when it is an instance of the class of T whose object was made;
+// null otherwise. No exception.
 template <typename T>
 T* instance_of(PyObject* obj) noexcept {
-    if (!PyObject_TypeCheck(obj, type_of<T>().type)) return nullptr;
-    auto* inst = reinterpret_cast<pybind11::detail::instance*>(obj);
-    const pybind11::detail::value_and_holder v_h = inst->get_value_and_holder(&type_of<T>(), false);
-    return v_h && v_h.holder_constructed() ? static_cast<T*>(v_h.value_ptr()) : nullptr;
+    const pybind11::detail::value_and_holder v_h = made_instance<T>(obj);
+    return v_h.inst ? static_cast<T*>(v_h.value_ptr()) : nullptr;
 }
 
 // The C++ object of `self`, an instance of the class of T (a method descriptor of that
@@ -121,9 +136,9 @@ T& self_of(PyObject* self, const char* method) {
 // The holder of `self`, an instance of a class of T held by shared_ptr (as self_of).
 template <typename T>
 const std::shared_ptr<T>& holder_of(PyObject* self, const char* method) {
-    self_of<T>(self, method);
-    auto* inst = reinterpret_cast<pybind11::detail::instance*>(self);
-    return inst->get_value_and_holder(&type_of<T>(), false).template holder<std::shared_ptr<T>>();
+    const pybind11::detail::value_and_holder v_h = made_instance<T>(self);
+    if (!v_h.inst) throw pybind11::type_error(std::string(method) + ": the object was not initialized");
+    return v_h.template holder<std::shared_ptr<T>>();
 }
 
 // A new Python object holding `ref` (a shared_ptr holder of a pybind11 class of T).
@@ -144,6 +159,17 @@ PyObject* cast_owned(std::unique_ptr<T> value) {
                         .ptr();
     if (obj) value.release();
     return obj;
+}
+
+// The body of a vectorcall method (METH_FASTCALL | METH_KEYWORDS) of N parameters: the
+// arguments parsed by `params` into N slots (TypeError for a call Python would refuse), then
+// `body(slots)` run as fast_call_guarded runs it.
+template <size_t N, typename Body>
+PyObject* fast_call(const FastParams& params, const char* method, PyObject* const* args, Py_ssize_t nargs,
+                    PyObject* kwnames, Body&& body) noexcept {
+    std::array<PyObject*, N> slots{};
+    if (!params.parse(method, args, nargs, kwnames, slots)) return nullptr;
+    return fast_call_guarded([&]() -> PyObject* { return body(slots); });
 }
 
 // Adds `def` (METH_FASTCALL | METH_KEYWORDS, kept alive by the caller) to class `cls` as

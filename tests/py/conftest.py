@@ -91,6 +91,18 @@ def sim(sim_backend) -> zehal.Device:
 SANITIZER_REPORTS = ("runtime error:", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "WARNING: ThreadSanitizer")
 
 
+def check_one_parameter_calls(method, name: str, value: object, unknown: str) -> None:
+    """``method`` (bound, of one parameter ``name``) refuses what a Python function of that
+    signature refuses: two positional arguments, an unknown keyword ``unknown``, ``name``
+    given twice."""
+    with pytest.raises(TypeError, match="at most 1 positional"):
+        method(value, value)
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{unknown}'"):
+        method(**{unknown: value})
+    with pytest.raises(TypeError, match=f"multiple values for argument '{name}'"):
+        method(value, **{name: value})
+
+
 def sanitizer_report(stderr: str) -> str | None:
     """The first line of a sanitizer report in ``stderr``, or None."""
     return next((line for line in stderr.splitlines() if any(r in line for r in SANITIZER_REPORTS)), None)

@@ -162,6 +162,49 @@ TEST(Pool, TheMaximumIsExactAndAFailedMmapChangesNothing) {
     EXPECT_EQ(aml_area_munmap(p.pool, a, 3 << 20), AML_SUCCESS);
 }
 
+// The maximum holds under threads that allocate at once: never more reserved than it, every
+// refusal is AML_ENOMEM, and what the refused calls asked for is never counted.
+TEST(Pool, TheMaximumHoldsUnderThreads) {
+    constexpr size_t kMaximum = 8u << 20;
+    Pooled p(0, kMaximum);
+    constexpr int kThreads = 4;
+    std::atomic<uint64_t> refused{0};
+    std::atomic<uint64_t> made{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            std::mt19937 rng(300 + t);
+            std::vector<std::pair<void*, size_t>> mine;
+            for (int i = 0; i < 2000; ++i) {
+                if (mine.empty() || rng() % 2) {
+                    const size_t size = 1 + rng() % (rng() % 4 ? 100000 : (3u << 20));
+                    aml_errno = AML_SUCCESS;  // per thread
+                    void* ptr = aml_area_mmap(p.pool, size, nullptr);
+                    if (!ptr) {
+                        EXPECT_EQ(aml_errno, AML_ENOMEM);
+                        refused.fetch_add(1, std::memory_order_relaxed);  // relaxed: read after join
+                        continue;
+                    }
+                    made.fetch_add(1, std::memory_order_relaxed);  // relaxed: read after join
+                    mine.emplace_back(ptr, size);
+                } else {
+                    ASSERT_EQ(aml_area_munmap(p.pool, mine.back().first, mine.back().second), AML_SUCCESS);
+                    mine.pop_back();
+                }
+                EXPECT_LE(p.stats().bytes_reserved, kMaximum);
+            }
+            for (const auto& [ptr, size] : mine) EXPECT_EQ(aml_area_munmap(p.pool, ptr, size), AML_SUCCESS);
+        });
+    for (auto& t : threads) t.join();
+    const auto s = p.stats();
+    EXPECT_GT(refused.load(std::memory_order_relaxed), 0u);  // the maximum was reached
+    EXPECT_EQ(s.total_allocations, made.load(std::memory_order_relaxed));
+    EXPECT_EQ(s.bytes_in_use, 0u);
+    EXPECT_EQ(s.allocations, 0u);
+    EXPECT_LE(s.bytes_reserved, kMaximum);
+    EXPECT_LE(s.peak_bytes_in_use, kMaximum);
+}
+
 TEST(Pool, ForeignDoubleAndMisSizedFreesAreRefused) {
     Pooled p;
     void* a = aml_area_mmap(p.pool, 1000, nullptr);
