@@ -324,7 +324,7 @@ PyObject* dma_copy(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyOb
             Py_INCREF(Py_None);
             return Py_None;
         }
-        return cast_owned(std::make_unique<RequestHolder>(std::move(*r), me));
+        return new_owned(std::make_unique<RequestHolder>(std::move(*r), me));
     });
 }
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
+import sys
 import weakref
 
 import numpy as np
@@ -461,6 +462,28 @@ def test_lost_device_raises_device_lost():
     with pytest.raises(zehal.DeviceLostError):
         dma.barrier()
     dma.close()
+
+
+def test_a_request_is_one_object_freed_with_its_references(device):
+    with zehal.Dma(device) as dma:
+        a = zehal.Area.shared(device).mmap(256)
+        b = zehal.Area.device(device).mmap(256)
+        counts = [sys.getrefcount(x) for x in (dma, a, b)]
+        r = dma.copy(b, a)
+        with r as entered:
+            assert entered is r
+        del entered
+        assert type(r) is zehal.Request
+        assert sys.getrefcount(r) == 2  # r, and getrefcount's argument
+        with pytest.raises(AttributeError):
+            r.extra = 1
+        del r
+        for _ in range(100):
+            dma.copy(b, a).wait()
+        dma.copy(b, a)  # dropped pending: the engine keeps its operands until done
+        dma.barrier()
+        assert dma.pending == 0
+        assert [sys.getrefcount(x) for x in (dma, a, b)] == counts
 
 
 def test_request_context_manager_waits(device):
