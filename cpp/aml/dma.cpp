@@ -32,12 +32,7 @@ ze_result_t Dma::copy(void* dst, const void* src, size_t size, std::shared_ptr<R
                       const hal::EventRef& signal) {
     if (!request) return engine_->append_copy(dst, src, size, nullptr, signal);
     if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    std::shared_ptr<Request> r;
-    if (ze_result_t res = engine_->new_request(signal, &r); res != ZE_RESULT_SUCCESS) return res;
-    if (ze_result_t res = engine_->append_copy(dst, src, size, r.get(), nullptr); res != ZE_RESULT_SUCCESS)
-        return res;
-    *request = std::move(r);
-    return ZE_RESULT_SUCCESS;
+    return engine_->copy_with_request(dst, src, size, signal, request);
 }
 
 ze_result_t copy_1d_size(const Layout& dst, const Layout& src, size_t* bytes) {

@@ -1,5 +1,6 @@
 #include "aml/dma_engine.hpp"
 
+#include <new>
 #include <vector>
 
 #include "aml/request.hpp"
@@ -22,6 +23,38 @@ ze_result_t Engine::new_request(const hal::EventRef& signal, std::shared_ptr<Req
         throw;
     }
     return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t Engine::copy_with_request(void* dst, const void* src, size_t size, const hal::EventRef& signal,
+                                      std::shared_ptr<Request>* out) {
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    std::shared_ptr<Request> request;
+    if (!signal) {
+        std::lock_guard lock(mutex_);
+        request = std::move(spare_);
+    }
+    if (!request)
+        if (ze_result_t r = new_request(signal, &request); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = append_copy(dst, src, size, request.get(), nullptr); r != ZE_RESULT_SUCCESS) return r;
+    *out = std::move(request);
+    if (!signal) prepare_spare();
+    return ZE_RESULT_SUCCESS;
+}
+
+void Engine::prepare_spare() {
+    {
+        std::lock_guard lock(mutex_);
+        if (spare_ || closed_) return;
+    }
+    std::shared_ptr<Request> next;
+    try {
+        if (new_request(nullptr, &next) != ZE_RESULT_SUCCESS) return;
+    } catch (const std::bad_alloc&) {
+        return;
+    }
+    std::lock_guard lock(mutex_);
+    // Another thread's spare, or a close, since: `next` is dropped after the lock.
+    if (!spare_ && !closed_) spare_ = std::move(next);
 }
 
 ze_result_t Engine::append_copy(void* dst, const void* src, size_t size, Request* request,
@@ -186,9 +219,11 @@ ze_result_t Engine::barrier_impl(bool allow_closed) {
 }
 
 ze_result_t Engine::close() {
+    std::shared_ptr<Request> spare;  // dropped after the lock: it returns its event to the cache
     {
         std::lock_guard lock(mutex_);
         closed_ = true;
+        spare = std::move(spare_);
     }
     // Every closer waits for everything submitted, so that none returns (and lets the
     // caller drop the operands) while another closer still waits.

@@ -31,6 +31,12 @@ public:
 
     // A request whose copy will signal `signal` (null: an event of the cache).
     ze_result_t new_request(const hal::EventRef& signal, std::shared_ptr<Request>* out);
+    // new_request() then append_copy() of that request, into *out on success. A request
+    // without a signal is taken from the one made after the previous such copy was
+    // submitted, while that copy ran: making it (an event from the cache, an allocation)
+    // is off the path from one copy's completion to the next copy's submission.
+    ze_result_t copy_with_request(void* dst, const void* src, size_t size, const hal::EventRef& signal,
+                                  std::shared_ptr<Request>* out);
     // Appends the copy of `size` bytes; `request` (may be null) gets its event signalled.
     // INVALID_NULL_POINTER, INVALID_SIZE (0), INVALID_NULL_HANDLE once closed,
     // INVALID_ARGUMENT for a request of another engine or one that already has its copy;
@@ -60,6 +66,9 @@ private:
     // Appends the copy of `request`: it signals the engine's event, or the caller's signal
     // followed by a barrier that signals the engine's event (mutex_ held).
     ze_result_t append_request_copy(void* dst, const void* src, size_t size, Request& request);
+    // Makes the spare request if there is none and the engine is open (nothing on failure:
+    // the next copy makes its own).
+    void prepare_spare();
     // barrier(); `allow_closed` lets close() wait after refusing new copies.
     ze_result_t barrier_impl(bool allow_closed);
     // Unlinks `r` (mutex_ held); its keep-alive reference moves into *keep.
@@ -85,6 +94,9 @@ private:
     size_t tracked_ = 0;       // guarded by mutex_
     uint64_t next_seq_ = 0;    // guarded by mutex_
     bool closed_ = false;      // guarded by mutex_
+    // A request made ahead for the next copy without a signal (see copy_with_request), not
+    // submitted; dropped by close(), which breaks its reference back to the engine.
+    std::shared_ptr<Request> spare_;  // guarded by mutex_
 
     size_t watched_ = 0;            // tracked requests that are watched, guarded by mutex_
     bool watcher_idle_ = false;     // the watcher sleeps on watch_cv_, guarded by mutex_

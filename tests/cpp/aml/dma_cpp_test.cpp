@@ -234,6 +234,53 @@ TEST(DmaCpp, NewRequestAndAppendCopyCarryOneCopy) {
     EXPECT_TRUE(mine->cancelled());
 }
 
+TEST(DmaCpp, EachCopyGetsAFreshRequestOfItsOwn) {
+    Fixture f(zehal::aml::test::sim_device());
+    unsigned char* src = f.map(*f.host, 64);
+    unsigned char* dst = f.map(*f.device, 64);
+    std::shared_ptr<Request> a, b, signalled, after;
+    ASSERT_EQ(f.dma->copy(dst, src, 64, &a), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(f.dma->copy(dst, src, 64, &b), ZE_RESULT_SUCCESS);
+    EXPECT_NE(a, b);
+    EXPECT_NE(a->event(), b->event());
+    EXPECT_TRUE(a->submitted() && b->submitted());
+    std::shared_ptr<hal::EventPool> pool;
+    ASSERT_EQ(f.dev->create_event_pool(1, hal::kPoolHostVisible, &pool), ZE_RESULT_SUCCESS);
+    hal::EventRef mine;
+    ASSERT_EQ(pool->event(0, &mine), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(f.dma->copy(dst, src, 64, &signalled, mine), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(signalled->signal(), mine);
+    ASSERT_EQ(f.dma->copy(dst, src, 64, &after), ZE_RESULT_SUCCESS);
+    EXPECT_FALSE(after->signal());
+    for (const auto& r : {a, b, signalled, after}) EXPECT_EQ(r->wait(), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(mine->query(), ZE_RESULT_SUCCESS);
+    // A failed copy leaves no request behind and the next one works.
+    std::shared_ptr<Request> refused;
+    EXPECT_EQ(f.dma->copy(dst, src, 0, &refused), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_FALSE(refused);
+    ASSERT_EQ(f.dma->copy(dst, src, 64, &refused), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(refused->wait(), ZE_RESULT_SUCCESS);
+}
+
+TEST(DmaCpp, ADroppedEngineLeavesNoReferenceBehind) {
+    // The engine makes a request ahead for the next copy; that request refers back to the
+    // engine, which refers to the device: all of it goes with the engine.
+    Fixture f(zehal::aml::test::sim_device());
+    unsigned char* src = f.map(*f.host, 64);
+    unsigned char* dst = f.map(*f.device, 64);
+    std::shared_ptr<Dma> dma;
+    const long before = f.dev.use_count();
+    ASSERT_EQ(Dma::create(f.dev, 1, 0, &dma), ZE_RESULT_SUCCESS);
+    for (int i = 0; i < 3; ++i) {
+        std::shared_ptr<Request> r;
+        ASSERT_EQ(dma->copy(dst, src, 64, &r), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(r->wait(), ZE_RESULT_SUCCESS);
+    }
+    EXPECT_GT(f.dev.use_count(), before);
+    dma.reset();
+    EXPECT_EQ(f.dev.use_count(), before);
+}
+
 TEST(DmaCpp, ManyRequestsReuseEvents) {
     Fixture f(zehal::aml::test::sim_device());
     unsigned char* src = f.map(*f.host, 64);
