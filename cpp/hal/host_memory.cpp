@@ -106,4 +106,28 @@ ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryR
     return r;
 }
 
+ze_result_t OperandCache::find(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host,
+                               const void* p, size_t size, Operand* out) {
+    const uint64_t device_removals = device_memory.removals();
+    const uint64_t host_removals = host_index().removals();
+    const auto addr = reinterpret_cast<uintptr_t>(p);
+    for (const Entry& e : entries_) {
+        if (!e.valid || e.device_removals != device_removals || e.host_removals != host_removals) continue;
+        const auto base = reinterpret_cast<uintptr_t>(e.operand.allocation.info.base);
+        if (addr < base || addr - base >= e.operand.allocation.info.size) continue;
+        if (size > e.operand.allocation.info.size - (addr - base)) break;  // the look-up names the error
+        if (out) *out = e.operand;
+        return ZE_RESULT_SUCCESS;
+    }
+    Entry& e = entries_[next_];
+    const ze_result_t r = find_operand(device_memory, own_host, p, size, &e.operand);
+    e.valid = r == ZE_RESULT_SUCCESS;
+    if (!e.valid) return r;
+    e.device_removals = device_removals;
+    e.host_removals = host_removals;
+    next_ ^= 1;
+    if (out) *out = e.operand;
+    return r;
+}
+
 }  // namespace zehal::hal

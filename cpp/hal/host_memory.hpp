@@ -84,4 +84,25 @@ struct Operand {
 ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host, const void* p,
                          size_t size, Operand* out);
 
+// find_operand() with the last two operands found kept, and reused while neither registry
+// it searched has removed an allocation since: a copy between the buffers of the copy
+// before it (the usual loop) skips the look-ups. Not thread-safe: one per queue, under the
+// queue's lock.
+class OperandCache {
+public:
+    // As find_operand(); `device_memory` and `own_host` must be the same on every call.
+    ze_result_t find(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host, const void* p,
+                     size_t size, Operand* out);
+
+private:
+    struct Entry {
+        uint64_t device_removals = 0;  // the registries' removals() before the look-up
+        uint64_t host_removals = 0;
+        Operand operand;
+        bool valid = false;
+    };
+    Entry entries_[2];
+    unsigned next_ = 0;  // the entry the next look-up replaces
+};
+
 }  // namespace zehal::hal

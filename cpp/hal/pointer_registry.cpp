@@ -39,6 +39,8 @@ bool PointerRegistry::remove(const void* base, Allocation* out) {
     if (it == by_base_.end()) return false;
     if (out) *out = it->second;
     by_base_.erase(it);
+    // Release: pairs with removals()' acquire.
+    removals_.fetch_add(1, std::memory_order_release);
     return true;
 }
 
@@ -72,6 +74,7 @@ std::vector<Allocation> PointerRegistry::take_all() {
     all.reserve(by_base_.size());
     for (auto& [base, a] : by_base_) all.push_back(a);
     by_base_.clear();
+    removals_.fetch_add(all.size(), std::memory_order_release);  // release: see remove()
     return all;
 }
 

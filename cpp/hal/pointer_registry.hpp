@@ -1,6 +1,7 @@
 // The allocations a device (or a backend's host memory) made, found by any pointer into them.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -37,6 +38,10 @@ public:
     ze_result_t find_range(const void* p, size_t size, Allocation* out) const;
     // Number of allocations.
     size_t count() const;
+    // How many allocations were removed so far. Acquire: read before a look-up, it tells
+    // whether an allocation found by that look-up may have been removed since (a cached
+    // result stays valid while it is unchanged; an insert never overlaps what was found).
+    uint64_t removals() const noexcept { return removals_.load(std::memory_order_acquire); }
     // Removes and returns every allocation (for a device that goes away).
     std::vector<Allocation> take_all();
 
@@ -46,6 +51,7 @@ private:
 
     mutable SharedSpinLock mu_;
     std::map<uintptr_t, Allocation> by_base_;
+    std::atomic<uint64_t> removals_{0};  // written under mu_ (exclusive)
 };
 
 }  // namespace zehal::hal

@@ -127,8 +127,8 @@ ze_result_t CudaDevice::check(CUresult r) noexcept {
     return to_ze_result(r);
 }
 
-ze_result_t CudaDevice::find_operand(const void* p, size_t size, hal::Operand* out) const {
-    return hal::find_operand(memory_, host_->registry, p, size, out);
+ze_result_t CudaDevice::find_operand(const void* p, size_t size, hal::OperandCache& cache, hal::Operand* out) const {
+    return cache.find(memory_, host_->registry, p, size, out);
 }
 
 ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,

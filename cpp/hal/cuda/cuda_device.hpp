@@ -63,8 +63,8 @@ public:
     ze_result_t check(CUresult r) noexcept;
     // Places [p, p + size) (hal::find_operand): memory of this device, host memory of the
     // backend (pinned), or host memory of another backend (pageable). INVALID_ARGUMENT
-    // when none holds p, INVALID_SIZE past its end.
-    ze_result_t find_operand(const void* p, size_t size, hal::Operand* out) const;
+    // when none holds p, INVALID_SIZE past its end. Through the calling queue's cache.
+    ze_result_t find_operand(const void* p, size_t size, hal::OperandCache& cache, hal::Operand* out) const;
 
 private:
     ze_result_t set_up();

@@ -130,16 +130,16 @@ ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, cons
     if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    std::lock_guard lock(mu_);
     hal::Operand to;
     hal::Operand from;
-    if (ze_result_t r = device_->find_operand(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
-    if (ze_result_t r = device_->find_operand(src, size, &from); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_->find_operand(dst, size, operands_, &to); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_->find_operand(src, size, operands_, &from); r != ZE_RESULT_SUCCESS) return r;
     if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
 
     ContextScope scope(api_, device_->context());
-    std::lock_guard lock(mu_);
     CUresult r = begin_locked(signal_event, waits);
     if (r == CUDA_SUCCESS) {
         if (to.placement == hal::Placement::other_host || from.placement == hal::Placement::other_host)
@@ -188,13 +188,13 @@ ze_result_t CudaQueue::append_fill(void* dst, const void* pattern, size_t patter
     if (size == 0 || pattern_size == 0 || pattern_size > 128 || !std::has_single_bit(pattern_size) ||
         size % pattern_size != 0)
         return ZE_RESULT_ERROR_INVALID_SIZE;
+    std::lock_guard lock(mu_);
     hal::Operand to;
-    if (ze_result_t r = device_->find_operand(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_->find_operand(dst, size, operands_, &to); r != ZE_RESULT_SUCCESS) return r;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
 
     ContextScope scope(api_, device_->context());
-    std::lock_guard lock(mu_);
     CUresult r = begin_locked(signal_event, waits);
     const auto* bytes = static_cast<const uint8_t*>(pattern);
     if (r == CUDA_SUCCESS) {

@@ -9,6 +9,7 @@
 #include "hal/cuda/cuda_device.hpp"
 #include "hal/cuda/cuda_event.hpp"
 #include "hal/cuda/pageable_copy.hpp"
+#include "hal/host_memory.hpp"
 #include "hal/queue.hpp"
 
 namespace zehal::cuda {
@@ -64,6 +65,7 @@ private:
     const CUstream stream_;
     std::mutex mu_;  // keeps each command's waits, work and signal together on the stream
     PageableCopier pageable_;  // guarded by mu_
+    hal::OperandCache operands_;  // guarded by mu_
 };
 
 }  // namespace zehal::cuda

@@ -177,14 +177,14 @@ ze_result_t ZeQueue::append_copy(void* dst, const void* src, size_t size, const 
     if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    std::lock_guard lock(mu_);
     hal::Operand to;
     hal::Operand from;
-    if (ze_result_t r = device_->find_operand(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
-    if (ze_result_t r = device_->find_operand(src, size, &from); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_->find_operand(dst, size, operands_, &to); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_->find_operand(src, size, operands_, &from); r != ZE_RESULT_SUCCESS) return r;
     if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     Events events;
     if (ze_result_t r = check_events(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
-    std::lock_guard lock(mu_);
     ++submitted_;
     if (to.placement == hal::Placement::other_host || from.placement == hal::Placement::other_host)
         return device_->check(pageable_locked(dst, to, src, from, nullptr, 0, size, events));
@@ -200,11 +200,11 @@ ze_result_t ZeQueue::append_fill(void* dst, const void* pattern, size_t pattern_
     if (size == 0 || pattern_size == 0 || pattern_size > 128 || !std::has_single_bit(pattern_size) ||
         size % pattern_size != 0)
         return ZE_RESULT_ERROR_INVALID_SIZE;
+    std::lock_guard lock(mu_);
     hal::Operand to;
-    if (ze_result_t r = device_->find_operand(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_->find_operand(dst, size, operands_, &to); r != ZE_RESULT_SUCCESS) return r;
     Events events;
     if (ze_result_t r = check_events(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
-    std::lock_guard lock(mu_);
     ++submitted_;
     if (to.placement == hal::Placement::other_host)
         return device_->check(pageable_locked(dst, to, nullptr, to, pattern, pattern_size, size, events));

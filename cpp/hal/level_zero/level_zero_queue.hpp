@@ -9,6 +9,7 @@
 
 #include "hal/level_zero/level_zero_device.hpp"
 #include "hal/level_zero/level_zero_event.hpp"
+#include "hal/host_memory.hpp"
 #include "hal/queue.hpp"
 
 namespace zehal::level_zero {
@@ -72,6 +73,7 @@ private:
     uint64_t pending_mark_ = 0;  // guarded by sync_mu_: submitted_ when that barrier was appended
     uint64_t synced_ = 0;        // guarded by sync_mu_: submitted_ covered by the last completed barrier
     uint64_t submitted_ = 0;     // guarded by mu_: commands appended (a failed append counts too)
+    hal::OperandCache operands_;  // guarded by mu_
 };
 
 }  // namespace zehal::level_zero
