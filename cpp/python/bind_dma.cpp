@@ -164,7 +164,9 @@ public:
         // every copy is submitted under the GIL): once the newest copy is done, so is every
         // copy before it, and no barrier command is needed. poll() then records the others
         // as done. A cancelled or failed newest copy, or none, takes the full barrier.
-        const std::shared_ptr<aml::Request> newest = std::exchange(newest_, nullptr);
+        // newest_ stays: the next copy drops it once that copy is submitted, so the
+        // request's teardown is not between this barrier and that submission.
+        const std::shared_ptr<aml::Request> newest = newest_;
         ze_result_t r = ZE_RESULT_ERROR_UNKNOWN;
         if (newest && !newest->cancelled())
             r = newest->done() ? newest->result() : without_gil([&] { return newest->wait(kWaitForever); });
@@ -264,7 +266,7 @@ private:
 
     std::shared_ptr<aml::Dma> dma_;
     std::deque<std::pair<std::shared_ptr<aml::Request>, Operands>> detached_;
-    std::shared_ptr<aml::Request> newest_;  // the last copy submitted, until a barrier
+    std::shared_ptr<aml::Request> newest_;  // the last copy submitted (until the next one or close())
 };
 
 // The Python object of a Request, which also remembers its engine (for adopt()).
