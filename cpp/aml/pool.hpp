@@ -89,7 +89,7 @@ private:
     static constexpr size_t kSlabBlocks = 64;
     // A run of equal blocks of one class, carved from a chunk. Written by its shard's threads
     // on every mapping: on cache lines of its own.
-    struct alignas(64) Slab {
+    struct alignas(kCacheLineBytes) Slab {
         char* base = nullptr;
         uint32_t blocks = 0;
         uint32_t in_use = 0;
@@ -110,7 +110,7 @@ private:
     // The size classes, bytes in use and counters of the threads that use one shard (large
     // mappings count in the shard of the thread that made them), guarded by mu. Aligned so
     // that two never share a cache line.
-    struct alignas(64) Shard {
+    struct alignas(kCacheLineBytes) Shard {
         mutable SpinLock mu;
         uint64_t bytes_in_use = 0;
         uint64_t cap = 0;  // bytes_in_use stays at most this; changed on the slow path only

@@ -1,5 +1,6 @@
-// An allocator of whole cache lines: memory that one thread writes (a free list, say) never
-// shares a line with what another thread writes, wherever the heap put them.
+// Cache lines: their size, and an allocator of whole lines, so that memory one thread writes
+// (a free list, say) never shares a line with what another thread writes, wherever the heap
+// put them.
 #pragma once
 
 #include <cstddef>
@@ -7,11 +8,15 @@
 
 namespace zehal {
 
-// Hands out storage aligned to, and a multiple of, kCacheLine bytes.
+// The cache line size that keeps data of different threads apart. A fixed 64, not
+// std::hardware_destructive_interference_size: GCC's value follows -mtune, so two
+// translation units could disagree on the layout of a class aligned with it (GCC warns).
+inline constexpr size_t kCacheLineBytes = 64;
+
+// Hands out storage aligned to, and a multiple of, kCacheLineBytes.
 template <typename T>
 class CacheLineAllocator {
 public:
-    static constexpr size_t kCacheLine = 64;
     using value_type = T;
 
     CacheLineAllocator() noexcept = default;
@@ -19,10 +24,10 @@ public:
     CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}
 
     T* allocate(size_t n) {
-        const size_t bytes = (n * sizeof(T) + kCacheLine - 1) / kCacheLine * kCacheLine;
-        return static_cast<T*>(::operator new(bytes, std::align_val_t{kCacheLine}));
+        const size_t bytes = (n * sizeof(T) + kCacheLineBytes - 1) / kCacheLineBytes * kCacheLineBytes;
+        return static_cast<T*>(::operator new(bytes, std::align_val_t{kCacheLineBytes}));
     }
-    void deallocate(T* p, size_t) noexcept { ::operator delete(p, std::align_val_t{kCacheLine}); }
+    void deallocate(T* p, size_t) noexcept { ::operator delete(p, std::align_val_t{kCacheLineBytes}); }
 
     template <typename U>
     bool operator==(const CacheLineAllocator<U>&) const noexcept {

@@ -23,6 +23,8 @@
 #include <new>
 #include <span>
 
+#include "common/cache_line_allocator.hpp"
+
 namespace zehal {
 
 // A region of the ring: `first` then `second` (empty unless the region wraps).
@@ -35,10 +37,8 @@ struct RingRegions {
 
 class SpscByteRing {
 public:
-    // Cache line size used to keep the two sides apart. A fixed 64, not
-    // std::hardware_destructive_interference_size: GCC's value follows -mtune, so two
-    // translation units could disagree on this class's layout (GCC warns as much).
-    static constexpr size_t kCacheLine = 64;
+    // Cache line size used to keep the two sides apart (common/cache_line_allocator.hpp).
+    static constexpr size_t kCacheLine = kCacheLineBytes;
 
     // A ring of `capacity` bytes rounded up to a power of two (at least kCacheLine).
     explicit SpscByteRing(size_t capacity)

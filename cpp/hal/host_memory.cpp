@@ -106,9 +106,8 @@ ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryR
     return r;
 }
 
-ze_result_t OperandCache::find(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host,
-                               const void* p, size_t size, Operand* out) {
-    const uint64_t device_removals = device_memory.removals();
+ze_result_t OperandCache::find(const void* p, size_t size, Operand* out) {
+    const uint64_t device_removals = device_memory_.removals();
     const uint64_t host_removals = host_index().removals();
     const auto addr = reinterpret_cast<uintptr_t>(p);
     for (const Entry& e : entries_) {
@@ -120,7 +119,7 @@ ze_result_t OperandCache::find(const PointerRegistry& device_memory, const HostM
         return ZE_RESULT_SUCCESS;
     }
     Entry& e = entries_[next_];
-    const ze_result_t r = find_operand(device_memory, own_host, p, size, &e.operand);
+    const ze_result_t r = find_operand(device_memory_, own_host_, p, size, &e.operand);
     e.valid = r == ZE_RESULT_SUCCESS;
     if (!e.valid) return r;
     e.device_removals = device_removals;

@@ -84,15 +84,16 @@ struct Operand {
 ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host, const void* p,
                          size_t size, Operand* out);
 
-// find_operand() with the last two operands found kept, and reused while neither registry
-// it searched has removed an allocation since: a copy between the buffers of the copy
-// before it (the usual loop) skips the look-ups. Not thread-safe: one per queue, under the
-// queue's lock.
+// find_operand() over one device's registries, with the last two operands found kept and
+// reused while neither registry it searches has removed an allocation since: a copy between
+// the buffers of the copy before it (the usual loop) skips the look-ups. Not thread-safe:
+// one per queue, under the queue's lock; the registries must outlive it.
 class OperandCache {
 public:
-    // As find_operand(); `device_memory` and `own_host` must be the same on every call.
-    ze_result_t find(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host, const void* p,
-                     size_t size, Operand* out);
+    OperandCache(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host) noexcept
+        : device_memory_(device_memory), own_host_(own_host) {}
+    // As find_operand(device_memory, own_host, p, size, out).
+    ze_result_t find(const void* p, size_t size, Operand* out);
 
 private:
     struct Entry {
@@ -101,6 +102,8 @@ private:
         Operand operand;
         bool valid = false;
     };
+    const PointerRegistry& device_memory_;
+    const HostMemoryRegistry& own_host_;
     Entry entries_[2];
     unsigned next_ = 0;  // the entry the next look-up replaces
 };

@@ -33,6 +33,11 @@ public:
     // arguments, an unknown keyword, a parameter given twice or a required one missing.
     bool parse(const char* method, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
                std::span<PyObject*> slots) const {
+        if (slots.size() != names_.size()) {  // a binding's mistake, not the caller's
+            PyErr_Format(PyExc_SystemError, "%s: %zu argument slots for %zu parameters", method, slots.size(),
+                         names_.size());
+            return false;
+        }
         if (static_cast<size_t>(nargs) > positional_) {
             PyErr_Format(PyExc_TypeError, "%s takes at most %zu positional arguments (%zd given)", method,
                          positional_, nargs);

@@ -127,9 +127,7 @@ ze_result_t CudaDevice::check(CUresult r) noexcept {
     return to_ze_result(r);
 }
 
-ze_result_t CudaDevice::find_operand(const void* p, size_t size, hal::OperandCache& cache, hal::Operand* out) const {
-    return cache.find(memory_, host_->registry, p, size, out);
-}
+hal::OperandCache CudaDevice::operand_cache() const noexcept { return hal::OperandCache(memory_, host_->registry); }
 
 ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
                                  uint32_t ordinal, void** out) {

@@ -61,10 +61,10 @@ public:
     bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
     // The ze_result_t of `r`, marking the device lost on a sticky error.
     ze_result_t check(CUresult r) noexcept;
-    // Places [p, p + size) (hal::find_operand): memory of this device, host memory of the
-    // backend (pinned), or host memory of another backend (pageable). INVALID_ARGUMENT
-    // when none holds p, INVALID_SIZE past its end. Through the calling queue's cache.
-    ze_result_t find_operand(const void* p, size_t size, hal::OperandCache& cache, hal::Operand* out) const;
+    // A cache that places operands of this device's copies (hal::find_operand: memory of
+    // this device, host memory of the backend, or host memory of another backend), for one
+    // queue; the device must outlive it.
+    hal::OperandCache operand_cache() const noexcept;
 
 private:
     ze_result_t set_up();

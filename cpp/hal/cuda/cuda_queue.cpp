@@ -62,7 +62,8 @@ CudaQueue::CudaQueue(std::shared_ptr<CudaDevice> device, uint32_t ordinal, uint3
       ordinal_(ordinal),
       index_(index),
       stream_(stream),
-      pageable_(api_) {}
+      pageable_(api_),
+      operands_(device_->operand_cache()) {}
 
 CudaQueue::~CudaQueue() {
     // Work still queued completes; the stream's resources go once it has. The staging
@@ -133,8 +134,8 @@ ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, cons
     std::lock_guard lock(mu_);
     hal::Operand to;
     hal::Operand from;
-    if (ze_result_t r = device_->find_operand(dst, size, operands_, &to); r != ZE_RESULT_SUCCESS) return r;
-    if (ze_result_t r = device_->find_operand(src, size, operands_, &from); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = operands_.find(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = operands_.find(src, size, &from); r != ZE_RESULT_SUCCESS) return r;
     if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
@@ -190,7 +191,7 @@ ze_result_t CudaQueue::append_fill(void* dst, const void* pattern, size_t patter
         return ZE_RESULT_ERROR_INVALID_SIZE;
     std::lock_guard lock(mu_);
     hal::Operand to;
-    if (ze_result_t r = device_->find_operand(dst, size, operands_, &to); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = operands_.find(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
 

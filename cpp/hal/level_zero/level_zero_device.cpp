@@ -139,9 +139,7 @@ ze_result_t ZeDevice::check(ze_result_t r) noexcept {
     return r;
 }
 
-ze_result_t ZeDevice::find_operand(const void* p, size_t size, hal::OperandCache& cache, hal::Operand* out) const {
-    return cache.find(memory_, driver_->host->registry, p, size, out);
-}
+hal::OperandCache ZeDevice::operand_cache() const noexcept { return hal::OperandCache(memory_, driver_->host->registry); }
 
 ze_result_t ZeDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
                                void** out) {

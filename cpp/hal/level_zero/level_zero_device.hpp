@@ -51,8 +51,10 @@ public:
     bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
     // `r`, marking the device lost when it is DEVICE_LOST.
     ze_result_t check(ze_result_t r) noexcept;
-    // Places [p, p + size) (hal::find_operand), through the calling queue's cache.
-    ze_result_t find_operand(const void* p, size_t size, hal::OperandCache& cache, hal::Operand* out) const;
+    // A cache that places operands of this device's copies (hal::find_operand: memory of
+    // this device, host memory of the backend, or host memory of another backend), for one
+    // queue; the device must outlive it.
+    hal::OperandCache operand_cache() const noexcept;
 
 private:
     // Engine groups, memory and import capability into props_; false with *why.

@@ -93,7 +93,8 @@ ZeQueue::ZeQueue(std::shared_ptr<ZeDevice> device, uint32_t ordinal, uint32_t in
       list_(list),
       sync_pool_(sync_pool),
       sync_event_(sync_event),
-      drain_event_(drain_event) {}
+      drain_event_(drain_event),
+      operands_(device_->operand_cache()) {}
 
 ZeQueue::~ZeQueue() {
     // Work still queued completes before the list and its events go.
@@ -180,8 +181,8 @@ ze_result_t ZeQueue::append_copy(void* dst, const void* src, size_t size, const 
     std::lock_guard lock(mu_);
     hal::Operand to;
     hal::Operand from;
-    if (ze_result_t r = device_->find_operand(dst, size, operands_, &to); r != ZE_RESULT_SUCCESS) return r;
-    if (ze_result_t r = device_->find_operand(src, size, operands_, &from); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = operands_.find(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = operands_.find(src, size, &from); r != ZE_RESULT_SUCCESS) return r;
     if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     Events events;
     if (ze_result_t r = check_events(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
@@ -202,7 +203,7 @@ ze_result_t ZeQueue::append_fill(void* dst, const void* pattern, size_t pattern_
         return ZE_RESULT_ERROR_INVALID_SIZE;
     std::lock_guard lock(mu_);
     hal::Operand to;
-    if (ze_result_t r = device_->find_operand(dst, size, operands_, &to); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = operands_.find(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
     Events events;
     if (ze_result_t r = check_events(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
     ++submitted_;

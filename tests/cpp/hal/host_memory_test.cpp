@@ -94,14 +94,22 @@ TEST(HostMemoryRegistry, KeepsOnlyHostAllocationsOfItsOwn) {
     EXPECT_EQ(theirs.count(), 0u);
 }
 
-TEST(FindOperand, PlacesDeviceOwnHostAndOtherHostMemory) {
+// A device's memory and two backends' host memory over one block: device memory at
+// [0, 256), host memory of `own` at [256, 512), host memory of `other` at [512, 768).
+class ThreeRegistries : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_EQ(device.insert(allocation(block, 256, MemoryKind::device)), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(own.insert(allocation(block + 256, 256, MemoryKind::host)), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(other.insert(allocation(block + 512, 256, MemoryKind::host)), ZE_RESULT_SUCCESS);
+    }
     PointerRegistry device;
-    HostMemoryRegistry own("own");
-    HostMemoryRegistry other("other");
-    alignas(64) static unsigned char block[1024];
-    ASSERT_EQ(device.insert(allocation(block, 256, MemoryKind::device)), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(own.insert(allocation(block + 256, 256, MemoryKind::host)), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(other.insert(allocation(block + 512, 256, MemoryKind::host)), ZE_RESULT_SUCCESS);
+    HostMemoryRegistry own{"own"};
+    HostMemoryRegistry other{"other"};
+    alignas(64) static inline unsigned char block[1024];
+};
+
+TEST_F(ThreeRegistries, FindOperandPlacesDeviceOwnHostAndOtherHostMemory) {
 
     Operand o;
     ASSERT_EQ(hal::find_operand(device, own, block + 8, 8, &o), ZE_RESULT_SUCCESS);
@@ -140,52 +148,44 @@ TEST(FindOperand, PlacesDeviceOwnHostAndOtherHostMemory) {
     EXPECT_EQ(hal::find_operand(device, own, block + 800, 8, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);
 }
 
-TEST(OperandCache, AnswersAsFindOperandAndForgetsWhatWasRemoved) {
-    PointerRegistry device;
-    HostMemoryRegistry own("own");
-    HostMemoryRegistry other("other");
-    alignas(64) static unsigned char block[1024];
-    ASSERT_EQ(device.insert(allocation(block, 256, MemoryKind::device)), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(own.insert(allocation(block + 256, 256, MemoryKind::host)), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(other.insert(allocation(block + 512, 256, MemoryKind::host)), ZE_RESULT_SUCCESS);
-
-    hal::OperandCache cache;
+TEST_F(ThreeRegistries, OperandCacheAnswersAsFindOperandAndForgetsWhatWasRemoved) {
+    hal::OperandCache cache(device, own);
     Operand o;
     // Found, then found again from the cache: the same answers, errors included.
     for (int round = 0; round < 2; ++round) {
-        ASSERT_EQ(cache.find(device, own, block + 8, 8, &o), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(cache.find(block + 8, 8, &o), ZE_RESULT_SUCCESS);
         EXPECT_EQ(o.placement, Placement::device);
-        ASSERT_EQ(cache.find(device, own, block + 300, 8, &o), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(cache.find(block + 300, 8, &o), ZE_RESULT_SUCCESS);
         EXPECT_EQ(o.placement, Placement::own_host);
         EXPECT_EQ(o.allocation.info.base, block + 256);
-        EXPECT_EQ(cache.find(device, own, block + 200, 57, &o), ZE_RESULT_ERROR_INVALID_SIZE);
-        EXPECT_EQ(cache.find(device, own, block + 500, 13, &o), ZE_RESULT_ERROR_INVALID_SIZE);
-        EXPECT_EQ(cache.find(device, own, block + 300, 212, nullptr), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(cache.find(block + 200, 57, &o), ZE_RESULT_ERROR_INVALID_SIZE);
+        EXPECT_EQ(cache.find(block + 500, 13, &o), ZE_RESULT_ERROR_INVALID_SIZE);
+        EXPECT_EQ(cache.find(block + 300, 212, nullptr), ZE_RESULT_SUCCESS);
     }
-    ASSERT_EQ(cache.find(device, own, block + 600, 100, &o), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(cache.find(block + 600, 100, &o), ZE_RESULT_SUCCESS);
     EXPECT_EQ(o.placement, Placement::other_host);
 
     // Removed from either registry: never answered from the cache again.
-    ASSERT_EQ(cache.find(device, own, block + 8, 8, &o), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(cache.find(block + 8, 8, &o), ZE_RESULT_SUCCESS);
     ASSERT_TRUE(device.remove(block, nullptr));
-    EXPECT_EQ(cache.find(device, own, block + 8, 8, &o), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    ASSERT_EQ(cache.find(device, own, block + 600, 8, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(cache.find(block + 8, 8, &o), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ASSERT_EQ(cache.find(block + 600, 8, &o), ZE_RESULT_SUCCESS);
     ASSERT_TRUE(other.remove(block + 512, nullptr));
-    EXPECT_EQ(cache.find(device, own, block + 600, 8, &o), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(cache.find(block + 600, 8, &o), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     // Another allocation at the same address: its own size and placement.
-    ASSERT_EQ(cache.find(device, own, block + 300, 8, &o), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(cache.find(block + 300, 8, &o), ZE_RESULT_SUCCESS);
     ASSERT_TRUE(own.remove(block + 256, nullptr));
     ASSERT_EQ(device.insert(allocation(block + 256, 64, MemoryKind::device)), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(cache.find(device, own, block + 260, 8, &o), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(cache.find(block + 260, 8, &o), ZE_RESULT_SUCCESS);
     EXPECT_EQ(o.placement, Placement::device);
-    EXPECT_EQ(cache.find(device, own, block + 316, 8, &o), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(cache.find(block + 316, 8, &o), ZE_RESULT_ERROR_INVALID_SIZE);
     // A backend's registry gone (its allocations taken out): nothing of it is answered.
     {
         HostMemoryRegistry gone("gone");
         ASSERT_EQ(gone.insert(allocation(block + 768, 256, MemoryKind::host)), ZE_RESULT_SUCCESS);
-        EXPECT_EQ(cache.find(device, own, block + 800, 8, nullptr), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(cache.find(block + 800, 8, nullptr), ZE_RESULT_SUCCESS);
     }
-    EXPECT_EQ(cache.find(device, own, block + 800, 8, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(cache.find(block + 800, 8, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);
 }
 
 TEST(FindOperand, ManyThreadsRegisterAndLookUp) {
