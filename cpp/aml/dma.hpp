@@ -75,7 +75,7 @@ public:
 
     // True when `request` was made by this engine.
     bool owns(const Request& request) const noexcept;
-    // Requests submitted and not yet observed done.
+    // Requests submitted whose copies have not completed (their events are asked).
     size_t pending() const;
 
     const hal::DeviceRef& device() const noexcept;

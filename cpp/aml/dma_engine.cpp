@@ -61,7 +61,7 @@ ze_result_t Engine::append_copy(void* dst, const void* src, size_t size, Request
                                 const hal::EventRef& signal) {
     if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    std::vector<std::shared_ptr<Request>> keep;  // released after the lock
+    Unlinked keep;  // released after the lock
     std::lock_guard lock(mutex_);
     if (closed_) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!request) {
@@ -83,8 +83,9 @@ ze_result_t Engine::append_copy(void* dst, const void* src, size_t size, Request
     (tail_ ? tail_->next_ : head_) = request;
     tail_ = request;
     ++tracked_;
-    // Older requests seen done are dropped here; a request alone on the list was just
-    // submitted, and asking its event would cost a driver call that rarely says done.
+    // Older requests done are dropped here, after the submission (their teardown overlaps
+    // this copy); a request alone on the list was just submitted, and asking its event would
+    // cost a driver call that rarely says done.
     if (head_ != request) poll_locked(&keep);
     return ZE_RESULT_SUCCESS;
 }
@@ -102,19 +103,28 @@ ze_result_t Engine::append_request_copy(void* dst, const void* src, size_t size,
     return request.event_->host_signal();
 }
 
-void Engine::unlink(Request* r, std::shared_ptr<Request>* keep) {
+void Engine::Unlinked::add(std::shared_ptr<Request> r) {
+    if (!first_)
+        first_ = std::move(r);
+    else
+        more_.push_back(std::move(r));
+}
+
+void Engine::unlink(Request* r, Unlinked* keep) {
     if (!r->tracked_self_) return;  // not tracked (already unlinked)
     (r->prev_ ? r->prev_->next_ : head_) = r->next_;
     (r->next_ ? r->next_->prev_ : tail_) = r->prev_;
     r->prev_ = r->next_ = nullptr;
     --tracked_;
     if (r->watched_) --watched_;
-    *keep = std::move(r->tracked_self_);
+    keep->add(std::move(r->tracked_self_));
 }
 
 void Engine::watch(Request& request) {
     std::lock_guard lock(mutex_);
-    if (!request.tracked_self_ || request.watched_ || watcher_stop_) return;
+    if (!request.tracked_self_ || request.watched_ || watcher_stop_ ||
+        request.result_.load(std::memory_order_relaxed) != Request::kPending)
+        return;
     request.watched_ = true;
     ++watched_;
     if (!watcher_.joinable())
@@ -154,25 +164,28 @@ void Engine::stop_watcher() {
 }
 
 void Engine::untrack(Request* request) {
-    std::shared_ptr<Request> keep;  // released after the lock: it may be the last reference
+    Unlinked keep;  // released after the lock: it may be the last reference
     std::lock_guard lock(mutex_);
     unlink(request, &keep);
 }
 
 void Engine::poll() {
-    std::vector<std::shared_ptr<Request>> keep;  // released after the lock
+    Unlinked keep;  // released after the lock
     std::lock_guard lock(mutex_);
     poll_locked(&keep);
 }
 
-void Engine::poll_locked(std::vector<std::shared_ptr<Request>>* keep) {
+void Engine::poll_locked(Unlinked* keep) {
     while (head_) {
         Request* r = head_;
-        const ze_result_t q = r->event_->query();
-        if (q == ZE_RESULT_NOT_READY) break;
-        r->complete(q);
-        keep->emplace_back();
-        unlink(r, &keep->back());
+        // relaxed: only whether it is done is read (a stale kPending asks the event, and
+        // complete() keeps the first result); the result is read with acquire by its readers.
+        if (r->result_.load(std::memory_order_relaxed) == Request::kPending) {
+            const ze_result_t q = r->event_->query();
+            if (q == ZE_RESULT_NOT_READY) break;
+            r->complete(q);
+        }
+        unlink(r, keep);
     }
 }
 
@@ -207,13 +220,12 @@ ze_result_t Engine::barrier_impl(bool allow_closed) {
 
     // Every copy appended before the barrier completed (or the device is lost): their
     // requests are done with the barrier's result.
-    std::vector<std::shared_ptr<Request>> keep;
+    Unlinked keep;  // released after the lock
     std::lock_guard lock(mutex_);
     while (head_ && head_->seq_ < limit) {
         Request* q = head_;
         q->complete(r);
-        keep.emplace_back();
-        unlink(q, &keep.back());
+        unlink(q, &keep);
     }
     return r;
 }
@@ -237,8 +249,10 @@ bool Engine::closed() const {
     return closed_;
 }
 
-size_t Engine::tracked() const {
+size_t Engine::tracked() {
+    Unlinked keep;  // released after the lock
     std::lock_guard lock(mutex_);
+    poll_locked(&keep);
     return tracked_;
 }
 

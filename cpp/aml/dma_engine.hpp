@@ -21,8 +21,12 @@ class Request;
 
 namespace detail {
 
-// Tracks pending requests in submission order in an intrusive list (a pending request is
-// kept alive by the list), so that barriers and polls can mark them done. Requests whose
+// Tracks requests in submission order in an intrusive list (a listed request is kept alive
+// by the list), so that barriers and polls can mark them done. A request seen done by its
+// own wait() or flags() stays listed until the engine's next submission (after the copy is
+// handed to the queue), poll, barrier or tracked() drops it: its teardown (the event back to
+// the cache, the free) is then off the path from one copy's completion to the next copy's
+// submission. Requests whose
 // flags word is read without calls (C callers) are watched: a watcher thread, started on
 // the first one and asleep while none is pending, polls every kWatchPeriod.
 class Engine : public std::enable_shared_from_this<Engine> {
@@ -44,9 +48,10 @@ public:
     ze_result_t append_copy(void* dst, const void* src, size_t size, Request* request, const hal::EventRef& signal);
     // Waits until every copy appended before it completed, then marks their requests done.
     ze_result_t barrier();
-    // Marks done the requests whose copies completed (oldest first, up to the first pending).
+    // Marks done the requests whose copies completed and drops them (oldest first, up to the
+    // first pending).
     void poll();
-    // Drops a done request from the tracked list.
+    // Drops a request from the tracked list at once (one cancel() took back).
     void untrack(Request* request);
     // Keeps `request`'s flags word current without calls (see the class comment). A request
     // already done, or not submitted, needs nothing.
@@ -55,8 +60,8 @@ public:
     // threads may close at once; each returns once everything submitted completed.
     ze_result_t close();
     bool closed() const;
-    // Number of tracked (not yet observed done) requests.
-    size_t tracked() const;
+    // Number of requests whose copies have not completed (a poll first).
+    size_t tracked();
 
     const hal::DeviceRef& device() const noexcept { return device_; }
     hal::Queue& queue() const noexcept { return *queue_; }
@@ -71,11 +76,22 @@ private:
     void prepare_spare();
     // barrier(); `allow_closed` lets close() wait after refusing new copies.
     ze_result_t barrier_impl(bool allow_closed);
+    // The keep-alive references of unlinked requests, dropped when it goes (after the
+    // caller unlocked mutex_: the last one runs the request's destructor). One without an
+    // allocation, as the common poll unlinks one request.
+    class Unlinked {
+    public:
+        void add(std::shared_ptr<Request> r);
+
+    private:
+        std::shared_ptr<Request> first_;
+        std::vector<std::shared_ptr<Request>> more_;
+    };
     // Unlinks `r` (mutex_ held); its keep-alive reference moves into *keep.
-    void unlink(Request* r, std::shared_ptr<Request>* keep);
-    // poll() with mutex_ held; the references of requests it unlinks move into *keep, for
-    // the caller to drop after unlocking.
-    void poll_locked(std::vector<std::shared_ptr<Request>>* keep);
+    void unlink(Request* r, Unlinked* keep);
+    // poll() with mutex_ held: a request already seen done is unlinked without asking its
+    // event again.
+    void poll_locked(Unlinked* keep);
     // The watcher thread: polls every kWatchPeriod while a watched request is tracked.
     void watch_loop();
     // Stops and joins the watcher.

@@ -44,9 +44,8 @@ int Request::flags() const {
     const ze_result_t r = event_->query();
     if (r == ZE_RESULT_NOT_READY) return AML_DMA_ZE_REQUEST_FLAGS_PENDING;
     // The completion is recorded by whoever observes it; flags() is logically const.
-    auto* self = const_cast<Request*>(this);
-    self->complete(r);
-    engine_->untrack(self);
+    // It stays on the engine's list until the engine drops it (see Engine).
+    const_cast<Request*>(this)->complete(r);
     return AML_DMA_ZE_REQUEST_FLAGS_DONE;
 }
 
@@ -55,8 +54,10 @@ ze_result_t Request::wait(uint64_t timeout_ns) {
         if (!submitted_.load(std::memory_order_acquire)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
         const ze_result_t r = event_->host_synchronize(timeout_ns);
         if (r == ZE_RESULT_NOT_READY) return r;
+        // It stays on the engine's list until the engine drops it, after its next submission
+        // (see Engine): nothing but the result between this completion and the caller's next
+        // copy.
         complete(r);
-        engine_->untrack(this);
     }
     return result();
 }

@@ -281,6 +281,46 @@ TEST(DmaCpp, ADroppedEngineLeavesNoReferenceBehind) {
     EXPECT_EQ(f.dev.use_count(), before);
 }
 
+TEST(DmaCpp, ARequestSeenDoneIsDroppedByTheEnginesNextSubmission) {
+    // wait() and flags() only record the completion: the engine tears the request down after
+    // its next submission (or poll, barrier, pending(), close()), off the path from one
+    // copy's completion to the next copy's submission.
+    Fixture f(zehal::aml::test::sim_device());
+    unsigned char* src = f.map(*f.host, 64);
+    unsigned char* dst = f.map(*f.device, 64);
+    std::weak_ptr<Request> waited, polled;
+    {
+        std::shared_ptr<Request> r;
+        ASSERT_EQ(f.dma->copy(dst, src, 64, &r), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(r->wait(), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(r->flags(), AML_DMA_ZE_REQUEST_FLAGS_DONE);
+        waited = r;
+    }
+    EXPECT_FALSE(waited.expired());  // still listed by the engine
+    EXPECT_EQ(f.dma->pending(), 0u);  // but not pending
+    EXPECT_TRUE(waited.expired());    // pending() dropped it
+    {
+        std::shared_ptr<Request> r;
+        ASSERT_EQ(f.dma->copy(dst, src, 64, &r), ZE_RESULT_SUCCESS);
+        while (r->flags() != AML_DMA_ZE_REQUEST_FLAGS_DONE) {
+        }
+        polled = r;
+    }
+    EXPECT_FALSE(polled.expired());
+    std::shared_ptr<Request> next;
+    ASSERT_EQ(f.dma->copy(dst, src, 64, &next), ZE_RESULT_SUCCESS);
+    EXPECT_TRUE(polled.expired());  // dropped after the next copy's submission
+    EXPECT_EQ(next->wait(), ZE_RESULT_SUCCESS);
+    // A request seen done is not watched (nothing left to keep current), and the last one
+    // goes with the engine's close().
+    std::weak_ptr<Request> last = next;
+    f.dma->watch(*next);
+    next.reset();
+    EXPECT_FALSE(last.expired());
+    EXPECT_EQ(f.dma->close(), ZE_RESULT_SUCCESS);
+    EXPECT_TRUE(last.expired());
+}
+
 TEST(DmaCpp, ManyRequestsReuseEvents) {
     Fixture f(zehal::aml::test::sim_device());
     unsigned char* src = f.map(*f.host, 64);
