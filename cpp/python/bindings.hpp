@@ -33,7 +33,7 @@ void bind_buffer(pyb::module_& m);
 // bind_area.cpp: Area and Layout.
 void bind_area(pyb::module_& m);
 void bind_layout(pyb::module_& m);
-// bind_dma.cpp: Dma and Request.
+// bind_dma.cpp: Dma and Request (whose type is request_object.cpp's).
 void bind_dma(pyb::module_& m);
 
 // bind_pool.cpp: Area.pool, Area.stats, Area.trim (after bind_area: it extends Area).

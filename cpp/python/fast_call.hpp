@@ -154,30 +154,6 @@ PyObject* cast_holder(std::shared_ptr<T> ref) {
         .ptr();
 }
 
-// A new Python object that owns `value` (an object of a pybind11 class of T held by
-// unique_ptr, its default), made as pybind11 makes it but without entering pybind11's
-// registry of instances (a look-up and a hash-map insert now, an erase at deallocation).
-// That registry only serves casts of the same C++ pointer back to Python: for classes
-// whose objects are handed to Python once and never cast back by pointer (no method
-// returns one by pointer or reference). On failure `value` is deleted and the error raised.
-template <typename T>
-PyObject* new_owned(std::unique_ptr<T> value) {
-    PyTypeObject* type = type_of<T>().type;
-    PyObject* obj = type->tp_alloc(type, 0);
-    if (!obj) return nullptr;
-    auto* inst = reinterpret_cast<pybind11::detail::instance*>(obj);
-    // One pybind11 type and a one-pointer holder: the simple layout, inside the object
-    // (nothing allocated, nothing that can fail).
-    static_assert(sizeof(std::unique_ptr<T>) == sizeof(void*));
-    inst->allocate_layout();
-    pybind11::detail::value_and_holder v_h = inst->get_value_and_holder(&type_of<T>(), false);
-    v_h.value_ptr() = value.get();
-    new (std::addressof(v_h.holder<std::unique_ptr<T>>())) std::unique_ptr<T>(std::move(value));
-    v_h.set_holder_constructed();
-    inst->owned = true;
-    return obj;
-}
-
 // The body of a vectorcall method (METH_FASTCALL | METH_KEYWORDS) of N parameters: the
 // arguments parsed by `params` into N slots (TypeError for a call Python would refuse), then
 // `body(slots)` run as fast_call_guarded runs it.

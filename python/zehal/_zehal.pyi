@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, overload
+from typing import Any, Literal, final, overload
 
 from typing_extensions import Buffer as _BufferLike, CapsuleType
 
@@ -275,8 +275,10 @@ class Layout:
     @property
     def buffer(self) -> Buffer: ...
 
+@final
 class Request:
-    """A submitted copy (pending until done); keeps its operands alive while pending."""
+    """A submitted copy (pending until done); keeps its operands alive while pending. Made only
+    by Dma.copy (not constructible, not subclassable); weak references are allowed."""
 
     FLAGS_PENDING: int
     FLAGS_DONE: int

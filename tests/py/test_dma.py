@@ -494,3 +494,31 @@ def test_request_context_manager_waits(device):
             pass
         assert r.done
         assert repr(r) == "<zehal.Request done>"
+
+
+def test_the_request_type_is_made_only_by_copies():
+    assert zehal.Request.FLAGS_PENDING == 0 and zehal.Request.FLAGS_DONE == 1
+    assert zehal.Request.__module__ == "zehal._zehal"
+    with pytest.raises(TypeError):
+        zehal.Request()
+    with pytest.raises(TypeError):
+        type("Mine", (zehal.Request,), {})
+    sim = zehal.sim_device(bandwidth_bytes_per_s=32 << 20)  # 2 MiB take ~60 ms
+    with zehal.Dma(sim) as dma:
+        src = zehal.Area.shared(sim).mmap(2 << 20)
+        dst = zehal.Area.shared(sim).mmap(2 << 20)
+        r = dma.copy(dst, src)
+        assert repr(r) == "<zehal.Request pending>"
+        ref = weakref.ref(r)
+        assert ref() is r
+        with pytest.raises(TypeError, match="3 arguments"):
+            r.__exit__(None)
+        with pytest.raises(TypeError):
+            r.__enter__(1)
+        assert r.__exit__(None, None, None) is None  # waited
+        assert r.done and not r.cancelled and r.flags == zehal.Request.FLAGS_DONE
+        pending = dma.copy(dst, src)
+        assert pending.__exit__(KeyError, KeyError("k"), None) is None  # cancelled, not swallowed
+        assert pending.done
+        del r
+        assert ref() is None
