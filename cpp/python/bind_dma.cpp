@@ -60,11 +60,11 @@ public:
         return std::make_unique<PyDma>(device, pyb::int_(ordinal), pyb::int_(0));
     }
 
-    // Submits the copy of `nbytes` (None: the rest of src) between `dst_offset` and
-    // `src_offset` (null: 0). With `keep`, returns the request and moves the operands into
-    // *keep for its Request object to hold; without (fire-and-forget), the engine holds
-    // them and null is returned.
-    // `op`: a str (null: 'copy_1D').
+    // Submits the copy of `nbytes` bytes (None: the rest of src) from `src` past
+    // `src_offset` into `dst` past `dst_offset` (null offsets: 0); `op` is a str (null:
+    // 'copy_1D'). With `keep`, returns the request and moves the operands into *keep for
+    // its Request object to hold; without (fire-and-forget), the engine holds them and null
+    // is returned.
     std::shared_ptr<aml::Request> copy(pyb::object dst, pyb::object src, pyb::handle nbytes, PyObject* op,
                                        const hal::EventRef& signal, PyObject* dst_offset, PyObject* src_offset,
                                        Operands* keep) {
