@@ -84,9 +84,15 @@ def _host_area_for(device: Device) -> Area:
     return zehal.Area.host() if same_backend else zehal.Area.shared(device)
 
 
+# Fire-and-forget copies per barrier in the python suite's burst row.
+_BURST = 8
+
+
 def python_round_trip(device: Device | None = None, quick: bool = False) -> list[Row]:
     """64-byte copy request round trip from Python: ``Dma.copy`` host -> device then
-    ``Request.wait``, beside ``ctypes.memmove`` of 64 bytes (and CuPy on CUDA devices)."""
+    ``Request.wait``, beside ``ctypes.memmove`` of 64 bytes (and CuPy on CUDA devices);
+    one fire-and-forget copy + ``barrier()``, and a burst of them per barrier beside the
+    request."""
     import zehal
 
     device = device if device is not None else zehal.default_device()
@@ -112,16 +118,23 @@ def python_round_trip(device: Device | None = None, quick: bool = False) -> list
             dma.copy(dst, src, 64, request=False)
             dma.barrier()
 
+        def fire_burst_and_barrier() -> None:
+            for _ in range(_BURST):
+                dma.copy(dst, src, 64, request=False)
+            dma.barrier()
+
         # CuPy's round trip, where there is one, takes its turn in the same rounds.
         cupy_once = _cupy_round_trip(device)
         fns: list[Callable[[], object]] = [
             lambda: dma.copy(dst, src, 64).wait(),
             fire_and_barrier,
             lambda: ctypes.memmove(base_dst, base_src, 64),
+            fire_burst_and_barrier,
         ]
         times = _interleaved_us(fns + ([cupy_once] if cupy_once else []), iterations, repeats)
         submit_wait, fire_barrier, memmove = times[:3]
-        cupy_us = times[3] if cupy_once else None
+        burst_per_copy = times[3] / _BURST
+        cupy_us = times[4] if cupy_once else None
     finally:
         dma.barrier()
         if spare is not None:
@@ -132,6 +145,16 @@ def python_round_trip(device: Device | None = None, quick: bool = False) -> list
     memmove_name = "ctypes.memmove 64 B, same buffers" if spare is None else "ctypes.memmove 64 B, host buffers"
     rows.append(_row("python", "64 B request: Dma.copy + wait", submit_wait, "us", memmove, memmove_name))
     rows.append(_row("python", "64 B fire-and-forget copy + barrier", fire_barrier, "us", memmove, memmove_name))
+    rows.append(
+        _row(
+            "python",
+            f"64 B fire-and-forget copies, {_BURST} per barrier (per copy)",
+            burst_per_copy,
+            "us",
+            submit_wait,
+            "request: Dma.copy + wait",
+        )
+    )
 
     if cupy_us is not None:
         rows.append(
