@@ -85,7 +85,7 @@ bool Dma::owns(const Request& request) const noexcept {
 }
 
 size_t Dma::pending() const {
-    return engine_->tracked();
+    return engine_->pending();
 }
 
 const hal::DeviceRef& Dma::device() const noexcept {

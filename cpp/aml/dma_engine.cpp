@@ -249,7 +249,7 @@ bool Engine::closed() const {
     return closed_;
 }
 
-size_t Engine::tracked() {
+size_t Engine::pending() {
     Unlinked keep;  // released after the lock
     std::lock_guard lock(mutex_);
     poll_locked(&keep);

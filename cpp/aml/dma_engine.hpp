@@ -24,7 +24,7 @@ namespace detail {
 // Tracks requests in submission order in an intrusive list (a listed request is kept alive
 // by the list), so that barriers and polls can mark them done. A request seen done by its
 // own wait() or flags() stays listed until the engine's next submission (after the copy is
-// handed to the queue), poll, barrier or tracked() drops it: its teardown (the event back to
+// handed to the queue), poll, barrier or pending() drops it: its teardown (the event back to
 // the cache, the free) is then off the path from one copy's completion to the next copy's
 // submission. Requests whose
 // flags word is read without calls (C callers) are watched: a watcher thread, started on
@@ -61,7 +61,7 @@ public:
     ze_result_t close();
     bool closed() const;
     // Number of requests whose copies have not completed (a poll first).
-    size_t tracked();
+    size_t pending();
 
     const hal::DeviceRef& device() const noexcept { return device_; }
     hal::Queue& queue() const noexcept { return *queue_; }

@@ -87,7 +87,7 @@ private:
     Request* next_ = nullptr;
     uint64_t seq_ = 0;
     bool watched_ = false;  // see Engine::watch
-    std::shared_ptr<Request> tracked_self_;  // keeps a pending request alive
+    std::shared_ptr<Request> tracked_self_;  // keeps a listed request alive (pending, or seen done until unlinked)
 };
 
 }  // namespace zehal::aml

@@ -522,3 +522,20 @@ def test_the_request_type_is_made_only_by_copies():
         assert pending.done
         del r
         assert ref() is None
+
+
+def test_pending_counts_copies_until_they_complete():
+    # Dma.pending asks the device: a copy nobody waited for stops counting once it completed.
+    sim = zehal.sim_device(bandwidth_bytes_per_s=32 << 20)  # 2 MiB take ~60 ms
+    with zehal.Dma(sim) as dma:
+        src = zehal.Area.shared(sim).mmap(2 << 20)
+        dst = zehal.Area.shared(sim).mmap(2 << 20)
+        assert dma.pending == 0
+        r = dma.copy(dst, src)
+        assert dma.pending == 1
+        deadline = time.monotonic() + 30
+        while dma.pending and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert dma.pending == 0
+        assert r.done  # seen done by the engine, not by a wait
+        r.wait()

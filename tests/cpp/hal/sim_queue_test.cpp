@@ -11,6 +11,7 @@
 
 #include "hal/sim/sim_device.hpp"
 #include "sim_fixture.hpp"
+#include "support/freed_operands.hpp"
 
 namespace zehal {
 namespace {
@@ -413,6 +414,10 @@ TEST(SimQueue, CopyBadInput) {
     ASSERT_EQ(q->append_copy(a.get() + 16, a.ptr(), 16, nullptr, {}), ZE_RESULT_SUCCESS);
     ASSERT_EQ(q->append_copy(a.ptr(), b.ptr(), 1024, mine, {}), ZE_RESULT_SUCCESS);
     EXPECT_EQ(mine->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+}
+
+TEST(SimQueue, AFreedOperandIsRefusedAfterCopiesThatUsedIt) {
+    test::expect_freed_operands_refused(test::sim_device(), hal::kCopyOrdinal);
 }
 
 TEST(SimQueue, FillAndBarrierBadInput) {
