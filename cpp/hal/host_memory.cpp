@@ -91,14 +91,16 @@ std::vector<Allocation> HostMemoryRegistry::take_all() {
 }
 
 ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host, const void* p,
-                         size_t size, Operand* out) {
+                         size_t size, Operand* out, PointerRegistry::InFlight** held) {
     Operand found;
-    ze_result_t r = device_memory.find_range(p, size, &found.allocation);
+    ze_result_t r = held ? device_memory.hold_range(p, size, &found.allocation, held)
+                         : device_memory.find_range(p, size, &found.allocation);
     if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT) {
         // Host memory of any backend: one look-up in the index, whose tag says whose it is
         // (the index has base, size and kind; what a backend needs to release it stays
-        // with that backend).
-        r = host_index().find_range(p, size, &found.allocation);
+        // with that backend). Holds are taken there: every backend frees through it.
+        r = held ? host_index().hold_range(p, size, &found.allocation, held)
+                 : host_index().find_range(p, size, &found.allocation);
         found.placement = found.allocation.tag == owner_tag(&own_host) ? Placement::own_host : Placement::other_host;
         found.allocation.tag = 0;
     }

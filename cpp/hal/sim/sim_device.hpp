@@ -61,8 +61,10 @@ public:
     hal::EventDomain& domain() noexcept { return *domain_; }
     // The allocation of this device, or host memory of any backend, holding [p, p + size)
     // (hal::find_operand): SUCCESS, INVALID_ARGUMENT (no such allocation holds p),
-    // INVALID_SIZE (runs past its end).
-    ze_result_t find_memory(const void* p, size_t size, hal::Allocation* out) const;
+    // INVALID_SIZE (runs past its end). On SUCCESS the allocation is held for the command
+    // (*held, for hal::PointerRegistry::release once it is over): its free waits.
+    ze_result_t find_memory(const void* p, size_t size, hal::Allocation* out,
+                            hal::PointerRegistry::InFlight** held) const;
     // Export group of memory imported from one of this device's export memfds (from an
     // Allocation's tag), or kNoExport.
     static uint32_t export_group_of(const hal::Allocation& a) noexcept {
