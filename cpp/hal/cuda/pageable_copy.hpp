@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "hal/cuda/driver_api.hpp"
+#include "hal/pointer_registry.hpp"
 
 namespace zehal::cuda {
 
@@ -25,13 +26,22 @@ public:
     PageableCopier(const PageableCopier&) = delete;
     PageableCopier& operator=(const PageableCopier&) = delete;
 
+    // Holds on the host memory a command touches (hal::PointerRegistry::hold_range): the
+    // last host function of the command releases them once it has run, so that memory is
+    // not freed before. Null entries hold nothing.
+    using Holds = hal::PointerRegistry::InFlight* [2];
+
     // Enqueues the copy of `size` bytes from `src` to `dst` on `stream`. `dst_host` and
     // `src_host` say which operands are host memory (of any backend): the CPU copies
-    // between two of them; device or shared memory goes through the staging buffer.
-    CUresult copy(CUstream stream, void* dst, bool dst_host, const void* src, bool src_host, size_t size);
+    // between two of them; device or shared memory goes through the staging buffer. Takes
+    // over `holds` (nulled): released by the last host function, or on failure once the
+    // stream has run what was enqueued.
+    CUresult copy(CUstream stream, void* dst, bool dst_host, const void* src, bool src_host, size_t size,
+                  Holds& holds);
     // Enqueues a fill of `size` bytes at host memory `dst` with `pattern` repeated
-    // (`pattern_size` a power of two up to 128 dividing `size`).
-    CUresult fill(CUstream stream, void* dst, const uint8_t* pattern, size_t pattern_size, size_t size);
+    // (`pattern_size` a power of two up to 128 dividing `size`); `holds` as for copy().
+    CUresult fill(CUstream stream, void* dst, const uint8_t* pattern, size_t pattern_size, size_t size,
+                  Holds& holds);
     // True once a staging buffer exists (its queue then synchronizes before freeing it).
     bool staging_in_use() const noexcept { return staging_ != nullptr; }
     // Frees the staging buffer, with the device's context current; the stream must have
@@ -40,9 +50,13 @@ public:
 
 private:
     // Enqueues a host function copying `size` bytes, or filling them when `pattern_size`
-    // is not 0.
+    // is not 0; with `holds`, it takes them over on success (nulled) and releases them once
+    // it has run.
     CUresult host_task(CUstream stream, void* dst, const void* src, size_t size, const uint8_t* pattern,
-                       size_t pattern_size);
+                       size_t pattern_size, Holds* holds);
+    // After `r`, a failure once `enqueued` commands may be on the stream: waits for the
+    // stream when so, then releases what `holds` still holds. Returns r.
+    CUresult fail(CUstream stream, CUresult r, bool enqueued, Holds& holds) noexcept;
     // The staging buffer, allocated on first use.
     CUresult staging(char** out);
 
