@@ -122,9 +122,18 @@ TEST_F(DescriptorsTest, EveryFlagBitAndAWrongStypeAreAccepted) {
     ZE_OK(zeContextCreate(driver, &cd, &c));
     ZE_OK(zeContextDestroy(c));
 
-    // Event pools: HOST_VISIBLE honoured among unknown bits; event scopes are hints.
-    ze_event_pool_desc_t pd{wrong(ZE_STRUCTURE_TYPE_EVENT_POOL_DESC), kGarbageNext,
-                            ~0u & ~static_cast<uint32_t>(ZE_EVENT_POOL_FLAG_IPC), 2};
+    // Event pools: HOST_VISIBLE and kernel timestamps honoured among unknown bits (mapped
+    // timestamps where the device has them); event scopes are hints.
+    ze_event_query_kernel_timestamps_ext_properties_t caps{
+        static_cast<ze_structure_type_t>(ZEHAL_STYPE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_PROPERTIES), nullptr, 0};
+    ze_device_properties_t props{};
+    props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+    props.pNext = &caps;
+    ZE_OK(zeDeviceGetProperties(device, &props));
+    uint32_t pool_flags = ~0u;
+    if (!(caps.flags & ZE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_FLAG_SYNCHRONIZED))
+        pool_flags &= ~(1u << 3);  // ZE_EVENT_POOL_FLAG_KERNEL_MAPPED_TIMESTAMP (API 1.6)
+    ze_event_pool_desc_t pd{wrong(ZE_STRUCTURE_TYPE_EVENT_POOL_DESC), kGarbageNext, pool_flags, 2};
     ze_event_pool_handle_t pool = nullptr;
     ZE_OK(zeEventPoolCreate(context, &pd, 1, &device, &pool));
     ze_event_desc_t ed{wrong(ZE_STRUCTURE_TYPE_EVENT_DESC), kGarbageNext, 1, ~0u, ~0u};
