@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "first_metric_group.hpp"
 #include "ze_fixture.hpp"
 
 namespace zetest {
@@ -30,9 +31,9 @@ protected:
         ZE_OK(zeEventPoolCreate(context, &pd, 1, &device, &pool));
         ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, 0, 0};
         ZE_OK(zeEventCreate(pool, &ed, &event));
+        look_up_extensions();
+        if (!first_metric_group(devices, &metric_device, &group)) return;  // no metric kinds to check
         uint32_t n = 1;
-        ZE_OK(zetMetricGroupGet(device, &n, &group));
-        n = 1;
         ZE_OK(zetMetricGet(group, &n, &metric));
         make_tracer();
     }
@@ -43,7 +44,7 @@ protected:
         }
         if (tracer) {
             EXPECT_EQ(tracer_destroy(tracer), ZE_RESULT_SUCCESS);
-            EXPECT_EQ(zetContextActivateMetricGroups(context, device, 0, nullptr), ZE_RESULT_SUCCESS);
+            EXPECT_EQ(zetContextActivateMetricGroups(context, metric_device, 0, nullptr), ZE_RESULT_SUCCESS);
         }
         EXPECT_EQ(zeEventDestroy(event), ZE_RESULT_SUCCESS);
         EXPECT_EQ(zeEventPoolDestroy(pool), ZE_RESULT_SUCCESS);
@@ -52,22 +53,27 @@ protected:
         ZeDriver::TearDown();
     }
 
-    // A tracer and a decoder of the first metric group, where the device traces it.
-    void make_tracer() {
-        auto create = extension<decltype(&zetMetricTracerCreateExp)>(driver, "zetMetricTracerCreateExp");
-        auto decoder_create = extension<decltype(&zetMetricDecoderCreateExp)>(driver, "zetMetricDecoderCreateExp");
+    // The tracer and decoder functions (extensions for every loader).
+    void look_up_extensions() {
         tracer_destroy = extension<decltype(&zetMetricTracerDestroyExp)>(driver, "zetMetricTracerDestroyExp");
         decoder_destroy = extension<decltype(&zetMetricDecoderDestroyExp)>(driver, "zetMetricDecoderDestroyExp");
         tracer_read = extension<decltype(&zetMetricTracerReadDataExp)>(driver, "zetMetricTracerReadDataExp");
         decodable = extension<decltype(&zetMetricDecoderGetDecodableMetricsExp)>(
             driver, "zetMetricDecoderGetDecodableMetricsExp");
-        ASSERT_TRUE(create && decoder_create && tracer_destroy && decoder_destroy && tracer_read && decodable);
-        ZE_OK(zetContextActivateMetricGroups(context, device, 1, &group));
+        ASSERT_TRUE(tracer_destroy && decoder_destroy && tracer_read && decodable);
+    }
+
+    // A tracer and a decoder of the metric group, where its device traces it.
+    void make_tracer() {
+        auto create = extension<decltype(&zetMetricTracerCreateExp)>(driver, "zetMetricTracerCreateExp");
+        auto decoder_create = extension<decltype(&zetMetricDecoderCreateExp)>(driver, "zetMetricDecoderCreateExp");
+        ASSERT_TRUE(create && decoder_create);
+        ZE_OK(zetContextActivateMetricGroups(context, metric_device, 1, &group));
         zet_metric_tracer_exp_desc_t desc{static_cast<zet_structure_type_t>(ZEHAL_STYPE_METRIC_TRACER_EXP_DESC),
                                           nullptr, 0};
-        if (create(context, device, 1, &group, &desc, nullptr, &tracer) != ZE_RESULT_SUCCESS) {
+        if (create(context, metric_device, 1, &group, &desc, nullptr, &tracer) != ZE_RESULT_SUCCESS) {
             tracer = nullptr;  // not a tracer group on this device: the other kinds are still checked
-            ZE_OK(zetContextActivateMetricGroups(context, device, 0, nullptr));
+            ZE_OK(zetContextActivateMetricGroups(context, metric_device, 0, nullptr));
             return;
         }
         ZE_OK(decoder_create(tracer, &decoder));
@@ -96,11 +102,15 @@ protected:
                  return zeCommandListAppendWaitOnEvents(static_cast<ze_command_list_handle_t>(h), 0, nullptr);
              }},
             {"fence", fence, [](void* h) { return zeFenceQueryStatus(static_cast<ze_fence_handle_t>(h)); }},
-            {"metric group", group,
-             [](void* h) { return zetMetricGroupGetProperties(static_cast<zet_metric_group_handle_t>(h), nullptr); }},
-            {"metric", metric,
-             [](void* h) { return zetMetricGetProperties(static_cast<zet_metric_handle_t>(h), nullptr); }},
         };
+        if (group) {
+            out.push_back({"metric group", group, [](void* h) {
+                               return zetMetricGroupGetProperties(static_cast<zet_metric_group_handle_t>(h), nullptr);
+                           }});
+            out.push_back({"metric", metric, [](void* h) {
+                               return zetMetricGetProperties(static_cast<zet_metric_handle_t>(h), nullptr);
+                           }});
+        }
         if (tracer) {
             out.push_back({"tracer", tracer, [read = tracer_read](void* h) {
                                size_t size = 0;
@@ -137,6 +147,7 @@ protected:
     ze_fence_handle_t fence = nullptr;
     ze_event_pool_handle_t pool = nullptr;
     ze_event_handle_t event = nullptr;
+    ze_device_handle_t metric_device = nullptr;  // the device of the metric group
     zet_metric_group_handle_t group = nullptr;
     zet_metric_handle_t metric = nullptr;
     zet_metric_tracer_exp_handle_t tracer = nullptr;
