@@ -73,13 +73,7 @@ ze_result_t zeCommandQueueExecuteCommandLists_(ze_command_queue_handle_t hComman
                 return ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE;
             if (ze_result_t r = list->recorded(&recorded[i]); r != ZE_RESULT_SUCCESS) return r;
         }
-        const hal::Device& device = *q->device->device;
-        for (const Recorded& commands : recorded)
-            for (const Command& c : *commands)
-                if (ze_result_t r = check(c, device); r != ZE_RESULT_SUCCESS) return r;
-        for (const Recorded& commands : recorded)
-            for (const Command& c : *commands)
-                if (ze_result_t r = run(c, *q->queue); r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = execute(recorded, *q->queue, *q->device->device); r != ZE_RESULT_SUCCESS) return r;
         if (fence)
             if (ze_result_t r = q->queue->append_barrier(fence->event, {}); r != ZE_RESULT_SUCCESS) return r;
         return q->synchronous ? q->queue->host_synchronize(kForever) : ZE_RESULT_SUCCESS;

@@ -33,7 +33,8 @@ ze_result_t check_operands(const Command& c, const hal::Device& device) {
     case Command::Kind::fill: {
         const size_t p = c.pattern.size();
         if (!c.dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        if (c.size == 0 || p == 0 || p > kMaxPattern || (p & (p - 1)) || c.size % p) return ZE_RESULT_ERROR_INVALID_SIZE;
+        if (c.size == 0 || p == 0 || p > kMaxPattern || (p & (p - 1)) || c.size % p)
+            return ZE_RESULT_ERROR_INVALID_SIZE;
         return device.check_operand(c.dst, c.size);
     }
     case Command::Kind::barrier:
@@ -56,8 +57,8 @@ ze_result_t check_operands(const Command& c, const hal::Device& device) {
             if (!(e->pool().flags() & (hal::kPoolKernelTimestamp | hal::kPoolKernelMappedTimestamp)))
                 return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
             const size_t offset = c.offsets.empty() ? i * sizeof(hal::KernelTimestampResult) : c.offsets[i];
-            if (ze_result_t r = device.check_operand(static_cast<char*>(c.dst) + offset, sizeof(hal::KernelTimestampResult));
-                r != ZE_RESULT_SUCCESS)
+            const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(c.dst) + offset);
+            if (ze_result_t r = device.check_operand(at, sizeof(hal::KernelTimestampResult)); r != ZE_RESULT_SUCCESS)
                 return r;
         }
         return ZE_RESULT_SUCCESS;
@@ -89,6 +90,16 @@ ze_result_t run(const Command& c, hal::Queue& queue) {
                                                     c.signal, c.waits);
     }
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+}
+
+ze_result_t execute(std::span<const Recorded> lists, hal::Queue& queue, const hal::Device& device) {
+    for (const Recorded& commands : lists)
+        for (const Command& c : *commands)
+            if (ze_result_t r = check(c, device); r != ZE_RESULT_SUCCESS) return r;
+    for (const Recorded& commands : lists)
+        for (const Command& c : *commands)
+            if (ze_result_t r = run(c, queue); r != ZE_RESULT_SUCCESS) return r;
+    return ZE_RESULT_SUCCESS;
 }
 
 CommandListObject::CommandListObject(DeviceObject* device, std::shared_ptr<hal::Queue> queue)

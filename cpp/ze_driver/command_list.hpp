@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "objects.hpp"
@@ -44,6 +45,11 @@ ze_result_t check(const Command& command, const hal::Device& device);
 // Queues `command` on `queue`. Every kind is a command of the queue (hal/queue.hpp), so
 // nothing waits here for the commands before it.
 ze_result_t run(const Command& command, hal::Queue& queue);
+
+// Queues the commands of `lists` on `queue` of `device`, all or nothing: every command is
+// checked (check()) before the first is queued, so a bad operand queues none. Only a
+// failure of the queue itself (a lost device, no memory left) can stop it part-way.
+ze_result_t execute(std::span<const Recorded> lists, hal::Queue& queue, const hal::Device& device);
 
 // Every method is thread-safe.
 class CommandListObject {

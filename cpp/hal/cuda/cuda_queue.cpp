@@ -255,8 +255,8 @@ ze_result_t CudaQueue::append_write_global_timestamp(uint64_t* dst, const hal::E
     const bool pageable = to.placement == hal::Placement::other_host;
     if (pageable && !scratch_) {
         void* p = nullptr;
-        if (CUresult r = api_.cuMemHostAlloc(&p, sizeof *scratch_, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
-            r != CUDA_SUCCESS)
+        const unsigned flags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP;
+        if (CUresult r = api_.cuMemHostAlloc(&p, sizeof *scratch_, flags); r != CUDA_SUCCESS)
             return r == CUDA_ERROR_OUT_OF_MEMORY ? ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY : device_->check(r);
         scratch_ = static_cast<uint64_t*>(p);
     }
@@ -286,8 +286,8 @@ ze_result_t CudaQueue::append_query_kernel_timestamps(std::span<const hal::Event
         if (!e) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
         if (!e->records_timestamps()) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
         const size_t offset = offsets ? offsets[i] : i * kResult;
-        if (ze_result_t r = operands_.find(static_cast<char*>(dst) + offset, kResult, &placed[i]); r != ZE_RESULT_SUCCESS)
-            return r;
+        const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(dst) + offset);
+        if (ze_result_t r = operands_.find(at, kResult, &placed[i]); r != ZE_RESULT_SUCCESS) return r;
     }
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;

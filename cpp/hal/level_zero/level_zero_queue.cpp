@@ -269,8 +269,8 @@ ze_result_t ZeQueue::append_query_kernel_timestamps(std::span<const hal::EventRe
             return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
         hal::Operand to;
         const size_t offset = offsets ? offsets[i] : i * kResult;
-        if (ze_result_t r = operands_.find(static_cast<char*>(dst) + offset, kResult, &to); r != ZE_RESULT_SUCCESS)
-            return r;
+        const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(dst) + offset);
+        if (ze_result_t r = operands_.find(at, kResult, &to); r != ZE_RESULT_SUCCESS) return r;
         if (to.placement == hal::Placement::other_host) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
         queried.push_back(e->handle());
     }

@@ -25,7 +25,14 @@ namespace zehal::sim {
 // Command kinds; copy, fill and barrier are numbered as CommandTrace::command. The engine
 // runs the steps (an event reset, a timestamp write, a kernel timestamp query) itself, in
 // queue order, and traces them as barriers: they move no data through the engine.
-enum class CommandKind : uint32_t { copy = 0, fill = 1, barrier = 2, reset = 3, write_timestamp = 4, query_timestamps = 5 };
+enum class CommandKind : uint32_t {
+    copy = 0,
+    fill = 1,
+    barrier = 2,
+    reset = 3,
+    write_timestamp = 4,
+    query_timestamps = 5,
+};
 
 // True for the kinds the engine runs as steps.
 inline bool is_step(CommandKind kind) noexcept { return kind > CommandKind::barrier; }

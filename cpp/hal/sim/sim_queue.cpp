@@ -102,8 +102,8 @@ ze_result_t SimQueue::append_query_kernel_timestamps(std::span<const hal::EventR
             return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
         const size_t offset = offsets ? offsets[i] : i * sizeof(hal::KernelTimestampResult);
         hal::Allocation to;
-        if (ze_result_t r = device_->find_memory(static_cast<char*>(dst) + offset, sizeof(hal::KernelTimestampResult), &to);
-            r != ZE_RESULT_SUCCESS)
+        const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(dst) + offset);
+        if (ze_result_t r = device_->find_memory(at, sizeof(hal::KernelTimestampResult), &to); r != ZE_RESULT_SUCCESS)
             return r;
     }
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
