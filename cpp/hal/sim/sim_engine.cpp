@@ -312,7 +312,7 @@ Engine::Ran Engine::run_parts(QueueState& q, const Command& c, bool aligned) {
 void Engine::run_step(const Command& c) {
     switch (c.kind) {
     case CommandKind::reset:
-        // The domain is not lost (take_ready checked), so the reset cannot fail.
+        // Fails only once the device is lost, when the event answers DEVICE_LOST anyway.
         static_cast<void>(c.events.front()->host_reset());
         return;
     case CommandKind::write_timestamp: {
