@@ -44,6 +44,11 @@ public:
     // when no allocation of this device or of its backend's host memory holds it.
     virtual ze_result_t pointer_info(const void* ptr, PointerInfo* out) const = 0;
 
+    // What this device's queues answer for a command operand [ptr, ptr + size) (the rule
+    // of hal/queue.hpp): SUCCESS, INVALID_SIZE past the end of its allocation,
+    // INVALID_ARGUMENT for memory no queue of the device may touch. Checks a command
+    // before any queue runs it (a recorded command list).
+    virtual ze_result_t check_operand(const void* ptr, size_t size) const = 0;
     // A queue on engine `index` of engine group `ordinal`; INVALID_ARGUMENT outside them.
     virtual ze_result_t create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<Queue>* out) = 0;
     // A pool of `count` events (0 → INVALID_SIZE) with EventPoolFlag bits (unknown bits →

@@ -31,6 +31,28 @@ public:
                                     const EventRef& signal, std::span<const EventRef> waits) = 0;
     // Completes after every command submitted before it.
     virtual ze_result_t append_barrier(const EventRef& signal, std::span<const EventRef> waits) = 0;
+
+    // Commands that touch events and timestamps. Like every command they run in queue
+    // order on the device's side, never on the caller's: the append returns at once, even
+    // when an earlier command waits for an event that the host signals later.
+    //
+    // Resets `event` back to not signalled (timestamps cleared) once every command
+    // submitted before it completed. INVALID_NULL_HANDLE for a null event.
+    virtual ze_result_t append_event_reset(const EventRef& event) = 0;
+    // Writes the device's global timestamp (the ticks of Device::global_timestamps, a
+    // uint64_t) to `dst` once every command before it completed: the time the earlier
+    // commands were done. `dst` 8-byte aligned, else INVALID_ARGUMENT.
+    virtual ze_result_t append_write_global_timestamp(uint64_t* dst, const EventRef& signal,
+                                                      std::span<const EventRef> waits) = 0;
+    // Writes the kernel timestamps of each of `events` (one KernelTimestampResult, the
+    // first packet; zeros for an event with none) to `dst` + `offsets[i]`, or packed one
+    // after the other when `offsets` is null, once every command before it completed. Every
+    // operand is checked before anything is queued: INVALID_SIZE for no events or a result
+    // past the end of its allocation, INVALID_NULL_HANDLE for a null event,
+    // UNSUPPORTED_FEATURE for an event of a pool without a kernel timestamp flag.
+    virtual ze_result_t append_query_kernel_timestamps(std::span<const EventRef> events, void* dst,
+                                                       const size_t* offsets, const EventRef& signal,
+                                                       std::span<const EventRef> waits) = 0;
     // Waits until every submitted command completed or `timeout_ns` passed
     // (NOT_READY on timeout).
     virtual ze_result_t host_synchronize(uint64_t timeout_ns) = 0;

@@ -1,5 +1,4 @@
 // Command queues, command lists (regular and immediate) and their commands, fences.
-#include <cstring>
 #include <limits>
 
 #include "chain.hpp"
@@ -43,7 +42,9 @@ ze_result_t zeCommandQueueDestroy_(ze_command_queue_handle_t hCommandQueue) {
             std::shared_ptr<QueueObject> none;
             return queues().get(hCommandQueue, &none);
         }
-        return q->queue->host_synchronize(kForever);
+        // No wait: what was submitted still runs (the HAL queue's engine keeps it), and a
+        // command waiting for an event the host never signals must not hang the caller.
+        return ZE_RESULT_SUCCESS;
     });
 }
 
@@ -59,14 +60,16 @@ ze_result_t zeCommandQueueExecuteCommandLists_(ze_command_queue_handle_t hComman
             if (ze_result_t r = fences().get(hFence, &fence); r != ZE_RESULT_SUCCESS) return r;
             if (fence->queue != q) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
         }
-        std::vector<std::shared_ptr<CommandListObject>> lists(numCommandLists);
+        // All or nothing: every list is found, closed and checked before one command is queued.
+        std::vector<Recorded> recorded(numCommandLists);
         for (uint32_t i = 0; i < numCommandLists; ++i) {
-            if (ze_result_t r = command_lists().get(phCommandLists[i], &lists[i]); r != ZE_RESULT_SUCCESS) return r;
-            if (lists[i]->immediate() || lists[i]->ordinal() != q->queue->ordinal() || lists[i]->device() != q->device)
+            std::shared_ptr<CommandListObject> list;
+            if (ze_result_t r = command_lists().get(phCommandLists[i], &list); r != ZE_RESULT_SUCCESS) return r;
+            if (list->immediate() || list->ordinal() != q->queue->ordinal() || list->device() != q->device)
                 return ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE;
+            if (ze_result_t r = list->recorded(&recorded[i]); r != ZE_RESULT_SUCCESS) return r;
         }
-        for (const auto& list : lists)
-            if (ze_result_t r = list->execute_on(*q->queue); r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = execute(recorded, *q->queue, *q->device->device); r != ZE_RESULT_SUCCESS) return r;
         if (fence)
             if (ze_result_t r = q->queue->append_barrier(fence->event, {}); r != ZE_RESULT_SUCCESS) return r;
         return q->synchronous ? q->queue->host_synchronize(kForever) : ZE_RESULT_SUCCESS;
@@ -121,7 +124,9 @@ ze_result_t zeCommandListDestroy_(ze_command_list_handle_t hCommandList) {
             std::shared_ptr<CommandListObject> none;
             return command_lists().get(hCommandList, &none);
         }
-        return list->immediate() ? list->host_synchronize(kForever) : ZE_RESULT_SUCCESS;
+        // No wait: an immediate list's commands still run on its queue (the HAL queue's engine
+        // keeps them), and one waiting for an event never signalled must not hang the caller.
+        return ZE_RESULT_SUCCESS;
     });
 }
 

@@ -1,66 +1,79 @@
 #include "command_list.hpp"
 
-#include <cstring>
-#include <limits>
-
 namespace zehal::ze_driver {
 namespace {
 
-constexpr uint64_t kForever = std::numeric_limits<uint64_t>::max();
+constexpr size_t kMaxPattern = 128;
 
-// Every command before this point on `queue` (and `waits`) completed.
-ze_result_t drain(hal::Queue& queue, std::span<const hal::EventRef> waits) {
-    if (ze_result_t r = queue.append_barrier(nullptr, waits); r != ZE_RESULT_SUCCESS) return r;
-    return queue.host_synchronize(kForever);
+bool overlap(const void* a, const void* b, size_t size) {
+    const auto x = reinterpret_cast<uintptr_t>(a);
+    const auto y = reinterpret_cast<uintptr_t>(b);
+    return x < y + size && y < x + size;
 }
 
-// Writes `size` bytes of host data to `dst`: directly into host-accessible memory, through
-// a copy on `queue` from staging host memory of the device into device memory.
-ze_result_t write_out(hal::Queue& queue, hal::Device& device, void* dst, const void* data, size_t size) {
-    hal::PointerInfo info;
-    if (ze_result_t r = device.pointer_info(dst, &info); r != ZE_RESULT_SUCCESS) return r;
-    if (static_cast<const char*>(dst) + size > static_cast<const char*>(info.base) + info.size)
-        return ZE_RESULT_ERROR_INVALID_SIZE;
-    if (info.kind != hal::MemoryKind::device) {
-        std::memcpy(dst, data, size);
+// The signal event and wait events of a command, as a queue of `device` checks them.
+ze_result_t check_events(const Command& c, const hal::Device& device) {
+    if (c.signal && !device.owns_event(*c.signal)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    for (const hal::EventRef& w : c.waits) {
+        if (!w) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        if (!device.owns_event(*w)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+// The operands of a command, in the order a queue checks them.
+ze_result_t check_operands(const Command& c, const hal::Device& device) {
+    switch (c.kind) {
+    case Command::Kind::copy:
+        if (!c.dst || !c.src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        if (c.size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+        if (ze_result_t r = device.check_operand(c.dst, c.size); r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = device.check_operand(c.src, c.size); r != ZE_RESULT_SUCCESS) return r;
+        return overlap(c.dst, c.src, c.size) ? ZE_RESULT_ERROR_OVERLAPPING_REGIONS : ZE_RESULT_SUCCESS;
+    case Command::Kind::fill: {
+        const size_t p = c.pattern.size();
+        if (!c.dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        if (c.size == 0 || p == 0 || p > kMaxPattern || (p & (p - 1)) || c.size % p)
+            return ZE_RESULT_ERROR_INVALID_SIZE;
+        return device.check_operand(c.dst, c.size);
+    }
+    case Command::Kind::barrier:
+        return ZE_RESULT_SUCCESS;
+    case Command::Kind::reset:
+        if (!c.reset_event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        return device.owns_event(*c.reset_event) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    case Command::Kind::write_timestamp:
+        if (!c.dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        if (reinterpret_cast<uintptr_t>(c.dst) % alignof(uint64_t)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        return device.check_operand(c.dst, sizeof(uint64_t));
+    case Command::Kind::query_timestamps:
+        if (!c.dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        if (c.queried.empty() || (!c.offsets.empty() && c.offsets.size() != c.queried.size()))
+            return ZE_RESULT_ERROR_INVALID_SIZE;
+        for (size_t i = 0; i < c.queried.size(); ++i) {
+            const hal::EventRef& e = c.queried[i];
+            if (!e) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+            if (!device.owns_event(*e)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+            if (!(e->pool().flags() & (hal::kPoolKernelTimestamp | hal::kPoolKernelMappedTimestamp)))
+                return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+            const size_t offset = c.offsets.empty() ? i * sizeof(hal::KernelTimestampResult) : c.offsets[i];
+            const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(c.dst) + offset);
+            if (ze_result_t r = device.check_operand(at, sizeof(hal::KernelTimestampResult)); r != ZE_RESULT_SUCCESS)
+                return r;
+        }
         return ZE_RESULT_SUCCESS;
     }
-    void* staging = nullptr;
-    if (ze_result_t r = device.allocate(hal::MemoryKind::host, size, 0, 0, 0, &staging); r != ZE_RESULT_SUCCESS)
-        return r;
-    std::memcpy(staging, data, size);
-    ze_result_t r = queue.append_copy(dst, staging, size, nullptr, {});
-    if (r == ZE_RESULT_SUCCESS) r = queue.host_synchronize(kForever);
-    device.free(staging);
-    return r;
-}
-
-ze_result_t finish(const hal::EventRef& signal) { return signal ? signal->host_signal() : ZE_RESULT_SUCCESS; }
-
-ze_result_t write_timestamp(const Command& c, hal::Queue& queue, hal::Device& device) {
-    if (ze_result_t r = drain(queue, c.waits); r != ZE_RESULT_SUCCESS) return r;
-    uint64_t host_ns = 0, ticks = 0;
-    if (ze_result_t r = device.global_timestamps(&host_ns, &ticks); r != ZE_RESULT_SUCCESS) return r;
-    if (ze_result_t r = write_out(queue, device, c.dst, &ticks, sizeof ticks); r != ZE_RESULT_SUCCESS) return r;
-    return finish(c.signal);
-}
-
-ze_result_t query_timestamps(const Command& c, hal::Queue& queue, hal::Device& device) {
-    if (ze_result_t r = drain(queue, c.waits); r != ZE_RESULT_SUCCESS) return r;
-    auto* base = static_cast<char*>(c.dst);
-    for (size_t i = 0; i < c.queried.size(); ++i) {
-        hal::KernelTimestampResult ts{};
-        uint32_t count = 1;
-        if (ze_result_t r = c.queried[i]->query_kernel_timestamps(&count, &ts); r != ZE_RESULT_SUCCESS) return r;
-        const size_t offset = c.offsets.empty() ? i * sizeof ts : c.offsets[i];
-        if (ze_result_t r = write_out(queue, device, base + offset, &ts, sizeof ts); r != ZE_RESULT_SUCCESS) return r;
-    }
-    return finish(c.signal);
+    return ZE_RESULT_ERROR_INVALID_ENUMERATION;
 }
 
 }  // namespace
 
-ze_result_t run(const Command& c, hal::Queue& queue, hal::Device& device) {
+ze_result_t check(const Command& c, const hal::Device& device) {
+    if (ze_result_t r = check_operands(c, device); r != ZE_RESULT_SUCCESS) return r;
+    return check_events(c, device);
+}
+
+ze_result_t run(const Command& c, hal::Queue& queue) {
     switch (c.kind) {
     case Command::Kind::copy:
         return queue.append_copy(c.dst, c.src, c.size, c.signal, c.waits);
@@ -69,14 +82,24 @@ ze_result_t run(const Command& c, hal::Queue& queue, hal::Device& device) {
     case Command::Kind::barrier:
         return queue.append_barrier(c.signal, c.waits);
     case Command::Kind::reset:
-        if (ze_result_t r = drain(queue, c.waits); r != ZE_RESULT_SUCCESS) return r;
-        return c.reset_event->host_reset();
+        return queue.append_event_reset(c.reset_event);
     case Command::Kind::write_timestamp:
-        return write_timestamp(c, queue, device);
+        return queue.append_write_global_timestamp(static_cast<uint64_t*>(c.dst), c.signal, c.waits);
     case Command::Kind::query_timestamps:
-        return query_timestamps(c, queue, device);
+        return queue.append_query_kernel_timestamps(c.queried, c.dst, c.offsets.empty() ? nullptr : c.offsets.data(),
+                                                    c.signal, c.waits);
     }
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+}
+
+ze_result_t execute(std::span<const Recorded> lists, hal::Queue& queue, const hal::Device& device) {
+    for (const Recorded& commands : lists)
+        for (const Command& c : *commands)
+            if (ze_result_t r = check(c, device); r != ZE_RESULT_SUCCESS) return r;
+    for (const Recorded& commands : lists)
+        for (const Command& c : *commands)
+            if (ze_result_t r = run(c, queue); r != ZE_RESULT_SUCCESS) return r;
+    return ZE_RESULT_SUCCESS;
 }
 
 CommandListObject::CommandListObject(DeviceObject* device, std::shared_ptr<hal::Queue> queue)
@@ -85,32 +108,37 @@ CommandListObject::CommandListObject(DeviceObject* device, std::shared_ptr<hal::
 CommandListObject::CommandListObject(DeviceObject* device, uint32_t ordinal) : device_(device), ordinal_(ordinal) {}
 
 ze_result_t CommandListObject::append(Command&& command) {
-    if (queue_) return run(command, *queue_, *device_->device);
+    if (queue_) return run(command, *queue_);
+    // Checked now, as an immediate list's queue would: a bad operand is the append's error,
+    // never an execution's.
+    if (ze_result_t r = check(command, *device_->device); r != ZE_RESULT_SUCCESS) return r;
     std::lock_guard lock(mu_);
     if (closed_) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    commands_.push_back(std::move(command));
+    open_.push_back(std::move(command));
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t CommandListObject::close() {
+    if (queue_) return ZE_RESULT_SUCCESS;
     std::lock_guard lock(mu_);
-    closed_ = true;
+    if (!closed_) closed_ = std::make_shared<const std::vector<Command>>(std::move(open_));
+    open_.clear();
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t CommandListObject::reset() {
-    if (queue_) return queue_->host_synchronize(kForever);
+    // An immediate list holds nothing: its commands belong to its queue, which runs them.
+    if (queue_) return ZE_RESULT_SUCCESS;
     std::lock_guard lock(mu_);
-    commands_.clear();
-    closed_ = false;
+    open_.clear();
+    closed_.reset();  // executions still running keep their own reference
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t CommandListObject::execute_on(hal::Queue& queue) {
+ze_result_t CommandListObject::recorded(Recorded* out) {
     std::lock_guard lock(mu_);
     if (!closed_) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    for (const Command& c : commands_)
-        if (ze_result_t r = run(c, queue, *device_->device); r != ZE_RESULT_SUCCESS) return r;
+    *out = closed_;
     return ZE_RESULT_SUCCESS;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "objects.hpp"
@@ -34,10 +35,21 @@ struct Command {
     std::vector<size_t> offsets;  // empty: packed results
 };
 
-// Runs `command` on `queue` of `device`. Copies, fills and barriers are asynchronous;
-// event resets, timestamp writes and kernel timestamp queries need the host, so they wait
-// for the commands before them (host-assisted; the queue stays in order).
-ze_result_t run(const Command& command, hal::Queue& queue, hal::Device& device);
+// The commands of a closed regular list; shared with executions, never changed.
+using Recorded = std::shared_ptr<const std::vector<Command>>;
+
+// Checks `command` for `device` as a queue of the device would at submission (operands,
+// sizes, events), submitting nothing: the error a queue would answer, or SUCCESS.
+ze_result_t check(const Command& command, const hal::Device& device);
+
+// Queues `command` on `queue`. Every kind is a command of the queue (hal/queue.hpp), so
+// nothing waits here for the commands before it.
+ze_result_t run(const Command& command, hal::Queue& queue);
+
+// Queues the commands of `lists` on `queue` of `device`, all or nothing: every command is
+// checked (check()) before the first is queued, so a bad operand queues none. Only a
+// failure of the queue itself (a lost device, no memory left) can stop it part-way.
+ze_result_t execute(std::span<const Recorded> lists, hal::Queue& queue, const hal::Device& device);
 
 // Every method is thread-safe.
 class CommandListObject {
@@ -51,14 +63,15 @@ public:
     bool immediate() const { return queue_ != nullptr; }
     uint32_t ordinal() const { return ordinal_; }
 
-    // Immediate: runs the command now. Regular: records it; INVALID_ARGUMENT once closed.
+    // Immediate: queues the command now. Regular: checks it (check()) and records it;
+    // INVALID_ARGUMENT once closed.
     ze_result_t append(Command&& command);
     // Regular lists: no more appends. Immediate lists: nothing to do.
     ze_result_t close();
-    // Back to empty and open.
+    // Back to empty and open. Immediate lists: nothing to do; what was appended still runs.
     ze_result_t reset();
-    // Runs the recorded commands on `queue`. INVALID_ARGUMENT when not closed.
-    ze_result_t execute_on(hal::Queue& queue);
+    // The commands of a closed regular list into *out; INVALID_ARGUMENT when open.
+    ze_result_t recorded(Recorded* out);
     // Immediate lists: waits for every command appended; INVALID_ARGUMENT for regular ones.
     ze_result_t host_synchronize(uint64_t timeout_ns);
 
@@ -67,8 +80,8 @@ private:
     const std::shared_ptr<hal::Queue> queue_;  // immediate lists only
     const uint32_t ordinal_;
     std::mutex mu_;
-    bool closed_ = false;
-    std::vector<Command> commands_;
+    std::vector<Command> open_;  // while open
+    Recorded closed_;            // once closed
 };
 
 }  // namespace zehal::ze_driver

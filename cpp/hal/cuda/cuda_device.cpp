@@ -194,6 +194,12 @@ ze_result_t CudaDevice::free(void* ptr) {
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 }
 
+ze_result_t CudaDevice::check_operand(const void* ptr, size_t size) const {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    hal::Operand operand;
+    return operand_cache().find(ptr, size, &operand);
+}
+
 ze_result_t CudaDevice::pointer_info(const void* ptr, hal::PointerInfo* out) const {
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!ptr || !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstring>
+#include <vector>
 
 #include "common/clock.hpp"
 
@@ -81,9 +83,10 @@ CudaQueue::~CudaQueue() {
     // Work still queued completes; the stream's resources go once it has. The staging
     // buffer goes only once the stream is done with it.
     ContextScope scope(api_, device_->context());
-    if (pageable_.staging_in_use()) {
+    if (pageable_.staging_in_use() || scratch_) {
         api_.cuStreamSynchronize(stream_);
         pageable_.release();
+        if (scratch_) api_.cuMemFreeHost(scratch_);
     }
     api_.cuStreamDestroy(stream_);
 }
@@ -105,8 +108,9 @@ ze_result_t CudaQueue::check_events(const hal::EventRef& signal, std::span<const
 CUresult CudaQueue::begin_locked(CudaEvent* signal, std::span<const hal::EventRef> waits) {
     for (const hal::EventRef& w : waits) {
         auto* e = static_cast<CudaEvent*>(w.get());
-        // Already signalled: nothing to wait for (a reset after this point is the caller's race).
-        if (e->flag() != 0) continue;
+        // Already signalled and no reset queued before it here: nothing to wait for (a reset
+        // elsewhere after this point is the caller's race).
+        if (e->flag() != 0 && !resets_queued_) continue;
         if (CUresult r = api_.cuStreamWaitValue32(stream_, e->flag_address(), kSignalledByHost,
                                                   CU_STREAM_WAIT_VALUE_GEQ);
             r != CUDA_SUCCESS)
@@ -243,6 +247,103 @@ ze_result_t CudaQueue::append_barrier(const hal::EventRef& signal, std::span<con
     ContextScope scope(api_, device_->context());
     std::lock_guard lock(mu_);
     CUresult r = begin_locked(signal_event, waits);
+    if (r == CUDA_SUCCESS) r = end_locked(signal_event);
+    return device_->check(r);
+}
+
+ze_result_t CudaQueue::append_event_reset(const hal::EventRef& event) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    CudaEvent* e = cuda_event_of(event, *device_);
+    if (!e) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    ContextScope scope(api_, device_->context());
+    std::lock_guard lock(mu_);
+    resets_queued_ = true;
+    // The start and end ticks (four words after the flag word and its neighbour), then the flag.
+    const CUdeviceptr ticks = e->flag_address() + (offsetof(EventSlot, start) - offsetof(EventSlot, flag));
+    CUresult r = api_.cuMemsetD32Async(ticks, 0, 4, stream_);
+    if (r == CUDA_SUCCESS) r = api_.cuStreamWriteValue32(stream_, e->flag_address(), 0, CU_STREAM_WRITE_VALUE_DEFAULT);
+    return device_->check(r);
+}
+
+ze_result_t CudaQueue::append_write_global_timestamp(uint64_t* dst, const hal::EventRef& signal,
+                                                     std::span<const hal::EventRef> waits) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (reinterpret_cast<uintptr_t>(dst) % alignof(uint64_t)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    std::lock_guard lock(mu_);
+    hal::Operand to;
+    if (ze_result_t r = operands_.find(dst, sizeof *dst, &to); r != ZE_RESULT_SUCCESS) return r;
+    CudaEvent* signal_event = nullptr;
+    if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
+
+    const bool pageable = to.placement == hal::Placement::other_host;
+    // The host function that copies the scratch word out holds the destination until then.
+    HostHolds holds;
+    if (pageable) {
+        if (ze_result_t r = device_->hold_memory(dst, sizeof *dst, &holds.of[0]); r != ZE_RESULT_SUCCESS) return r;
+    }
+    ContextScope scope(api_, device_->context());
+    if (pageable && !scratch_) {
+        void* p = nullptr;
+        const unsigned flags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP;
+        if (CUresult r = api_.cuMemHostAlloc(&p, sizeof *scratch_, flags); r != CUDA_SUCCESS)
+            return r == CUDA_ERROR_OUT_OF_MEMORY ? ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY : device_->check(r);
+        scratch_ = static_cast<uint64_t*>(p);
+    }
+    CUresult r = begin_locked(signal_event, waits);
+    // The stream runs one command at a time: the scratch word is copied out before the
+    // next timestamp overwrites it.
+    if (r == CUDA_SUCCESS) r = device_->kernels().timestamp(api_, stream_, pageable ? scratch_ : dst);
+    if (r == CUDA_SUCCESS && pageable) r = pageable_.copy(stream_, dst, true, scratch_, true, sizeof *dst, holds.of);
+    if (r == CUDA_SUCCESS) r = probe_export_locked(to.allocation, dst, sizeof *dst);
+    if (r == CUDA_SUCCESS) r = end_locked(signal_event);
+    return device_->check(r);
+}
+
+ze_result_t CudaQueue::append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst,
+                                                      const size_t* offsets, const hal::EventRef& signal,
+                                                      std::span<const hal::EventRef> waits) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (events.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
+    constexpr size_t kResult = sizeof(hal::KernelTimestampResult);
+    std::lock_guard lock(mu_);
+    // Everything is checked before anything is enqueued: a refused query writes nothing.
+    std::vector<hal::Operand> placed(events.size());
+    for (size_t i = 0; i < events.size(); ++i) {
+        if (!events[i]) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        CudaEvent* e = cuda_event_of(events[i], *device_);
+        if (!e) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (!e->records_timestamps()) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+        const size_t offset = offsets ? offsets[i] : i * kResult;
+        const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(dst) + offset);
+        if (ze_result_t r = operands_.find(at, kResult, &placed[i]); r != ZE_RESULT_SUCCESS) return r;
+    }
+    CudaEvent* signal_event = nullptr;
+    if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
+
+    ContextScope scope(api_, device_->context());
+    CUresult r = begin_locked(signal_event, waits);
+    for (size_t i = 0; i < events.size() && r == CUDA_SUCCESS; ++i) {
+        auto* e = static_cast<CudaEvent*>(events[i].get());
+        char* out = static_cast<char*>(dst) + (offsets ? offsets[i] : i * kResult);
+        // One packet: its global and its context pair are both the slot's (start, end).
+        const uint64_t* ticks = &e->slot()->start;
+        const CUdeviceptr from = e->flag_address() + (offsetof(EventSlot, start) - offsetof(EventSlot, flag));
+        for (size_t half = 0; half < kResult && r == CUDA_SUCCESS; half += kResult / 2) {
+            if (placed[i].placement == hal::Placement::other_host) {
+                // Held until the host function that writes it has run.
+                HostHolds holds;
+                if (device_->hold_memory(out + half, kResult / 2, &holds.of[0]) == ZE_RESULT_SUCCESS)
+                    r = pageable_.copy(stream_, out + half, true, ticks, true, kResult / 2, holds.of);
+                else
+                    r = CUDA_ERROR_INVALID_VALUE;
+            } else
+                r = api_.cuMemcpyAsync(address(out + half), from, kResult / 2, stream_);
+        }
+        if (r == CUDA_SUCCESS) r = probe_export_locked(placed[i].allocation, out, kResult);
+    }
     if (r == CUDA_SUCCESS) r = end_locked(signal_event);
     return device_->check(r);
 }

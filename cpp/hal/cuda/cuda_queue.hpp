@@ -34,6 +34,17 @@ public:
     ze_result_t append_fill(void* dst, const void* pattern, size_t pattern_size, size_t size,
                             const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
     ze_result_t append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    // Device-side writes in stream order: a reset is a stream write of 0 to the event's
+    // flag (and its timestamps cleared by a memset); a global timestamp is the timer kernel
+    // writing %globaltimer to the destination; a kernel timestamp query copies the event
+    // slots' start and end ticks. Destinations in pageable memory are reached through
+    // host functions (PageableCopier), which make no CUDA call.
+    ze_result_t append_event_reset(const hal::EventRef& event) override;
+    ze_result_t append_write_global_timestamp(uint64_t* dst, const hal::EventRef& signal,
+                                              std::span<const hal::EventRef> waits) override;
+    ze_result_t append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst, const size_t* offsets,
+                                               const hal::EventRef& signal,
+                                               std::span<const hal::EventRef> waits) override;
     ze_result_t host_synchronize(uint64_t timeout_ns) override;
     // Streams cannot take commands back: NOT_READY (wait for the command) for an event of
     // this device, INVALID_NULL_HANDLE for a null one, INVALID_ARGUMENT for a foreign one.
@@ -65,6 +76,12 @@ private:
     const CUstream stream_;
     std::mutex mu_;  // keeps each command's waits, work and signal together on the stream
     PageableCopier pageable_;  // guarded by mu_
+    // Pinned word the timer kernel writes for a timestamp bound for pageable memory,
+    // allocated on first use. Guarded by mu_.
+    uint64_t* scratch_ = nullptr;
+    // Set (under mu_) once a reset was queued: from then on a wait is enqueued even for an
+    // event signalled now, since a reset before it in the stream may clear it first.
+    bool resets_queued_ = false;
     hal::OperandCache operands_;  // guarded by mu_
 };
 

@@ -31,6 +31,7 @@ public:
                          void** out) override;
     ze_result_t free(void* ptr) override;
     ze_result_t pointer_info(const void* ptr, hal::PointerInfo* out) const override;
+    ze_result_t check_operand(const void* ptr, size_t size) const override;
     ze_result_t create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) override;
     ze_result_t create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) override;
     ze_result_t global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) override;

@@ -224,6 +224,64 @@ ze_result_t ZeQueue::append_barrier(const hal::EventRef& signal, std::span<const
                                                           events.waits.data()));
 }
 
+ze_result_t ZeQueue::append_event_reset(const hal::EventRef& event) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    ZeEvent* e = ze_event_of(event, *device_);
+    if (!e) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    std::lock_guard lock(mu_);
+    ++submitted_;
+    return device_->check(api_.zeCommandListAppendEventReset(list_, e->handle()));
+}
+
+ze_result_t ZeQueue::append_write_global_timestamp(uint64_t* dst, const hal::EventRef& signal,
+                                                   std::span<const hal::EventRef> waits) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (reinterpret_cast<uintptr_t>(dst) % alignof(uint64_t)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    std::lock_guard lock(mu_);
+    hal::Operand to;
+    if (ze_result_t r = operands_.find(dst, sizeof *dst, &to); r != ZE_RESULT_SUCCESS) return r;
+    if (to.placement == hal::Placement::other_host) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    Events events;
+    if (ze_result_t r = check_events(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
+    ++submitted_;
+    return device_->check(api_.zeCommandListAppendWriteGlobalTimestamp(
+        list_, dst, events.signal, static_cast<uint32_t>(events.waits.size()), events.waits.data()));
+}
+
+ze_result_t ZeQueue::append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst,
+                                                    const size_t* offsets, const hal::EventRef& signal,
+                                                    std::span<const hal::EventRef> waits) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (events.empty() || events.size() > UINT32_MAX) return ZE_RESULT_ERROR_INVALID_SIZE;
+    constexpr size_t kResult = sizeof(hal::KernelTimestampResult);
+    std::lock_guard lock(mu_);
+    // Everything is checked before the driver sees the command: a refused query writes nothing.
+    std::vector<ze_event_handle_t> queried;
+    queried.reserve(events.size());
+    for (size_t i = 0; i < events.size(); ++i) {
+        if (!events[i]) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        ZeEvent* e = ze_event_of(events[i], *device_);
+        if (!e) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (!(events[i]->pool().flags() & (hal::kPoolKernelTimestamp | hal::kPoolKernelMappedTimestamp)))
+            return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+        hal::Operand to;
+        const size_t offset = offsets ? offsets[i] : i * kResult;
+        const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(dst) + offset);
+        if (ze_result_t r = operands_.find(at, kResult, &to); r != ZE_RESULT_SUCCESS) return r;
+        if (to.placement == hal::Placement::other_host) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+        queried.push_back(e->handle());
+    }
+    Events evs;
+    if (ze_result_t r = check_events(signal, waits, &evs); r != ZE_RESULT_SUCCESS) return r;
+    ++submitted_;
+    return device_->check(api_.zeCommandListAppendQueryKernelTimestamps(
+        list_, static_cast<uint32_t>(queried.size()), queried.data(), dst, offsets, evs.signal,
+        static_cast<uint32_t>(evs.waits.size()), evs.waits.data()));
+}
+
 ze_result_t ZeQueue::host_synchronize(uint64_t timeout_ns) {
     if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (ZeCommandListHostSynchronizeFn sync = device_->driver().list_host_synchronize) {

@@ -32,6 +32,15 @@ public:
     ze_result_t append_fill(void* dst, const void* pattern, size_t pattern_size, size_t size,
                             const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
     ze_result_t append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    // The driver's own commands, appended to the list. A timestamp bound for host memory
+    // of another backend is UNSUPPORTED_FEATURE: the driver can only write memory it knows,
+    // and staging it would make the append wait for the list.
+    ze_result_t append_event_reset(const hal::EventRef& event) override;
+    ze_result_t append_write_global_timestamp(uint64_t* dst, const hal::EventRef& signal,
+                                              std::span<const hal::EventRef> waits) override;
+    ze_result_t append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst, const size_t* offsets,
+                                               const hal::EventRef& signal,
+                                               std::span<const hal::EventRef> waits) override;
     ze_result_t host_synchronize(uint64_t timeout_ns) override;
     // Immediate command lists cannot take commands back: UNSUPPORTED_FEATURE for an event
     // of this device; INVALID_NULL_HANDLE for a null one, INVALID_ARGUMENT for a foreign one.

@@ -20,6 +20,8 @@ namespace zehal::level_zero {
     X(zeDeviceGetGlobalTimestamps) X(zeContextCreate) X(zeMemAllocHost) X(zeMemAllocDevice)          \
     X(zeMemAllocShared) X(zeMemFree) X(zeCommandListCreateImmediate) X(zeCommandListDestroy)         \
     X(zeCommandListAppendMemoryCopy) X(zeCommandListAppendMemoryFill) X(zeCommandListAppendBarrier)  \
+    X(zeCommandListAppendEventReset) X(zeCommandListAppendWriteGlobalTimestamp)                      \
+    X(zeCommandListAppendQueryKernelTimestamps)                                                      \
     X(zeEventPoolCreate) X(zeEventPoolDestroy) X(zeEventCreate) X(zeEventDestroy)                    \
     X(zeEventHostSignal) X(zeEventHostReset) X(zeEventHostSynchronize) X(zeEventQueryStatus)         \
     X(zeEventQueryKernelTimestamp) X(zetMetricGroupGet) X(zetMetricGroupGetProperties)               \

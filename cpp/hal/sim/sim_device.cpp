@@ -163,6 +163,12 @@ ze_result_t SimDevice::pointer_info(const void* ptr, hal::PointerInfo* out) cons
     return ZE_RESULT_SUCCESS;
 }
 
+ze_result_t SimDevice::check_operand(const void* ptr, size_t size) const {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    hal::Allocation allocation;
+    return find_memory(ptr, size, &allocation);
+}
+
 ze_result_t SimDevice::find_memory(const void* p, size_t size, hal::Allocation* out,
                                    hal::PointerRegistry::InFlight** held) const {
     // Sim memory is host memory underneath: host memory of any backend is copied alike.

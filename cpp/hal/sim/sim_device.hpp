@@ -46,6 +46,7 @@ public:
                          void** out) override;
     ze_result_t free(void* ptr) override;
     ze_result_t pointer_info(const void* ptr, hal::PointerInfo* out) const override;
+    ze_result_t check_operand(const void* ptr, size_t size) const override;
     ze_result_t create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) override;
     ze_result_t create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) override;
     ze_result_t global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) override;
@@ -61,10 +62,10 @@ public:
     hal::EventDomain& domain() noexcept { return *domain_; }
     // The allocation of this device, or host memory of any backend, holding [p, p + size)
     // (hal::find_operand): SUCCESS, INVALID_ARGUMENT (no such allocation holds p),
-    // INVALID_SIZE (runs past its end). On SUCCESS the allocation is held for the command
-    // (*held, for hal::PointerRegistry::release once it is over): its free waits.
+    // INVALID_SIZE (runs past its end). On SUCCESS with `held`, the allocation is held for
+    // the command (*held, for hal::PointerRegistry::release once it is over): its free waits.
     ze_result_t find_memory(const void* p, size_t size, hal::Allocation* out,
-                            hal::PointerRegistry::InFlight** held) const;
+                            hal::PointerRegistry::InFlight** held = nullptr) const;
     // Export group of memory imported from one of this device's export memfds (from an
     // Allocation's tag), or kNoExport.
     static uint32_t export_group_of(const hal::Allocation& a) noexcept {

@@ -67,6 +67,8 @@ void QueueState::recycle(Command* c) {
     for (hal::PointerRegistry::InFlight*& h : c->holds) hal::PointerRegistry::release(std::exchange(h, nullptr));
     c->signal.reset();
     c->waits.clear();
+    c->events.clear();
+    c->offsets.clear();
     c->next = free_list;
     free_list = c;
 }
@@ -257,6 +259,7 @@ void Engine::execute(QueueState& q, Command* c) {
     // for events) takes a younger reference pair, so its start ticks still map unambiguously.
     if (timestamps && host_now_ns() > c->ref.host_ns + half_wrap_ns_) c->ref = ctx_.domain->reference();
 
+    if (is_step(c->kind)) run_step(*c);
     const Ran ran = run_parts(q, *c, aligned);
     if (!ran.aborted && c->export_group != kNoExport && c->kind != CommandKind::barrier) {
         uint32_t word = 0;
@@ -271,7 +274,8 @@ Engine::Ran Engine::run_parts(QueueState& q, const Command& c, bool aligned) {
     const SimClock& clock = *ctx_.clock;
     const uint64_t bandwidth = ctx_.config->bandwidth_bytes_per_s;
     const size_t unit = c.kind == CommandKind::fill ? c.pattern_size : 1;
-    const size_t units = c.kind == CommandKind::barrier ? 0 : c.size / unit;
+    const bool moves_data = c.kind == CommandKind::copy || c.kind == CommandKind::fill;
+    const size_t units = moves_data ? c.size / unit : 0;
     const uint32_t depth = q.pending.load(std::memory_order_relaxed);
     auto* dst = static_cast<unsigned char*>(c.dst);
     auto* src = static_cast<const unsigned char*>(c.src);
@@ -301,10 +305,40 @@ Engine::Ran Engine::run_parts(QueueState& q, const Command& c, bool aligned) {
         packets_[i] = {start & kernel_mask_, end & kernel_mask_, start & kernel_mask_, end & kernel_mask_};
         ran.last_end = std::max(ran.last_end, end);
         if (i == 0) ran.first_end = end;
-        ctx_.trace->on_command(CommandTrace{ordinal_, index_, q.id, static_cast<uint32_t>(c.kind), len, start, end,
+        const CommandKind traced = moves_data ? c.kind : CommandKind::barrier;
+        ctx_.trace->on_command(CommandTrace{ordinal_, index_, q.id, static_cast<uint32_t>(traced), len, start, end,
                                             depth, parts_ > 1 ? i : hal::kRootDevice});
     }
     return ran;
+}
+
+void Engine::run_step(const Command& c) {
+    switch (c.kind) {
+    case CommandKind::reset:
+        // Fails only once the device is lost, when the event answers DEVICE_LOST anyway.
+        static_cast<void>(c.events.front()->host_reset());
+        return;
+    case CommandKind::write_timestamp: {
+        // The device's global timestamp, as SimDevice::global_timestamps reads it.
+        const uint64_t ticks = ctx_.clock->now() & hal::timestamp_max(ctx_.config->timestamp_valid_bits);
+        std::memcpy(c.dst, &ticks, sizeof ticks);
+        return;
+    }
+    case CommandKind::query_timestamps: {
+        auto* dst = static_cast<unsigned char*>(c.dst);
+        for (size_t i = 0; i < c.events.size(); ++i) {
+            // Zeros for an event not signalled or signalled without timestamps (no packet).
+            hal::KernelTimestampResult ts{};
+            uint32_t count = 1;
+            static_cast<void>(c.events[i]->query_kernel_timestamps(&count, &ts));
+            const size_t offset = c.offsets.empty() ? i * sizeof ts : c.offsets[i];
+            std::memcpy(dst + offset, &ts, sizeof ts);
+        }
+        return;
+    }
+    default:
+        return;
+    }
 }
 
 void Engine::wait_past(uint64_t end_ticks) {

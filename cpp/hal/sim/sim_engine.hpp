@@ -23,8 +23,20 @@
 
 namespace zehal::sim {
 
-// Command kinds, numbered as CommandTrace::command.
-enum class CommandKind : uint32_t { copy = 0, fill = 1, barrier = 2 };
+// Command kinds; copy, fill and barrier are numbered as CommandTrace::command. The engine
+// runs the steps (an event reset, a timestamp write, a kernel timestamp query) itself, in
+// queue order, and traces them as barriers: they move no data through the engine.
+enum class CommandKind : uint32_t {
+    copy = 0,
+    fill = 1,
+    barrier = 2,
+    reset = 3,
+    write_timestamp = 4,
+    query_timestamps = 5,
+};
+
+// True for the kinds the engine runs as steps.
+inline bool is_step(CommandKind kind) noexcept { return kind > CommandKind::barrier; }
 
 // Longest fill pattern.
 inline constexpr size_t kMaxPattern = 128;
@@ -44,6 +56,10 @@ struct Command {
     alignas(16) unsigned char pattern[kMaxPattern];
     hal::EventRef signal;              // may be null
     std::vector<hal::EventRef> waits;  // HostEvents of the device; capacity kept on reuse
+    // Steps: the event to reset, or the events whose kernel timestamps are written to dst
+    // at `offsets` (empty: packed). Capacity kept on reuse.
+    std::vector<hal::EventRef> events;
+    std::vector<size_t> offsets;
     hal::TimestampReference ref{};     // sampled at submission, for timestamp events
     // The holds on the allocations of dst and src (hal::PointerRegistry::hold_range), given
     // back when the node is recycled: the memory is not freed before.
@@ -121,9 +137,11 @@ private:
     void scan(std::vector<std::shared_ptr<QueueState>>& queues, bool* ran, bool* blocked);
     // The first command of `q` when its wait events are signalled (taken off the list).
     Command* take_ready(QueueState& q, bool* blocked);
-    // Runs command `c` of `q`: its parts, the export-write record, the wait past its end
-    // tick when aligned, then its event and the queue's count (finish).
+    // Runs command `c` of `q`: its step or parts, the export-write record, the wait past its
+    // end tick when aligned, then its event and the queue's count (finish).
     void execute(QueueState& q, Command* c);
+    // The work of a step command (is_step): the reset, or the timestamps written to memory.
+    void run_step(const Command& c);
     // What running a command's parts gave: whether the throttle was cut short (device lost,
     // engine stopping), and the end ticks of the first and of the last part.
     struct Ran {

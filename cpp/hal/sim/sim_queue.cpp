@@ -87,9 +87,57 @@ ze_result_t SimQueue::append_barrier(const hal::EventRef& signal, std::span<cons
     return submit(CommandKind::barrier, nullptr, nullptr, 0, nullptr, 0, kNoExport, signal, waits, none);
 }
 
+ze_result_t SimQueue::append_event_reset(const hal::EventRef& event) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!hal::host_event_of(event, device_->domain())) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    hal::PointerRegistry::InFlight* none[2] = {nullptr, nullptr};
+    return submit(CommandKind::reset, nullptr, nullptr, 0, nullptr, 0, kNoExport, nullptr, {}, none, {&event, 1});
+}
+
+ze_result_t SimQueue::append_write_global_timestamp(uint64_t* dst, const hal::EventRef& signal,
+                                                    std::span<const hal::EventRef> waits) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (reinterpret_cast<uintptr_t>(dst) % alignof(uint64_t)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    hal::Allocation to;
+    Holds holds;
+    if (ze_result_t r = device_->find_memory(dst, sizeof *dst, &to, &holds.of[0]); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
+    return submit(CommandKind::write_timestamp, dst, nullptr, sizeof *dst, nullptr, 0, kNoExport, signal, waits,
+                  holds.of);
+}
+
+ze_result_t SimQueue::append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst,
+                                                     const size_t* offsets, const hal::EventRef& signal,
+                                                     std::span<const hal::EventRef> waits) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (events.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
+    // Everything is checked before the command is queued: a refused query writes nothing.
+    for (size_t i = 0; i < events.size(); ++i) {
+        if (!events[i]) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        if (!hal::host_event_of(events[i], device_->domain())) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (!(events[i]->pool().flags() & (hal::kPoolKernelTimestamp | hal::kPoolKernelMappedTimestamp)))
+            return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+        const size_t offset = offsets ? offsets[i] : i * sizeof(hal::KernelTimestampResult);
+        hal::Allocation to;
+        const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(dst) + offset);
+        if (ze_result_t r = device_->find_memory(at, sizeof(hal::KernelTimestampResult), &to); r != ZE_RESULT_SUCCESS)
+            return r;
+    }
+    if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
+    // The results' allocations are not held (they may be many): their memory is the
+    // caller's to keep until the query ran, as with a kernel's arguments.
+    hal::PointerRegistry::InFlight* none[2] = {nullptr, nullptr};
+    return submit(CommandKind::query_timestamps, dst, nullptr, 0, nullptr, 0, kNoExport, signal, waits, none, events,
+                  offsets ? std::span<const size_t>(offsets, events.size()) : std::span<const size_t>());
+}
+
 ze_result_t SimQueue::submit(CommandKind kind, void* dst, const void* src, size_t size, const void* pattern,
                              size_t pattern_size, uint32_t export_group, const hal::EventRef& signal,
-                             std::span<const hal::EventRef> waits, hal::PointerRegistry::InFlight* (&holds)[2]) {
+                             std::span<const hal::EventRef> waits, hal::PointerRegistry::InFlight* (&holds)[2],
+                             std::span<const hal::EventRef> events, std::span<const size_t> offsets) {
     hal::TimestampReference ref{};
     if (signal && static_cast<hal::HostEvent*>(signal.get())->records_timestamps())
         ref = device_->domain().reference();
@@ -99,6 +147,8 @@ ze_result_t SimQueue::submit(CommandKind kind, void* dst, const void* src, size_
         if (!c) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
         try {
             c->waits.assign(waits.begin(), waits.end());
+            c->events.assign(events.begin(), events.end());
+            c->offsets.assign(offsets.begin(), offsets.end());
         } catch (const std::bad_alloc&) {
             state_->recycle(c);
             return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;

@@ -12,6 +12,7 @@
 #include "hal/sim/sim_device.hpp"
 #include "sim_fixture.hpp"
 #include "support/freed_operands.hpp"
+#include "support/queued_steps.hpp"
 
 namespace zehal {
 namespace {
@@ -418,6 +419,10 @@ TEST(SimQueue, CopyBadInput) {
 
 TEST(SimQueue, AFreedOperandIsRefusedAfterCopiesThatUsedIt) {
     test::expect_freed_operands_refused(test::sim_device(), hal::kCopyOrdinal);
+}
+
+TEST(SimQueue, ResetsAndTimestampsRunInQueueOrder) {
+    test::expect_steps_run_in_queue_order(test::sim_device(), hal::kCopyOrdinal);
 }
 
 TEST(SimQueue, FillAndBarrierBadInput) {

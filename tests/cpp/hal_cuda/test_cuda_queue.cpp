@@ -8,6 +8,7 @@
 
 #include "cuda_fixture.hpp"
 #include "support/freed_operands.hpp"
+#include "support/queued_steps.hpp"
 
 namespace zehal::test {
 namespace {
@@ -176,6 +177,12 @@ TEST(CudaQueue, AFreedOperandIsRefusedAfterCopiesThatUsedIt) {
     hal::DeviceRef dev;
     ZEHAL_REQUIRE_CUDA(dev);
     expect_freed_operands_refused(dev, hal::kCopyOrdinal);
+}
+
+TEST(CudaQueue, ResetsAndTimestampsRunInQueueOrder) {
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_CUDA(dev);
+    expect_steps_run_in_queue_order(dev, hal::kCopyOrdinal);
 }
 
 TEST(CudaQueue, BadInput) {

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "support/freed_operands.hpp"
+#include "support/queued_steps.hpp"
 #include "ze_fixture.hpp"
 
 namespace zehal::test {
@@ -101,6 +102,12 @@ TEST(LevelZeroQueue, AFreedOperandIsRefusedAfterCopiesThatUsedIt) {
     hal::DeviceRef dev;
     ZEHAL_REQUIRE_LEVEL_ZERO(dev);
     expect_freed_operands_refused(dev, hal::kComputeOrdinal);
+}
+
+TEST(LevelZeroQueue, ResetsAndTimestampsRunInQueueOrder) {
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_LEVEL_ZERO(dev);
+    expect_steps_run_in_queue_order(dev, hal::kComputeOrdinal);
 }
 
 TEST(LevelZeroQueue, BadInput) {

@@ -59,6 +59,7 @@ public:
     }
     ze_result_t free(void* p) override { return d_->free(p); }
     ze_result_t pointer_info(const void* p, hal::PointerInfo* out) const override { return d_->pointer_info(p, out); }
+    ze_result_t check_operand(const void* p, size_t size) const override { return d_->check_operand(p, size); }
     ze_result_t create_queue(uint32_t o, uint32_t i, std::shared_ptr<hal::Queue>* out) override {
         return d_->create_queue(o, i, out);
     }

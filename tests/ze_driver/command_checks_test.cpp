@@ -1,0 +1,124 @@
+// Commands are checked before anything runs: a regular list refuses a bad operand at
+// append as an immediate list does, an execution of command lists is all or nothing, and
+// a refused kernel timestamp query writes nothing.
+#include <cstring>
+#include <vector>
+
+#include "ze_fixture.hpp"
+
+namespace zetest {
+namespace {
+
+class CommandChecksTest : public ZeDriver {
+protected:
+    ze_command_list_handle_t regular_list() {
+        ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
+        ze_command_list_handle_t l = nullptr;
+        EXPECT_EQ(zeCommandListCreate(context, device, &ld, &l), ZE_RESULT_SUCCESS);
+        return l;
+    }
+    ze_command_queue_handle_t queue() {
+        ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
+                                   ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+        ze_command_queue_handle_t q = nullptr;
+        EXPECT_EQ(zeCommandQueueCreate(context, device, &qd, &q), ZE_RESULT_SUCCESS);
+        return q;
+    }
+    // Two events of a timestamp pool, each signalled by a command that recorded timestamps.
+    std::vector<ze_event_handle_t> timed_events() {
+        auto ev = make_events(2, ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP);
+        const uint8_t byte = 1;
+        for (ze_event_handle_t e : ev) {
+            EXPECT_EQ(zeCommandListAppendMemoryFill(list, dev, &byte, 1, 64, e, 0, nullptr), ZE_RESULT_SUCCESS);
+        }
+        EXPECT_EQ(zeEventHostSynchronize(ev[1], kForever), ZE_RESULT_SUCCESS);
+        return ev;
+    }
+};
+
+TEST_F(CommandChecksTest, ARegularListRefusesWhatAnImmediateListRefuses) {
+    ze_command_list_handle_t regular = regular_list();
+    for (ze_command_list_handle_t l : {list, regular}) {
+        EXPECT_EQ(zeCommandListAppendMemoryCopy(l, dev, host, kBytes + 1, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
+        EXPECT_EQ(zeCommandListAppendMemoryCopy(l, dev, host, 0, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
+        EXPECT_EQ(zeCommandListAppendMemoryCopy(l, host, static_cast<char*>(host) + 8, 64, nullptr, 0, nullptr),
+                  ZE_RESULT_ERROR_OVERLAPPING_REGIONS);
+        const uint32_t word = 7;
+        EXPECT_EQ(zeCommandListAppendMemoryFill(l, dev, &word, 4, 6, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
+        EXPECT_EQ(zeCommandListAppendMemoryFill(l, static_cast<char*>(dev) + kBytes - 4, &word, 4, 8, nullptr, 0, nullptr),
+                  ZE_RESULT_ERROR_INVALID_SIZE);
+        auto* last = reinterpret_cast<uint64_t*>(static_cast<char*>(host) + kBytes);
+        EXPECT_NE(zeCommandListAppendWriteGlobalTimestamp(l, last, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
+        auto plain = make_events(1);  // no timestamp flag
+        EXPECT_EQ(zeCommandListAppendQueryKernelTimestamps(l, 1, plain.data(), host, nullptr, nullptr, 0, nullptr),
+                  ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    }
+    // Nothing was recorded: the closed list executes and does nothing.
+    ZE_OK(zeCommandListClose(regular));
+    ze_command_queue_handle_t q = queue();
+    ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &regular, nullptr));
+    ZE_OK(zeCommandQueueSynchronize(q, kForever));
+    ZE_OK(zeCommandQueueDestroy(q));
+    ZE_OK(zeCommandListDestroy(regular));
+}
+
+TEST_F(CommandChecksTest, AnExecutionThatFailsRunsNothing) {
+    // `first` fills host2; `second` copies from memory freed after it was recorded. Executed
+    // together, neither runs and the fence stays unsignalled.
+    ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+    void* doomed = nullptr;
+    ZE_OK(zeMemAllocHost(context, &hd, 64, 64, &doomed));
+    std::memset(host2, 0, kBytes);
+    const uint8_t byte = 0x11;
+    ze_command_list_handle_t first = regular_list();
+    ze_command_list_handle_t second = regular_list();
+    ZE_OK(zeCommandListAppendMemoryFill(first, host2, &byte, 1, 64, nullptr, 0, nullptr));
+    ZE_OK(zeCommandListAppendMemoryFill(second, static_cast<char*>(host2) + 64, &byte, 1, 64, nullptr, 0, nullptr));
+    ZE_OK(zeCommandListAppendMemoryCopy(second, dev, doomed, 64, nullptr, 0, nullptr));
+    ZE_OK(zeCommandListClose(first));
+    ZE_OK(zeCommandListClose(second));
+    ZE_OK(zeMemFree(context, doomed));
+
+    ze_command_queue_handle_t q = queue();
+    ze_fence_desc_t fd{ZE_STRUCTURE_TYPE_FENCE_DESC, nullptr, 0};
+    ze_fence_handle_t fence = nullptr;
+    ZE_OK(zeFenceCreate(q, &fd, &fence));
+    ze_command_list_handle_t both[] = {first, second};
+    EXPECT_NE(zeCommandQueueExecuteCommandLists(q, 2, both, fence), ZE_RESULT_SUCCESS);
+    EXPECT_NE(zeCommandQueueExecuteCommandLists(q, 1, &second, fence), ZE_RESULT_SUCCESS);
+    ZE_OK(zeCommandQueueSynchronize(q, kForever));
+    EXPECT_EQ(zeFenceQueryStatus(fence), ZE_RESULT_NOT_READY);
+    for (size_t i = 0; i < 128; ++i) ASSERT_EQ(static_cast<uint8_t*>(host2)[i], 0) << "byte " << i;
+
+    // The list that is fine still runs on its own.
+    ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &first, fence));
+    ZE_OK(zeFenceHostSynchronize(fence, kForever));
+    EXPECT_EQ(static_cast<uint8_t*>(host2)[63], 0x11);
+    EXPECT_EQ(static_cast<uint8_t*>(host2)[64], 0);
+    ZE_OK(zeFenceDestroy(fence));
+    ZE_OK(zeCommandQueueDestroy(q));
+    ZE_OK(zeCommandListDestroy(first));
+    ZE_OK(zeCommandListDestroy(second));
+}
+
+TEST_F(CommandChecksTest, ARefusedKernelTimestampQueryWritesNothing) {
+    auto ev = timed_events();
+    constexpr size_t kResult = sizeof(ze_kernel_timestamp_result_t);
+    // Room for one result only: the second runs past the end of the allocation.
+    char* dst = static_cast<char*>(host) + kBytes - kResult - kResult / 2;
+    const size_t offsets[2] = {0, kBytes - kResult / 2};
+    ze_command_list_handle_t regular = regular_list();
+    for (ze_command_list_handle_t l : {list, regular}) {
+        std::memset(host, 0xAB, kBytes);
+        EXPECT_EQ(zeCommandListAppendQueryKernelTimestamps(l, 2, ev.data(), dst, nullptr, nullptr, 0, nullptr),
+                  ZE_RESULT_ERROR_INVALID_SIZE);
+        EXPECT_EQ(zeCommandListAppendQueryKernelTimestamps(l, 2, ev.data(), host, offsets, nullptr, 0, nullptr),
+                  ZE_RESULT_ERROR_INVALID_SIZE);
+        finish(list);
+        for (size_t i = 0; i < kBytes; ++i) ASSERT_EQ(static_cast<uint8_t*>(host)[i], 0xAB) << "byte " << i;
+    }
+    ZE_OK(zeCommandListDestroy(regular));
+}
+
+}  // namespace
+}  // namespace zetest
