@@ -14,6 +14,7 @@
 #include "hal/cuda/driver_api.hpp"
 #include "hal/cuda/export_memory.hpp"
 #include "hal/device.hpp"
+#include "hal/host_memory.hpp"
 #include "hal/pointer_registry.hpp"
 
 namespace zehal::cuda {
@@ -86,6 +87,7 @@ private:
 
     std::atomic<bool> lost_{false};
     hal::PointerRegistry memory_;  // device, shared and imported allocations
+    hal::DeviceMemoryListing listing_{memory_};  // memory_ listed while the device lives
 };
 
 }  // namespace zehal::cuda
