@@ -127,7 +127,9 @@ ze_result_t CudaDevice::check(CUresult r) noexcept {
     return to_ze_result(r);
 }
 
-hal::OperandCache CudaDevice::operand_cache() const noexcept { return hal::OperandCache(memory_, host_->registry); }
+hal::OperandCache CudaDevice::operand_cache() const noexcept {
+    return hal::OperandCache(memory_, host_->registry, &foreign_);
+}
 
 ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
                                  uint32_t ordinal, void** out) {

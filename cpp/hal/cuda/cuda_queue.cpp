@@ -12,8 +12,14 @@ namespace {
 
 CUdeviceptr address(const void* p) noexcept { return reinterpret_cast<CUdeviceptr>(p); }
 
-// Host memory of any backend (the CPU may touch it; the rest goes through staging).
+// Host memory of any kind (the CPU may touch it; the rest goes through staging).
 bool is_host(const hal::Operand& o) noexcept { return o.placement != hal::Placement::device; }
+
+// Host memory the copy engines cannot take, or may not be handed (the driver pinned memory
+// another library allocated, but only zehal's own host memory is filled by them).
+bool cpu_fills(const hal::Operand& o) noexcept {
+    return hal::is_pageable(o.placement) || (o.placement == hal::Placement::own_host && !o.zehal_allocation);
+}
 
 bool overlap(const void* a, const void* b, size_t size) noexcept {
     const auto x = reinterpret_cast<uintptr_t>(a);
@@ -69,7 +75,7 @@ CudaQueue::~CudaQueue() {
     // Work still queued completes; the stream's resources go once it has. The staging
     // buffer goes only once the stream is done with it.
     ContextScope scope(api_, device_->context());
-    if (pageable_.staging_in_use()) {
+    if (pageable_.in_use()) {
         api_.cuStreamSynchronize(stream_);
         pageable_.release();
     }
@@ -90,11 +96,13 @@ ze_result_t CudaQueue::check_events(const hal::EventRef& signal, std::span<const
     return ZE_RESULT_SUCCESS;
 }
 
-CUresult CudaQueue::begin_locked(CudaEvent* signal, std::span<const hal::EventRef> waits) {
+CUresult CudaQueue::begin_locked(CudaEvent* signal, std::span<const hal::EventRef> waits, bool* waited) {
+    if (waited) *waited = false;
     for (const hal::EventRef& w : waits) {
         auto* e = static_cast<CudaEvent*>(w.get());
         // Already signalled: nothing to wait for (a reset after this point is the caller's race).
         if (e->flag() != 0) continue;
+        if (waited) *waited = true;
         if (CUresult r = api_.cuStreamWaitValue32(stream_, e->flag_address(), kSignalledByHost,
                                                   CU_STREAM_WAIT_VALUE_GEQ);
             r != CUDA_SUCCESS)
@@ -131,6 +139,9 @@ ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, cons
     if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    // The context is current for the look-ups too: the driver is asked about memory zehal
+    // did not allocate (ForeignCudaMemory).
+    ContextScope scope(api_, device_->context());
     std::lock_guard lock(mu_);
     hal::Operand to;
     hal::Operand from;
@@ -140,11 +151,16 @@ ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, cons
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
 
-    ContextScope scope(api_, device_->context());
-    CUresult r = begin_locked(signal_event, waits);
+    const bool pageable = hal::is_pageable(to.placement) || hal::is_pageable(from.placement);
+    // A copy from pageable memory may run at once when the stream has nothing queued and the
+    // command waits for nothing (PageableCopier).
+    const bool idle = pageable && hal::is_pageable(from.placement) && !is_host(to) &&
+                      api_.cuStreamQuery(stream_) == CUDA_SUCCESS;
+    bool waited = false;
+    CUresult r = begin_locked(signal_event, waits, &waited);
     if (r == CUDA_SUCCESS) {
-        if (to.placement == hal::Placement::other_host || from.placement == hal::Placement::other_host)
-            r = pageable_.copy(stream_, dst, is_host(to), src, is_host(from), size);
+        if (pageable)
+            r = pageable_.copy(stream_, dst, is_host(to), src, is_host(from), size, idle && !waited);
         else
             r = api_.cuMemcpyAsync(address(dst), address(src), size, stream_);
     }
@@ -189,17 +205,17 @@ ze_result_t CudaQueue::append_fill(void* dst, const void* pattern, size_t patter
     if (size == 0 || pattern_size == 0 || pattern_size > 128 || !std::has_single_bit(pattern_size) ||
         size % pattern_size != 0)
         return ZE_RESULT_ERROR_INVALID_SIZE;
+    ContextScope scope(api_, device_->context());  // for the look-up too, as in append_copy
     std::lock_guard lock(mu_);
     hal::Operand to;
     if (ze_result_t r = operands_.find(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
 
-    ContextScope scope(api_, device_->context());
     CUresult r = begin_locked(signal_event, waits);
     const auto* bytes = static_cast<const uint8_t*>(pattern);
     if (r == CUDA_SUCCESS) {
-        if (to.placement == hal::Placement::other_host)
+        if (cpu_fills(to))
             r = pageable_.fill(stream_, dst, bytes, pattern_size, size);
         else
             r = fill_locked(address(dst), bytes, pattern_size, size);
