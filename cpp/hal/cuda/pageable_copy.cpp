@@ -47,9 +47,12 @@ size_t chunk_from_environment() noexcept {
 }  // namespace
 
 PageableCopier::PageableCopier(const DriverApi& api, size_t chunk_bytes) noexcept
-    : api_(api), chunk_bytes_(chunk_bytes ? chunk_bytes : chunk_from_environment()) {}
+    : api_(api), chunk_bytes_(std::max(chunk_bytes ? chunk_bytes : chunk_from_environment(), kMinChunkBytes)) {}
 
 void PageableCopier::release() noexcept {
+    // A command that failed part-way may have left host functions on the side stream that
+    // the queue's stream never waited for: they end before the buffers go.
+    if (side_) api_.cuStreamSynchronize(side_);
     if (staging_) api_.cuMemFreeHost(staging_);
     staging_ = nullptr;
     for (CUevent* e : {&start_, &staged_[0], &staged_[1], &drained_[0], &drained_[1]}) {
