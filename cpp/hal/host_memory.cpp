@@ -184,13 +184,15 @@ ze_result_t OperandCache::find(const void* p, size_t size, Operand* out) {
         if (out) *out = e.operand;
         return ZE_RESULT_SUCCESS;
     }
-    Entry& e = entries_[next_];
-    const ze_result_t r = find_operand(device_memory_, own_host_, p, size, &e.operand, foreign_);
-    // Only zehal's allocations are kept: their removal is seen; other memory's is not.
-    e.valid = r == ZE_RESULT_SUCCESS && e.operand.zehal_allocation;
+    Operand found;
+    const ze_result_t r = find_operand(device_memory_, own_host_, p, size, &found, foreign_);
     if (r != ZE_RESULT_SUCCESS) return r;
-    if (out) *out = e.operand;
-    if (!e.valid) return r;
+    if (out) *out = found;
+    // Only zehal's allocations are kept: their removal is seen; other memory's is not.
+    if (!found.zehal_allocation) return r;
+    Entry& e = entries_[next_];
+    e.operand = found;
+    e.valid = true;
     e.device_removals = device_removals;
     e.host_removals = host_removals;
     next_ ^= 1;
