@@ -14,8 +14,12 @@ namespace {
 // The smallest block of a size class: the upstream's alignment, at least 256 bytes.
 constexpr size_t kMinBlock = 256;
 
-size_t round_up(size_t v, size_t to) {
-    return (v + to - 1) / to * to;
+// `v` rounded up to a multiple of `to` (> 0) into *out; false when that does not fit a size_t.
+bool round_up(size_t v, size_t to, size_t* out) {
+    const size_t rest = v % to;
+    if (rest && v > SIZE_MAX - (to - rest)) return false;
+    *out = rest ? v + (to - rest) : v;
+    return true;
 }
 
 // The bin index of the calling thread: threads take indices in turn at their first call.
@@ -35,11 +39,13 @@ Pool::Pool(std::shared_ptr<Area> upstream, size_t maximum_bytes)
       maximum_(maximum_bytes) {
     // m x 1, then 2, 3, 4, 6, 8, 12, ... (each power of two and one and a half of it) up to
     // kMaxClassBytes; at least the first.
+    // Multiples are compared in blocks of m, so that a huge m cannot overflow them.
+    const size_t most = kMaxClassBytes / min_block_;
     size_t count = 0;
     class_bytes_[count++] = min_block_;
-    for (size_t pow = 2; count + 2 <= kClasses && pow * min_block_ <= kMaxClassBytes; pow *= 2) {
+    for (size_t pow = 2; count + 2 <= kClasses && pow <= most; pow *= 2) {
         class_bytes_[count++] = pow * min_block_;
-        if ((pow + pow / 2) * min_block_ <= kMaxClassBytes) class_bytes_[count++] = (pow + pow / 2) * min_block_;
+        if (pow + pow / 2 <= most) class_bytes_[count++] = (pow + pow / 2) * min_block_;
     }
     classes_ = count;
 }
@@ -63,8 +69,10 @@ size_t Pool::class_of(size_t size) const noexcept {
 
 ze_result_t Pool::reserve(size_t bytes) {
     if (bytes == 0) return ZE_RESULT_SUCCESS;
+    size_t aligned = 0;
+    if (!round_up(bytes, alignment_, &aligned)) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
     std::lock_guard lock(arena_mu_);
-    return new_chunk(round_up(bytes, alignment_), true);
+    return new_chunk(aligned, true);
 }
 
 ze_result_t Pool::allocate(size_t size, void** out) {
@@ -85,7 +93,7 @@ ze_result_t Pool::allocate_small(size_t cls, size_t size, void** out) {
     Shard& shard = shards_[my_shard(kShards)];
     {
         std::lock_guard lock(shard.mu);
-        if (shard.bytes_in_use + size <= shard.cap) return take_small(shard, cls, size, out);
+        if (size <= shard.cap - shard.bytes_in_use) return take_small(shard, cls, size, out);
     }
     return take_over_cap(shard, [&] { return take_small(shard, cls, size, out); });
 }
@@ -154,9 +162,10 @@ ze_result_t Pool::take_over_cap(Shard& mine, Take take) {
 }
 
 ze_result_t Pool::grow(Bin& bin, size_t block) {
-    // A slab of kSlabBlocks blocks, within [one block, kMinChunkBytes]; under a maximum that
-    // leaves less room, one block.
-    const size_t want = std::max(block, std::min<size_t>(block * kSlabBlocks, kMinChunkBytes));
+    // A slab of up to kSlabBlocks blocks, within [one block, kMinChunkBytes]; under a maximum
+    // that leaves less room, one block. Always whole blocks: trim() gives back exactly what
+    // was carved.
+    const size_t want = std::clamp<size_t>(kMinChunkBytes / block, 1, kSlabBlocks) * block;
     size_t bytes = want;
     char* base = nullptr;
     {
@@ -187,17 +196,19 @@ ze_result_t Pool::grow(Bin& bin, size_t block) {
 }
 
 ze_result_t Pool::allocate_large(size_t size, void** out) {
-    if (round_up(size, alignment_) < size) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+    size_t bytes = 0;
+    if (!round_up(size, alignment_, &bytes)) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
     Shard& shard = shards_[my_shard(kShards)];
     {
         std::lock_guard lock(shard.mu);
-        if (shard.bytes_in_use + size <= shard.cap) return take_large(shard, size, out);
+        if (size <= shard.cap - shard.bytes_in_use) return take_large(shard, size, out);
     }
     return take_over_cap(shard, [&] { return take_large(shard, size, out); });
 }
 
 ze_result_t Pool::take_large(Shard& shard, size_t size, void** out) {
-    const size_t bytes = round_up(size, alignment_);
+    size_t bytes = 0;
+    if (!round_up(size, alignment_, &bytes)) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
     std::lock_guard lock(arena_mu_);
     char* p = nullptr;
     if (ze_result_t r = carve(bytes, &p); r != ZE_RESULT_SUCCESS) return r;
@@ -268,7 +279,9 @@ ze_result_t Pool::deallocate_large(char* p) {
     if (it == large_blocks_.end() || it->second.shard != index) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     const size_t size = it->second.size;
     large_blocks_.erase(it);
-    uncarve(p, round_up(size, alignment_));
+    size_t bytes = size;
+    round_up(size, alignment_, &bytes);  // fits: take_large carved it
+    uncarve(p, bytes);
     shard.bytes_in_use -= size;
     --shard.allocations;
     return ZE_RESULT_SUCCESS;
@@ -375,10 +388,11 @@ void Pool::uncarve(char* p, size_t bytes) {
 
 ze_result_t Pool::new_chunk(size_t at_least, bool exact) {
     // Chunks grow with the pool (a chunk the size of what is reserved), within bounds.
+    // `at_least` is a multiple of the alignment (the callers round it).
     size_t bytes = exact ? at_least : std::max(at_least, std::clamp<size_t>(reserved_, kMinChunkBytes, kMaxChunkBytes));
-    bytes = round_up(bytes, alignment_);
+    if (!round_up(bytes, alignment_, &bytes)) bytes = at_least;
     if (maximum_) {
-        if (reserved_ + at_least > maximum_) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        if (at_least > maximum_ - reserved_) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
         bytes = std::min<size_t>(bytes, maximum_ - reserved_) / alignment_ * alignment_;
         if (bytes < at_least) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
@@ -386,11 +400,11 @@ ze_result_t Pool::new_chunk(size_t at_least, bool exact) {
     void* p = nullptr;
     if (ze_result_t r = upstream_->map(bytes, &p); r != ZE_RESULT_SUCCESS) {
         // A grown chunk the upstream cannot give: what was asked for may still fit.
-        if (bytes == round_up(at_least, alignment_)) {
+        if (bytes == at_least) {
             upstream_refusals_.fetch_add(1, std::memory_order_relaxed);  // relaxed: see allocate()
             return r;
         }
-        bytes = round_up(at_least, alignment_);
+        bytes = at_least;
         if (ze_result_t again = upstream_->map(bytes, &p); again != ZE_RESULT_SUCCESS) {
             upstream_refusals_.fetch_add(1, std::memory_order_relaxed);  // relaxed: see allocate()
             return again;

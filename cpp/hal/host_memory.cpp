@@ -156,18 +156,25 @@ std::vector<Allocation> HostMemoryRegistry::take_all() {
 }
 
 ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host, const void* p,
-                         size_t size, Operand* out, const ForeignMemory* foreign) {
+                         size_t size, Operand* out, PointerRegistry::InFlight** held,
+                         const ForeignMemory* foreign) {
     Operand found;
-    ze_result_t r = device_memory.find_range(p, size, &found.allocation);
+    ze_result_t r = held ? device_memory.hold_range(p, size, &found.allocation, held)
+                         : device_memory.find_range(p, size, &found.allocation);
     if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT) {
         // Host memory of any backend: one look-up in the index, whose tag says whose it is
         // (the index has base, size and kind; what a backend needs to release it stays
-        // with that backend).
-        r = host_index().find_range(p, size, &found.allocation);
+        // with that backend). Holds are taken there: every backend frees through it.
+        r = held ? host_index().hold_range(p, size, &found.allocation, held)
+                 : host_index().find_range(p, size, &found.allocation);
         found.placement = found.allocation.tag == owner_tag(&own_host) ? Placement::own_host : Placement::other_host;
         found.allocation.tag = 0;
     }
-    if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT) r = place_unlisted(device_memory, p, size, foreign, &found);
+    if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT) {
+        // Nothing of zehal's to hold: the caller keeps such memory alive.
+        if (held) *held = nullptr;
+        r = place_unlisted(device_memory, p, size, foreign, &found);
+    }
     if (r == ZE_RESULT_SUCCESS && out) *out = found;
     return r;
 }
@@ -185,7 +192,7 @@ ze_result_t OperandCache::find(const void* p, size_t size, Operand* out) {
         return ZE_RESULT_SUCCESS;
     }
     Operand found;
-    const ze_result_t r = find_operand(device_memory_, own_host_, p, size, &found, foreign_);
+    const ze_result_t r = find_operand(device_memory_, own_host_, p, size, &found, nullptr, foreign_);
     if (r != ZE_RESULT_SUCCESS) return r;
     if (out) *out = found;
     // Only zehal's allocations are kept: their removal is seen; other memory's is not.

@@ -48,7 +48,8 @@ public:
     // OUT_OF_HOST_MEMORY when a table cannot grow); `a.info.kind` must be host.
     ze_result_t insert(const Allocation& a) noexcept;
     // As PointerRegistry::remove: only what this backend allocated. Once removed (no new
-    // copy finds it), waits until every lost user is idle: the caller may then release it.
+    // copy finds it), waits until no command of any device holds it and every lost user is
+    // idle: the caller may then release it.
     bool remove(const void* base, Allocation* out);
     // As PointerRegistry::find and find_range, over this backend's allocations only.
     bool find(const void* p, Allocation* out) const;
@@ -119,9 +120,13 @@ protected:
 // past the end of the allocation holding p (or past the end of the address space);
 // INVALID_ARGUMENT for memory of another device, or a range not mapped in the process.
 // Memory no zehal allocation holds is asked of `foreign` (when given), else is system
-// memory (contract §2.2). A device's queues take this one decision for every operand.
+// memory (contract §2.2). A device's queues take this one decision for every operand. With
+// `held`, the operand's allocation is also held on SUCCESS (PointerRegistry::hold_range):
+// its free waits until PointerRegistry::release(*held); memory no zehal allocation holds is
+// not held (*held null): the caller keeps it alive.
 ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host, const void* p,
-                         size_t size, Operand* out, const ForeignMemory* foreign = nullptr);
+                         size_t size, Operand* out, PointerRegistry::InFlight** held = nullptr,
+                         const ForeignMemory* foreign = nullptr);
 
 // find_operand() over one device's registries, with the last two operands found kept and
 // reused while neither registry it searches has removed an allocation since: a copy between

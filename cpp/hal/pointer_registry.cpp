@@ -8,9 +8,30 @@ namespace zehal::hal {
 
 namespace {
 uintptr_t address(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+// Bit of an InFlight count: a remove() waits for the count to reach zero.
+constexpr uint32_t kRemoverWaits = 1u << 31;
+
+// Bumped (and waited on) when a waited-for count reaches zero. One word for every registry,
+// so that release() never touches an entry after its last decrement (the remover may free
+// it at once); waits are rare (a free of memory still in use), so sharing costs nothing.
+std::atomic<uint32_t> g_counts_drained{0};
+
+// Returns once `count` is zero (its remover bit set here).
+void wait_until_unused(PointerRegistry::InFlight& count) {
+    // seq_cst, as every access below and release()'s: in their single total order, either
+    // the last release sees the bit (and bumps the word after its decrement), or this
+    // thread sees the count at zero. Acquire too: the commands' accesses happen before.
+    count.fetch_or(kRemoverWaits, std::memory_order_seq_cst);
+    for (;;) {
+        const uint32_t seen = g_counts_drained.load(std::memory_order_seq_cst);
+        if ((count.load(std::memory_order_seq_cst) & ~kRemoverWaits) == 0) return;
+        g_counts_drained.wait(seen, std::memory_order_seq_cst);
+    }
+}
 }  // namespace
 
-std::map<uintptr_t, Allocation>::const_iterator PointerRegistry::holding(uintptr_t addr) const {
+std::map<uintptr_t, PointerRegistry::Entry>::const_iterator PointerRegistry::holding(uintptr_t addr) const {
     auto it = by_base_.upper_bound(addr);
     if (it == by_base_.begin()) return by_base_.end();
     --it;
@@ -34,13 +55,18 @@ ze_result_t PointerRegistry::insert(const Allocation& a) noexcept {
 }
 
 bool PointerRegistry::remove(const void* base, Allocation* out) {
-    std::unique_lock lock(mu_);
-    auto it = by_base_.find(address(base));
-    if (it == by_base_.end()) return false;
-    if (out) *out = it->second;
-    by_base_.erase(it);
-    // Release: pairs with removals()' acquire.
-    removals_.fetch_add(1, std::memory_order_release);
+    std::map<uintptr_t, Entry>::node_type node;
+    {
+        std::unique_lock lock(mu_);
+        auto it = by_base_.find(address(base));
+        if (it == by_base_.end()) return false;
+        node = by_base_.extract(it);
+        // Release: pairs with removals()' acquire.
+        removals_.fetch_add(1, std::memory_order_release);
+    }
+    // No look-up finds it any more, so no hold starts; wait for those taken before.
+    wait_until_unused(node.mapped().in_flight);
+    if (out) *out = node.mapped();
     return true;
 }
 
@@ -61,6 +87,38 @@ ze_result_t PointerRegistry::find_range(const void* p, size_t size, Allocation* 
     if (size > room) return ZE_RESULT_ERROR_INVALID_SIZE;
     if (out) *out = it->second;
     return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t PointerRegistry::hold_range(const void* p, size_t size, Allocation* out, InFlight** held) const {
+    const uintptr_t addr = address(p);
+    std::shared_lock lock(mu_);
+    auto it = holding(addr);
+    if (it == by_base_.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    const size_t room = it->second.info.size - (addr - it->first);
+    if (size > room) return ZE_RESULT_ERROR_INVALID_SIZE;
+    // Under the shared lock: remove() cannot have taken the entry out (it takes the lock
+    // exclusively), so it sees this hold. Relaxed: the lock orders it before the removal.
+    it->second.in_flight.fetch_add(1, std::memory_order_relaxed);
+    if (out) *out = it->second;
+    *held = &it->second.in_flight;
+    return ZE_RESULT_SUCCESS;
+}
+
+void PointerRegistry::release(InFlight* held) noexcept {
+    if (!held) return;
+    // seq_cst: see wait_until_unused(); release too, so the command's accesses happen before
+    // the remover's unmap. After this decrement `held` may be gone: only the word is touched.
+    if (held->fetch_sub(1, std::memory_order_seq_cst) == (kRemoverWaits | 1)) {
+        g_counts_drained.fetch_add(1, std::memory_order_seq_cst);
+        g_counts_drained.notify_all();
+    }
+}
+
+uint32_t PointerRegistry::in_flight(const void* p) const {
+    std::shared_lock lock(mu_);
+    auto it = holding(address(p));
+    // Relaxed: a snapshot for tests.
+    return it == by_base_.end() ? 0 : it->second.in_flight.load(std::memory_order_relaxed) & ~kRemoverWaits;
 }
 
 size_t PointerRegistry::count() const {

@@ -1,11 +1,14 @@
 // Level Zero structure chains: every extensible structure starts with (stype, pNext), and a
 // caller strings extension structures through pNext. The driver fills or reads the ones it
-// knows and leaves the others untouched.
+// knows and leaves the others untouched. A chain is followed only from a structure whose own
+// stype is one the function expects: an output structure the caller left uninitialised
+// (stype and pNext both garbage) is filled, never walked.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string_view>
 
 #include <level_zero/ze_api.h>
@@ -19,7 +22,8 @@ struct ChainLink {
 };
 
 // The first structure of type `stype` in the chain starting at `next` (a pNext value);
-// null when absent. A chain longer than any real one is taken as a loop and cut.
+// null when absent. Links of other types are skipped. A chain longer than any real one is
+// taken as a loop and cut.
 inline const ChainLink* find_link(const void* next, uint32_t stype) {
     constexpr int kMaxLinks = 64;
     const auto* link = static_cast<const ChainLink*>(next);
@@ -28,10 +32,18 @@ inline const ChainLink* find_link(const void* next, uint32_t stype) {
     return nullptr;
 }
 
-// The chained structure `T` of type `stype` after `head` (null when absent); writable for
-// output chains.
+// Whether `head`'s own stype is one of `expected`: only then is its pNext a chain to follow.
+template <typename Head>
+bool has_stype(const Head* head, std::initializer_list<uint32_t> expected) {
+    const auto own = static_cast<uint32_t>(head->stype);
+    return std::find(expected.begin(), expected.end(), own) != expected.end();
+}
+
+// The chained structure `T` of type `stype` after `head`, writable for output chains; null
+// when absent, or when `head`'s stype is none of `head_stypes` (its pNext is not followed).
 template <typename T, typename Head>
-T* find_in_chain(Head* head, uint32_t stype) {
+T* find_in_chain(Head* head, std::initializer_list<uint32_t> head_stypes, uint32_t stype) {
+    if (!has_stype(head, head_stypes)) return nullptr;
     return reinterpret_cast<T*>(const_cast<ChainLink*>(find_link(head->pNext, stype)));
 }
 

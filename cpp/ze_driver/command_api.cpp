@@ -11,15 +11,11 @@
 namespace zehal::ze_driver {
 namespace {
 
-constexpr uint32_t kQueueFlags = 0x3;  // EXPLICIT_ONLY, IN_ORDER (every zehal queue is in order)
-constexpr uint32_t kListFlags = 0x1F;  // RELAXED_ORDERING … IN_ORDER, CLONEABLE: hints zehal may ignore
 constexpr uint64_t kForever = std::numeric_limits<uint64_t>::max();
 
-// A HAL queue for a queue descriptor on `d`.
+// A HAL queue for a queue descriptor on `d`. Flags and priority are hints (every zehal queue
+// runs in order) and any value is accepted; a mode other than synchronous is asynchronous.
 ze_result_t make_queue(DeviceObject* d, const ze_command_queue_desc_t* desc, std::shared_ptr<hal::Queue>* out) {
-    if (desc->flags & ~kQueueFlags) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-    if (desc->mode > ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-    if (desc->priority > ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_HIGH) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
     return d->device->create_queue(desc->ordinal, desc->index, out);
 }
 
@@ -92,8 +88,7 @@ ze_result_t zeCommandListCreate_(ze_context_handle_t hContext, ze_device_handle_
         if (ze_result_t r = contexts().get(hContext, &c); r != ZE_RESULT_SUCCESS) return r;
         DeviceObject* d = nullptr;
         if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
-        if (!desc || !phCommandList) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        if (desc->flags & ~kListFlags) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+        if (!desc || !phCommandList) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;  // flags: hints, ignored
         const hal::DeviceProperties& p = d->device->properties();
         const uint32_t groups = p.copy_engines > 0 ? 2 : 1;
         if (desc->commandQueueGroupOrdinal >= groups) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -279,8 +274,7 @@ ze_result_t zeFenceCreate_(ze_command_queue_handle_t hCommandQueue, const ze_fen
     return ze_guarded([&] {
         std::shared_ptr<QueueObject> q;
         if (ze_result_t r = queues().get(hCommandQueue, &q); r != ZE_RESULT_SUCCESS) return r;
-        if (!desc || !phFence) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        if (desc->flags & ~static_cast<uint32_t>(ZE_FENCE_FLAG_SIGNALED)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+        if (!desc || !phFence) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;  // flags other than SIGNALED: ignored
         std::shared_ptr<hal::EventPool> pool;
         if (ze_result_t r = q->device->device->create_event_pool(1, hal::kPoolHostVisible, &pool); r != ZE_RESULT_SUCCESS)
             return r;

@@ -12,7 +12,7 @@
 namespace zehal::ze_driver {
 namespace {
 
-// The extensions of the seeds the driver implements, by their specification names.
+// The extensions the driver implements, by their specification names.
 struct Extension {
     std::string_view name;
     uint32_t version;
@@ -34,20 +34,21 @@ constexpr std::string_view kExtensionFunctions[] = {
 constexpr uint32_t kInitFlagsGpuOnly = 1u << 0;
 constexpr uint32_t kInitFlagsVpuOnly = 1u << 1;
 
+// Flag bits no version of the specification defines are ignored, as by Intel's driver; only
+// a request for VPUs alone finds no driver here (zehal's devices are GPUs).
 ze_result_t zeInit_(ze_init_flags_t flags) {
     return ze_guarded([&] {
-        if (flags & ~(kInitFlagsGpuOnly | kInitFlagsVpuOnly)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-        if (flags == kInitFlagsVpuOnly) return ZE_RESULT_ERROR_UNINITIALIZED;  // zehal's devices are GPUs
+        if ((flags & kInitFlagsVpuOnly) && !(flags & kInitFlagsGpuOnly)) return ZE_RESULT_ERROR_UNINITIALIZED;
         return initialize();
     });
 }
 
-// zeInit and zeDriverGet in one call, for GPU drivers (zehal's devices are GPUs).
+// zeInit and zeDriverGet in one call, for GPU drivers (zehal's devices are GPUs). Any flags
+// with the GPU bit (UINT32_MAX, "every type", among them) find the driver; the descriptor's
+// stype is not checked and its pNext names no structure the driver reads.
 ze_result_t zeInitDrivers_(uint32_t* pCount, ze_driver_handle_t* phDrivers, ze_init_driver_type_desc_t* desc) {
     return ze_guarded([&] {
         if (!pCount || !desc) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        if (desc->flags & ~(ZE_INIT_DRIVER_TYPE_FLAG_GPU | ZE_INIT_DRIVER_TYPE_FLAG_NPU))
-            return ZE_RESULT_ERROR_INVALID_ENUMERATION;
         const bool gpu = desc->flags & ZE_INIT_DRIVER_TYPE_FLAG_GPU;
         if (gpu) {
             if (ze_result_t r = initialize(); r != ZE_RESULT_SUCCESS) return r;
@@ -172,7 +173,8 @@ ze_result_t zeDeviceGetProperties_(ze_device_handle_t hDevice, ze_device_propert
         std::memcpy(p->uuid.id, hp.uuid.data(), std::min(sizeof p->uuid.id, hp.uuid.size()));
         copy_name(p->name, hp.name);
         if (auto* ts = find_in_chain<ze_event_query_kernel_timestamps_ext_properties_t>(
-                p, ZEHAL_STYPE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_PROPERTIES))
+                p, {ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2},
+                ZEHAL_STYPE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_PROPERTIES))
             ts->flags = hp.timestamp_flags;
         return ZE_RESULT_SUCCESS;
     });
@@ -294,8 +296,7 @@ ze_result_t create_context(ze_driver_handle_t hDriver, const ze_context_desc_t* 
                            ze_device_handle_t* phDevices, ze_context_handle_t* phContext) {
     DriverObject* d = nullptr;
     if (ze_result_t r = driver_of(hDriver, &d); r != ZE_RESULT_SUCCESS) return r;
-    if (!desc || !phContext) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (desc->flags & ~static_cast<uint32_t>(ZE_CONTEXT_FLAG_TBD)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+    if (!desc || !phContext) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;  // flags: reserved, ignored
     if (numDevices > 0 && !phDevices) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     for (uint32_t i = 0; i < numDevices; ++i) {
         DeviceObject* device = nullptr;

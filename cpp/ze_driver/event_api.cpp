@@ -1,4 +1,4 @@
-// Event pools, events and their kernel timestamps (core and the seeds' extension).
+// Event pools, events and their kernel timestamps (core and the kernel timestamps extension).
 #include "chain.hpp"
 #include "dispatch.hpp"
 #include "objects.hpp"
@@ -6,8 +6,6 @@
 
 namespace zehal::ze_driver {
 namespace {
-
-constexpr uint32_t kScopeFlags = ZE_EVENT_SCOPE_FLAG_SUBDEVICE | ZE_EVENT_SCOPE_FLAG_DEVICE | ZE_EVENT_SCOPE_FLAG_HOST;
 
 static_assert(sizeof(ze_kernel_timestamp_result_t) == sizeof(hal::KernelTimestampResult) &&
                   sizeof(ze_synchronized_timestamp_result_ext_t) == sizeof(hal::KernelTimestampResult),
@@ -29,7 +27,9 @@ ze_result_t zeEventPoolCreate_(ze_context_handle_t hContext, const ze_event_pool
         }
         auto object = std::make_shared<EventPoolObject>();
         object->device = d;
-        if (ze_result_t r = d->device->create_event_pool(desc->count, desc->flags, &object->pool); r != ZE_RESULT_SUCCESS)
+        // Flag bits the HAL does not know (none defined up to the reported version) are ignored.
+        const uint32_t flags = desc->flags & hal::kPoolValidFlags;
+        if (ze_result_t r = d->device->create_event_pool(desc->count, flags, &object->pool); r != ZE_RESULT_SUCCESS)
             return r;
         *phEventPool = to_handle<ze_event_pool_handle_t>(event_pools().add(std::move(object)));
         return ZE_RESULT_SUCCESS;
@@ -49,8 +49,7 @@ ze_result_t zeEventCreate_(ze_event_pool_handle_t hEventPool, const ze_event_des
     return ze_guarded([&] {
         std::shared_ptr<EventPoolObject> p;
         if (ze_result_t r = event_pools().get(hEventPool, &p); r != ZE_RESULT_SUCCESS) return r;
-        if (!desc || !phEvent) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        if ((desc->signal & ~kScopeFlags) || (desc->wait & ~kScopeFlags)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+        if (!desc || !phEvent) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;  // scopes: hints, ignored
         auto object = std::make_shared<EventObject>();
         object->device = p->device;
         if (ze_result_t r = p->pool->event(desc->index, &object->event); r != ZE_RESULT_SUCCESS) return r;

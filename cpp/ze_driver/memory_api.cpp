@@ -8,11 +8,8 @@
 namespace zehal::ze_driver {
 namespace {
 
-constexpr uint32_t kDeviceAllocFlags = ZE_DEVICE_MEM_ALLOC_FLAG_BIAS_CACHED | ZE_DEVICE_MEM_ALLOC_FLAG_BIAS_UNCACHED |
-                                       ZE_DEVICE_MEM_ALLOC_FLAG_BIAS_INITIAL_PLACEMENT;
-constexpr uint32_t kHostAllocFlags = ZE_HOST_MEM_ALLOC_FLAG_BIAS_CACHED | ZE_HOST_MEM_ALLOC_FLAG_BIAS_UNCACHED |
-                                     ZE_HOST_MEM_ALLOC_FLAG_BIAS_WRITE_COMBINED |
-                                     ZE_HOST_MEM_ALLOC_FLAG_BIAS_INITIAL_PLACEMENT;
+// Allocation descriptors' flags are placement and caching hints: every bit is accepted and
+// none changes what is allocated.
 
 // The checks every allocation shares, in the specification's order.
 ze_result_t check_allocation(ze_context_handle_t hContext, size_t size, size_t alignment, void** pptr) {
@@ -43,8 +40,8 @@ ze_result_t zeMemAllocDevice_(ze_context_handle_t hContext, const ze_device_mem_
         if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
         if (!desc) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         if (ze_result_t r = check_allocation(hContext, size, alignment, pptr); r != ZE_RESULT_SUCCESS) return r;
-        if (desc->flags & ~kDeviceAllocFlags) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-        if (auto* fd = find_in_chain<const ze_external_memory_import_fd_t>(desc, ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMPORT_FD))
+        if (auto* fd = find_in_chain<const ze_external_memory_import_fd_t>(
+                desc, {ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC}, ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMPORT_FD))
             return import(d, fd, size, pptr);
         return allocate(d, hal::MemoryKind::device, size, alignment, desc->ordinal, pptr);
     });
@@ -63,8 +60,6 @@ ze_result_t zeMemAllocShared_(ze_context_handle_t hContext, const ze_device_mem_
         if (!d) return ZE_RESULT_ERROR_UNINITIALIZED;
         if (!device_desc || !host_desc) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         if (ze_result_t r = check_allocation(hContext, size, alignment, pptr); r != ZE_RESULT_SUCCESS) return r;
-        if ((device_desc->flags & ~kDeviceAllocFlags) || (host_desc->flags & ~kHostAllocFlags))
-            return ZE_RESULT_ERROR_INVALID_ENUMERATION;
         return allocate(d, hal::MemoryKind::shared, size, alignment, device_desc->ordinal, pptr);
     });
 }
@@ -74,7 +69,6 @@ ze_result_t zeMemAllocHost_(ze_context_handle_t hContext, const ze_host_mem_allo
     return ze_guarded([&] {
         if (!host_desc) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         if (ze_result_t r = check_allocation(hContext, size, alignment, pptr); r != ZE_RESULT_SUCCESS) return r;
-        if (host_desc->flags & ~kHostAllocFlags) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
         // Host memory of the first device's backend: the pinned kind of the driver's first GPU.
         return allocate(driver()->devices.front().get(), hal::MemoryKind::host, size, alignment, 0, pptr);
     });

@@ -18,18 +18,19 @@ static_assert(sizeof(zet_metric_entry_exp_t) == sizeof(metrics::MetricEntry) &&
                   offsetof(zet_metric_entry_exp_t, subdeviceId) == offsetof(metrics::MetricEntry, subdevice_id),
               "zet_metric_entry_exp_t is metrics::MetricEntry");
 
-// The group behind a handle: INVALID_NULL_HANDLE for null, INVALID_ARGUMENT for a value that
-// is no group of a live device.
+// The group behind a handle: INVALID_NULL_HANDLE for null or a value that is no group of a
+// live device (another kind's handle included), as for every handle of the driver.
 ze_result_t group_of(zet_metric_group_handle_t handle, metrics::MetricGroupRef* out) {
     if (!handle) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     *out = metrics::DeviceMetrics::find_group(handle);
-    return *out ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    return *out ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 }
 
+// The metric behind a handle: INVALID_NULL_HANDLE for null or a value that is no metric.
 ze_result_t metric_of(zet_metric_handle_t handle, metrics::MetricRef* out) {
     if (!handle) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     *out = metrics::DeviceMetrics::find_metric(handle);
-    return *out ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    return *out ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 }
 
 template <typename Handle, typename T>
@@ -69,7 +70,8 @@ ze_result_t zetMetricGroupGetProperties_(zet_metric_group_handle_t hMetricGroup,
         metrics::MetricGroupRef g;
         if (ze_result_t r = group_of(hMetricGroup, &g); r != ZE_RESULT_SUCCESS) return r;
         if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        if (auto* dma = find_in_chain<zet_export_dma_buf_exp_properties_t>(p, ZEHAL_STYPE_EXPORT_DMA_BUF_EXP_PROPERTIES))
+        if (auto* dma = find_in_chain<zet_export_dma_buf_exp_properties_t>(p, {ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES},
+                                                                       ZEHAL_STYPE_EXPORT_DMA_BUF_EXP_PROPERTIES))
             if (ze_result_t r = metrics::export_dma_buf(*g, &dma->fd, &dma->size); r != ZE_RESULT_SUCCESS) return r;
         const hal::MetricGroupInfo& info = g->info();
         copy_name(p->name, info.name);
@@ -77,7 +79,8 @@ ze_result_t zetMetricGroupGetProperties_(zet_metric_group_handle_t hMetricGroup,
         p->samplingType = info.sampling_types;
         p->domain = info.domain;
         p->metricCount = static_cast<uint32_t>(info.metrics.size());
-        if (auto* type = find_in_chain<zet_metric_group_type_exp_t>(p, ZEHAL_STYPE_METRIC_GROUP_TYPE_EXP))
+        if (auto* type = find_in_chain<zet_metric_group_type_exp_t>(p, {ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES},
+                                                                ZEHAL_STYPE_METRIC_GROUP_TYPE_EXP))
             type->type = info.type_flags;
         return ZE_RESULT_SUCCESS;
     });
@@ -98,7 +101,8 @@ ze_result_t zetMetricGetProperties_(zet_metric_handle_t hMetric, zet_metric_prop
         metrics::MetricRef m;
         if (ze_result_t r = metric_of(hMetric, &m); r != ZE_RESULT_SUCCESS) return r;
         if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        if (auto* dma = find_in_chain<zet_export_dma_buf_exp_properties_t>(p, ZEHAL_STYPE_EXPORT_DMA_BUF_EXP_PROPERTIES))
+        if (auto* dma = find_in_chain<zet_export_dma_buf_exp_properties_t>(p, {ZET_STRUCTURE_TYPE_METRIC_PROPERTIES},
+                                                                       ZEHAL_STYPE_EXPORT_DMA_BUF_EXP_PROPERTIES))
             if (ze_result_t r = metrics::export_dma_buf(*m, &dma->fd, &dma->size); r != ZE_RESULT_SUCCESS) return r;
         const hal::MetricInfo& info = m->info();
         copy_name(p->name, info.name);

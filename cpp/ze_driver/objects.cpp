@@ -36,7 +36,7 @@ ze_result_t build(DriverObject* driver) {
 
 template <typename T>
 HandleTable<T>& table() {
-    static auto* t = new HandleTable<T>;  // used until the process exits
+    static auto* t = new HandleTable<T>(ZE_RESULT_ERROR_INVALID_NULL_HANDLE);  // used until the process exits
     return *t;
 }
 
@@ -57,7 +57,7 @@ ze_result_t driver_of(ze_driver_handle_t handle, DriverObject** out) {
     if (!handle) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     DriverObject* d = driver();
     if (!d) return ZE_RESULT_ERROR_UNINITIALIZED;
-    if (reinterpret_cast<DriverObject*>(handle) != d) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (reinterpret_cast<DriverObject*>(handle) != d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     *out = d;
     return ZE_RESULT_SUCCESS;
 }

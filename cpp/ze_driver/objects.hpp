@@ -16,7 +16,8 @@
 
 namespace zehal::ze_driver {
 
-// The API version the driver implements and reports (the seeds' extensions are 1.10's).
+// The API version the driver implements and reports: that of its newest extension, the
+// metric tracer (1.10).
 inline constexpr auto kApiVersion = static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, 10));
 
 // One device of a backend the driver exposes.
@@ -74,8 +75,8 @@ class CommandListObject;
 ze_result_t initialize();
 // The driver; null before a successful initialize().
 DriverObject* driver();
-// The driver behind `handle`: INVALID_NULL_HANDLE for null, UNINITIALIZED before zeInit,
-// INVALID_ARGUMENT for another value.
+// The driver behind `handle`: UNINITIALIZED before zeInit, INVALID_NULL_HANDLE for null or
+// any other value.
 ze_result_t driver_of(ze_driver_handle_t handle, DriverObject** out);
 // The device behind `handle`; INVALID_NULL_HANDLE for null or a value that is no device.
 ze_result_t device_of(ze_device_handle_t handle, DeviceObject** out);
@@ -85,7 +86,11 @@ inline ze_device_handle_t handle_of(DeviceObject* d) { return reinterpret_cast<z
 // backend), with what is known of it; null when no device knows the pointer.
 DeviceObject* owner_of(const void* ptr, hal::PointerInfo* info);
 
-// Live handles of each kind of object the application creates and destroys.
+// Live handles of each kind of object the application creates and destroys. The tables
+// share one numbering, so a handle of one kind is no handle of another: every lookup answers
+// INVALID_NULL_HANDLE for a value that is not a live handle of its own kind (null,
+// destroyed, another kind's, never given out), as the specification's handle-lifetime
+// validation layer does.
 HandleTable<ContextObject>& contexts();
 HandleTable<EventPoolObject>& event_pools();
 HandleTable<EventObject>& events();
@@ -101,8 +106,8 @@ Handle to_handle(uintptr_t id) {
     return reinterpret_cast<Handle>(id);
 }
 
-// The event of an optional event handle: null handle → null event; a destroyed or foreign
-// one → INVALID_NULL_HANDLE / INVALID_ARGUMENT.
+// The event of an optional event handle: null handle → null event; any value that is no
+// live event → INVALID_NULL_HANDLE.
 ze_result_t optional_event(ze_event_handle_t handle, hal::EventRef* out);
 // The events of a wait list: INVALID_SIZE for a count with a null list, each handle as above.
 ze_result_t wait_list(uint32_t count, ze_event_handle_t* handles, std::vector<hal::EventRef>* out);

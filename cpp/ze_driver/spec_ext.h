@@ -1,5 +1,6 @@
 // What the driver needs of the Level Zero specification beyond the API 1.4 headers it is
-// built with (Debian's libze-dev): the seeds' extensions, declared from the specification.
+// built with (Debian's libze-dev): the extensions it implements (kernel timestamps query,
+// metric tracer, metric export memory) and zeInitDrivers, declared from the specification.
 // Each block is skipped when the headers in use already declare it (newer headers define
 // the extension's name macro). Structure type values are given as plain constants below, so
 // they never clash with the headers' enumerations.

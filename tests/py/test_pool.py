@@ -81,6 +81,44 @@ def test_trim_gives_memory_back(sim):
     assert pool.stats()["bytes_reserved"] == 0
 
 
+def test_trim_gives_back_blocks_that_do_not_divide_a_slab(sim):
+    # 40,000 bytes fall in a 48 KiB class: its blocks do not fill a 2 MiB slab exactly.
+    pool = zehal.Area.pool(zehal.Area.device(sim))
+    for _ in range(20):
+        bufs = [pool.mmap(40_000) for _ in range(100)]
+        for b in bufs:
+            b.close()
+        pool.trim()
+        s = pool.stats()
+        assert s["bytes_in_use"] == 0 and s["bytes_reserved"] == 0
+
+
+def test_cached_blocks_go_back_when_the_device_runs_out(sim_backend):
+    dev = zehal.sim_device(memory_bytes=64 << 20)
+    pool = zehal.Area.pool(zehal.Area.device(dev))
+    bufs = [pool.mmap(40_000) for _ in range(600)]
+    for b in bufs:
+        b.close()
+    assert pool.stats()["bytes_reserved"] > 24 << 20
+    big = pool.mmap(40 << 20)
+    assert pool.stats()["bytes_in_use"] == 40 << 20
+    big.close()
+
+
+def test_sizes_that_overflow_are_refused(sim):
+    up = zehal.Area.device(sim, alignment=4096)
+    with pytest.raises(zehal.UnsupportedError, match="Area.pool"):
+        zehal.Area.pool(up, initial_bytes=2**64 - 1)
+    with pytest.raises(zehal.UnsupportedError, match="Area.pool"):
+        zehal.Area.pool(up, initial_bytes=2**64 - 1, maximum_bytes=2**64 - 1)
+    pool = zehal.Area.pool(up, maximum_bytes=2**64 - 1)
+    for size in (2**64 - 1, 2**64 - 4096, 2**63):
+        with pytest.raises((zehal.UnsupportedError, zehal.OutOfMemoryError)):
+            pool.mmap(size)
+    assert pool.stats()["bytes_reserved"] == 0
+    pool.mmap(4096).close()
+
+
 def test_threads_and_stats_exactness(sim):
     pool = zehal.Area.pool(zehal.Area.host())
     errors = []

@@ -131,6 +131,10 @@ hal::OperandCache CudaDevice::operand_cache() const noexcept {
     return hal::OperandCache(memory_, host_->registry, &foreign_);
 }
 
+ze_result_t CudaDevice::hold_memory(const void* p, size_t size, hal::PointerRegistry::InFlight** held) const {
+    return hal::find_operand(memory_, host_->registry, p, size, nullptr, held);
+}
+
 ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
                                  uint32_t ordinal, void** out) {
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;

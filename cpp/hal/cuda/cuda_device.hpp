@@ -67,6 +67,10 @@ public:
     // this device, host memory of any backend, memory the driver knows (ForeignCudaMemory),
     // or system memory), for one queue; the device must outlive it.
     hal::OperandCache operand_cache() const noexcept;
+    // Holds the allocation (of this device, or host memory of any backend) holding
+    // [p, p + size) for a command (hal::find_operand with a hold): its free waits until
+    // hal::PointerRegistry::release(*held). The errors of find_operand.
+    ze_result_t hold_memory(const void* p, size_t size, hal::PointerRegistry::InFlight** held) const;
 
 private:
     ze_result_t set_up();

@@ -29,6 +29,18 @@ bool overlap(const void* a, const void* b, size_t size) noexcept {
 
 // The shortest power-of-two period of `pattern` (its size a power of two): 1 for 0xAB
 // repeated, 4 for one 32-bit word repeated, up to `size`.
+// Holds on the host operands of a command on the pageable path (PageableCopier::Holds),
+// released here unless the copier took them over.
+struct HostHolds {
+    PageableCopier::Holds of = {nullptr, nullptr};
+    HostHolds() = default;
+    HostHolds(const HostHolds&) = delete;
+    HostHolds& operator=(const HostHolds&) = delete;
+    ~HostHolds() {
+        for (hal::PointerRegistry::InFlight* h : of) hal::PointerRegistry::release(h);
+    }
+};
+
 size_t period_of(const uint8_t* pattern, size_t size) noexcept {
     for (size_t p = 1; p < size; p *= 2) {
         bool repeats = true;
@@ -150,8 +162,18 @@ ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, cons
     if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
-
+    // Host functions touch the host operands later, in stream order: they hold them until
+    // then, so that the memory is not freed under them (cuMemFree knows nothing of them).
+    // System memory is not held: the caller keeps it alive.
     const bool pageable = hal::is_pageable(to.placement) || hal::is_pageable(from.placement);
+    HostHolds holds;
+    if (pageable && is_host(to)) {
+        if (ze_result_t r = device_->hold_memory(dst, size, &holds.of[0]); r != ZE_RESULT_SUCCESS) return r;
+    }
+    if (pageable && is_host(from)) {
+        if (ze_result_t r = device_->hold_memory(src, size, &holds.of[1]); r != ZE_RESULT_SUCCESS) return r;
+    }
+
     // A copy from pageable memory may run at once when the stream has nothing queued and the
     // command waits for nothing (PageableCopier).
     const bool idle = pageable && hal::is_pageable(from.placement) && !is_host(to) &&
@@ -160,7 +182,7 @@ ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, cons
     CUresult r = begin_locked(signal_event, waits, &waited);
     if (r == CUDA_SUCCESS) {
         if (pageable)
-            r = pageable_.copy(stream_, dst, is_host(to), src, is_host(from), size, idle && !waited);
+            r = pageable_.copy(stream_, dst, is_host(to), src, is_host(from), size, idle && !waited, holds.of);
         else
             r = api_.cuMemcpyAsync(address(dst), address(src), size, stream_);
     }
@@ -211,12 +233,16 @@ ze_result_t CudaQueue::append_fill(void* dst, const void* pattern, size_t patter
     if (ze_result_t r = operands_.find(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
+    HostHolds holds;  // as in append_copy
+    if (cpu_fills(to)) {
+        if (ze_result_t r = device_->hold_memory(dst, size, &holds.of[0]); r != ZE_RESULT_SUCCESS) return r;
+    }
 
     CUresult r = begin_locked(signal_event, waits);
     const auto* bytes = static_cast<const uint8_t*>(pattern);
     if (r == CUDA_SUCCESS) {
         if (cpu_fills(to))
-            r = pageable_.fill(stream_, dst, bytes, pattern_size, size);
+            r = pageable_.fill(stream_, dst, bytes, pattern_size, size, holds.of);
         else
             r = fill_locked(address(dst), bytes, pattern_size, size);
     }

@@ -4,7 +4,9 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <new>
+#include <utility>
 
 namespace zehal::cuda {
 
@@ -17,6 +19,7 @@ struct HostTask {
     size_t size;
     size_t pattern_size;  // 0: a copy
     uint8_t pattern[128];
+    hal::PointerRegistry::InFlight* holds[2];  // released once the copy or fill is done
 };
 
 // Runs on CUDA's callback thread, in stream order; makes no CUDA call (the driver forbids it).
@@ -28,6 +31,7 @@ void CUDA_CB run_host_task(void* data) {
         auto* out = static_cast<uint8_t*>(t->dst);
         for (size_t off = 0; off < t->size; off += t->pattern_size) std::memcpy(out + off, t->pattern, t->pattern_size);
     }
+    for (hal::PointerRegistry::InFlight* h : t->holds) hal::PointerRegistry::release(h);
     delete t;
 }
 
@@ -81,23 +85,46 @@ CUresult PageableCopier::prepare() {
 }
 
 CUresult PageableCopier::host_task(CUstream stream, void* dst, const void* src, size_t size, const uint8_t* pattern,
-                                   size_t pattern_size) {
-    auto* t = new (std::nothrow) HostTask{dst, src, size, pattern_size, {}};
+                                   size_t pattern_size, Holds* holds) {
+    auto* t = new (std::nothrow) HostTask{dst, src, size, pattern_size, {}, {nullptr, nullptr}};
     if (!t) return CUDA_ERROR_OUT_OF_MEMORY;
     if (pattern_size) std::memcpy(t->pattern, pattern, pattern_size);
+    if (holds) std::copy(std::begin(*holds), std::end(*holds), t->holds);
     const CUresult r = api_.cuLaunchHostFunc(stream, run_host_task, t);
-    if (r != CUDA_SUCCESS) delete t;  // never enqueued
+    if (r != CUDA_SUCCESS) {
+        delete t;  // never enqueued: the holds stay with the caller
+        return r;
+    }
+    if (holds) std::fill(std::begin(*holds), std::end(*holds), nullptr);
+    return r;
+}
+
+CUresult PageableCopier::fail(CUstream stream, CUresult r, bool enqueued, Holds& holds) noexcept {
+    // What was enqueued may still touch the memory: it must have run before the release.
+    if (enqueued && (holds[0] || holds[1])) {
+        api_.cuStreamSynchronize(stream);
+        if (side_) api_.cuStreamSynchronize(side_);
+    }
+    for (hal::PointerRegistry::InFlight*& h : holds) hal::PointerRegistry::release(std::exchange(h, nullptr));
     return r;
 }
 
 CUresult PageableCopier::copy(CUstream stream, void* dst, bool dst_host, const void* src, bool src_host, size_t size,
-                              bool idle) {
-    if (dst_host && src_host) return host_task(stream, dst, src, size, nullptr, 0);
-    if (CUresult r = prepare(); r != CUDA_SUCCESS) return r;
+                              bool idle, Holds& holds) {
+    if (dst_host && src_host) {
+        const CUresult r = host_task(stream, dst, src, size, nullptr, 0, &holds);
+        return r == CUDA_SUCCESS ? r : fail(stream, r, false, holds);
+    }
+    if (CUresult r = prepare(); r != CUDA_SUCCESS) return fail(stream, r, false, holds);
     auto* to = static_cast<char*>(dst);
     const auto* from = static_cast<const char*>(src);
-    if (!src_host) return from_device_in_order(stream, to, from, size);
-    return idle ? to_device_at_once(stream, to, from, size) : to_device_in_order(stream, to, from, size);
+    if (!src_host) return from_device_in_order(stream, to, from, size, holds);
+    if (!idle) return to_device_in_order(stream, to, from, size, holds);
+    // At once, the calling thread reads the source itself: once the call returns, nothing
+    // touches it (what is still queued reads the staging buffers).
+    const CUresult r = to_device_at_once(stream, to, from, size);
+    for (hal::PointerRegistry::InFlight*& h : holds) hal::PointerRegistry::release(std::exchange(h, nullptr));
+    return r;
 }
 
 CUresult PageableCopier::to_device_at_once(CUstream stream, char* dst, const char* src, size_t size) {
@@ -119,7 +146,8 @@ CUresult PageableCopier::to_device_at_once(CUstream stream, char* dst, const cha
     return CUDA_SUCCESS;
 }
 
-CUresult PageableCopier::to_device_in_order(CUstream stream, char* dst, const char* src, size_t size) {
+CUresult PageableCopier::to_device_in_order(CUstream stream, char* dst, const char* src, size_t size,
+                                            Holds& holds) {
     // The side stream fills buffer b once the queue's stream reached this copy (earlier
     // commands may write the source, or still read the buffers) and once the DMA of the
     // chunk two back has drained b; the queue's stream DMAs each chunk once it is staged.
@@ -131,16 +159,18 @@ CUresult PageableCopier::to_device_in_order(CUstream stream, char* dst, const ch
         const unsigned b = i & 1;
         const size_t n = std::min(chunk, size - off);
         if (i >= 2) r = api_.cuStreamWaitEvent(side_, drained_[b], 0);
-        if (r == CUDA_SUCCESS) r = host_task(side_, stage(b), src + off, n, nullptr, 0);
+        Holds* last = off + n == size ? &holds : nullptr;  // the last host function takes them
+        if (r == CUDA_SUCCESS) r = host_task(side_, stage(b), src + off, n, nullptr, 0, last);
         if (r == CUDA_SUCCESS) r = api_.cuEventRecord(staged_[b], side_);
         if (r == CUDA_SUCCESS) r = api_.cuStreamWaitEvent(stream, staged_[b], 0);
         if (r == CUDA_SUCCESS) r = api_.cuMemcpyAsync(address(dst + off), address(stage(b)), n, stream);
         if (r == CUDA_SUCCESS) r = api_.cuEventRecord(drained_[b], stream);
     }
-    return r;
+    return r == CUDA_SUCCESS ? r : fail(stream, r, true, holds);
 }
 
-CUresult PageableCopier::from_device_in_order(CUstream stream, char* dst, const char* src, size_t size) {
+CUresult PageableCopier::from_device_in_order(CUstream stream, char* dst, const char* src, size_t size,
+                                              Holds& holds) {
     // The queue's stream DMAs chunk i into buffer b once the side stream has emptied b (the
     // chunk two back); the side stream copies each chunk out once it landed. The command
     // ends when the last chunk is out: the queue's stream waits for it.
@@ -155,15 +185,18 @@ CUresult PageableCopier::from_device_in_order(CUstream stream, char* dst, const 
         if (r == CUDA_SUCCESS) r = api_.cuMemcpyAsync(address(stage(b)), address(src + off), n, stream);
         if (r == CUDA_SUCCESS) r = api_.cuEventRecord(staged_[b], stream);
         if (r == CUDA_SUCCESS) r = api_.cuStreamWaitEvent(side_, staged_[b], 0);
-        if (r == CUDA_SUCCESS) r = host_task(side_, dst + off, stage(b), n, nullptr, 0);
+        Holds* last_task = off + n == size ? &holds : nullptr;  // the last host function takes them
+        if (r == CUDA_SUCCESS) r = host_task(side_, dst + off, stage(b), n, nullptr, 0, last_task);
         if (r == CUDA_SUCCESS) r = api_.cuEventRecord(drained_[b], side_);
     }
     if (r == CUDA_SUCCESS) r = api_.cuStreamWaitEvent(stream, drained_[last], 0);
-    return r;
+    return r == CUDA_SUCCESS ? r : fail(stream, r, true, holds);
 }
 
-CUresult PageableCopier::fill(CUstream stream, void* dst, const uint8_t* pattern, size_t pattern_size, size_t size) {
-    return host_task(stream, dst, nullptr, size, pattern, pattern_size);
+CUresult PageableCopier::fill(CUstream stream, void* dst, const uint8_t* pattern, size_t pattern_size, size_t size,
+                              Holds& holds) {
+    const CUresult r = host_task(stream, dst, nullptr, size, pattern, pattern_size, &holds);
+    return r == CUDA_SUCCESS ? r : fail(stream, r, false, holds);
 }
 
 }  // namespace zehal::cuda

@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "hal/cuda/driver_api.hpp"
+#include "hal/pointer_registry.hpp"
 
 namespace zehal::cuda {
 
@@ -37,15 +38,24 @@ public:
     PageableCopier(const PageableCopier&) = delete;
     PageableCopier& operator=(const PageableCopier&) = delete;
 
+    // Holds on the host memory a command touches (hal::PointerRegistry::hold_range): the
+    // last host function of the command releases them once it has run (a copy at once:
+    // when the call returns, the source read), so that memory is not freed before. Null
+    // entries hold nothing.
+    using Holds = hal::PointerRegistry::InFlight* [2];
+
     // Enqueues the copy of `size` bytes from `src` to `dst` on `stream`. `dst_host` and
     // `src_host` say which operands are host memory (of any kind): the CPU copies between
     // two of them; device or shared memory goes through the staging buffers. `idle`: the
     // stream has nothing queued and the command waits for nothing, so a host-to-device
-    // copy may run at once from the calling thread.
-    CUresult copy(CUstream stream, void* dst, bool dst_host, const void* src, bool src_host, size_t size, bool idle);
+    // copy may run at once from the calling thread. Takes over `holds` (nulled): released
+    // as said above, or on failure once what was enqueued has run.
+    CUresult copy(CUstream stream, void* dst, bool dst_host, const void* src, bool src_host, size_t size, bool idle,
+                  Holds& holds);
     // Enqueues a fill of `size` bytes at host memory `dst` with `pattern` repeated
-    // (`pattern_size` a power of two up to 128 dividing `size`).
-    CUresult fill(CUstream stream, void* dst, const uint8_t* pattern, size_t pattern_size, size_t size);
+    // (`pattern_size` a power of two up to 128 dividing `size`); `holds` as for copy().
+    CUresult fill(CUstream stream, void* dst, const uint8_t* pattern, size_t pattern_size, size_t size,
+                  Holds& holds);
     // True once staging buffers, side stream or events exist (the queue then synchronizes
     // its stream before release()).
     bool in_use() const noexcept { return staging_ != nullptr || side_ != nullptr; }
@@ -62,13 +72,17 @@ private:
     // Makes the staging buffers, side stream and events on first use.
     CUresult prepare();
     // Enqueues on `stream` a host function copying `size` bytes, or filling them when
-    // `pattern_size` is not 0.
+    // `pattern_size` is not 0; with `holds`, it takes them over on success (nulled) and
+    // releases them once it has run.
     CUresult host_task(CUstream stream, void* dst, const void* src, size_t size, const uint8_t* pattern,
-                       size_t pattern_size);
-    // The three ways of a staged copy.
+                       size_t pattern_size, Holds* holds);
+    // After `r`, a failure once `enqueued` commands may be on `stream` and the side stream:
+    // waits for them when so, then releases what `holds` still holds. Returns r.
+    CUresult fail(CUstream stream, CUresult r, bool enqueued, Holds& holds) noexcept;
+    // The three ways of a staged copy; the last host function takes over `holds`.
     CUresult to_device_at_once(CUstream stream, char* dst, const char* src, size_t size);
-    CUresult to_device_in_order(CUstream stream, char* dst, const char* src, size_t size);
-    CUresult from_device_in_order(CUstream stream, char* dst, const char* src, size_t size);
+    CUresult to_device_in_order(CUstream stream, char* dst, const char* src, size_t size, Holds& holds);
+    CUresult from_device_in_order(CUstream stream, char* dst, const char* src, size_t size, Holds& holds);
     // Staging buffer `b` (0 or 1).
     char* stage(unsigned b) const noexcept { return staging_ + b * chunk_bytes_; }
 

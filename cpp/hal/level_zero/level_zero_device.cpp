@@ -27,6 +27,18 @@ void append_limit(std::string* limits, const std::string& why) {
     *limits += why;
 }
 
+// Frees `p` once no command uses it: zeMemFreeExt with the blocking free policy where the
+// loader and the driver have it, else zeMemFree (which waits so on Intel's driver).
+ze_result_t free_when_unused(const ZeApi& api, ze_context_handle_t ctx, void* p) {
+    if (api.zeMemFreeExt) {
+        ze_memory_free_ext_desc_t desc{};
+        desc.stype = ZE_STRUCTURE_TYPE_MEMORY_FREE_EXT_DESC;
+        desc.freePolicy = ZE_DRIVER_MEMORY_FREE_POLICY_EXT_FLAG_BLOCKING_FREE;
+        if (api.zeMemFreeExt(ctx, &desc, p) == ZE_RESULT_SUCCESS) return ZE_RESULT_SUCCESS;
+    }
+    return api.zeMemFree(ctx, p);
+}
+
 }  // namespace
 
 ZeDevice::ZeDevice(std::shared_ptr<DriverContext> driver, ze_device_handle_t device)
@@ -195,7 +207,7 @@ ze_result_t ZeDevice::free(void* ptr) {
     hal::Allocation a;
     if (memory_.remove(ptr, &a) || driver_->host->registry.remove(ptr, &a)) {
         // Host memory may come from another driver's context: the tag names it.
-        return check(api().zeMemFree(reinterpret_cast<ze_context_handle_t>(a.tag), a.info.base));
+        return check(free_when_unused(api(), reinterpret_cast<ze_context_handle_t>(a.tag), a.info.base));
     }
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 }

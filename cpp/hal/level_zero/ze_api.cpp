@@ -28,6 +28,7 @@ bool resolve(const DynLib& lib, ZeApi* api, std::string* why) {
     ZEHAL_ZE_CORE_FUNCTIONS(ZEHAL_ZE_RESOLVE)
 #undef ZEHAL_ZE_RESOLVE
     api->zeCommandListHostSynchronize = lib.symbol<ZeCommandListHostSynchronizeFn>("zeCommandListHostSynchronize");
+    api->zeMemFreeExt = lib.symbol<decltype(&::zeMemFreeExt)>("zeMemFreeExt");
     return true;
 }
 

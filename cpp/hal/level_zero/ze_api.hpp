@@ -40,6 +40,8 @@ struct ZeApi {
 #undef ZEHAL_ZE_DECLARE
     // Exported by loaders of API 1.6 and later; else resolved per driver (DriverFunctions).
     ZeCommandListHostSynchronizeFn zeCommandListHostSynchronize = nullptr;
+    // Exported by loaders of API 1.3 and later (memory free policies); null otherwise.
+    decltype(&::zeMemFreeExt) zeMemFreeExt = nullptr;
 };
 
 // The table, loaded (and zeInit(GPU) called) on first use, thread-safely; null when

@@ -141,6 +141,7 @@ ze_result_t SimDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignm
 ze_result_t SimDevice::free(void* ptr) {
     if (!ptr) return lost() ? ZE_RESULT_ERROR_DEVICE_LOST : ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     hal::Allocation a;
+    // Each remove waits until no queued or running command holds the memory (docs/lifetimes.md).
     const bool device_memory = memory_.remove(ptr, &a);
     const bool found = device_memory || host_->registry.remove(ptr, &a);
     // Memory is given back even once the device is lost, so nothing leaks; but only once no
@@ -162,11 +163,12 @@ ze_result_t SimDevice::pointer_info(const void* ptr, hal::PointerInfo* out) cons
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t SimDevice::find_memory(const void* p, size_t size, hal::Allocation* out) const {
+ze_result_t SimDevice::find_memory(const void* p, size_t size, hal::Allocation* out,
+                                   hal::PointerRegistry::InFlight** held) const {
     // Sim memory is host memory underneath: host memory of any backend, and system memory,
     // are copied alike.
     hal::Operand operand;
-    const ze_result_t r = hal::find_operand(memory_, host_->registry, p, size, &operand);
+    const ze_result_t r = hal::find_operand(memory_, host_->registry, p, size, &operand, held);
     if (r == ZE_RESULT_SUCCESS) *out = operand.allocation;
     return r;
 }

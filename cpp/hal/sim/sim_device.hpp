@@ -63,8 +63,11 @@ public:
     // The allocation of this device, or host memory of any backend, holding [p, p + size),
     // or the range itself when it is system memory (hal::find_operand): SUCCESS,
     // INVALID_ARGUMENT (another device's memory, pages not mapped), INVALID_SIZE (runs past
-    // its end).
-    ze_result_t find_memory(const void* p, size_t size, hal::Allocation* out) const;
+    // its end). On SUCCESS a zehal allocation is held for the command (*held, for
+    // hal::PointerRegistry::release once it is over): its free waits. System memory is not
+    // held (*held null).
+    ze_result_t find_memory(const void* p, size_t size, hal::Allocation* out,
+                            hal::PointerRegistry::InFlight** held) const;
     // Export group of memory imported from one of this device's export memfds (from an
     // Allocation's tag), or kNoExport.
     static uint32_t export_group_of(const hal::Allocation& a) noexcept {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 #include <system_error>
+#include <utility>
 
 #include "hal/trace_record.hpp"
 
@@ -46,6 +47,7 @@ QueueState::~QueueState() {
     for (Command* list : {head, free_list}) {
         while (list) {
             Command* next = list->next;
+            for (hal::PointerRegistry::InFlight* h : list->holds) hal::PointerRegistry::release(h);
             delete list;
             list = next;
         }
@@ -62,6 +64,7 @@ Command* QueueState::take_node() {
 }
 
 void QueueState::recycle(Command* c) {
+    for (hal::PointerRegistry::InFlight*& h : c->holds) hal::PointerRegistry::release(std::exchange(h, nullptr));
     c->signal.reset();
     c->waits.clear();
     c->next = free_list;

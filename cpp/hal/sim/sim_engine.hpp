@@ -13,6 +13,7 @@
 #include "common/wait_word.hpp"
 #include "hal/event.hpp"
 #include "hal/host_event.hpp"
+#include "hal/pointer_registry.hpp"
 #include "hal/sim/sim_command_gate.hpp"
 #include "hal/sim/sim_clock.hpp"
 #include "hal/sim/sim_config.hpp"
@@ -44,6 +45,9 @@ struct Command {
     hal::EventRef signal;              // may be null
     std::vector<hal::EventRef> waits;  // HostEvents of the device; capacity kept on reuse
     hal::TimestampReference ref{};     // sampled at submission, for timestamp events
+    // The holds on the allocations of dst and src (hal::PointerRegistry::hold_range), given
+    // back when the node is recycled: the memory is not freed before.
+    hal::PointerRegistry::InFlight* holds[2] = {nullptr, nullptr};
 };
 
 // The commands of one queue, shared by the queue object and its engine (which keeps it
@@ -76,7 +80,8 @@ struct QueueState {
 
     // A node from the free list or the heap (nullptr when the heap refuses). Caller holds mu.
     Command* take_node();
-    // Back to the free list, dropping its references. Caller holds mu.
+    // Back to the free list, dropping its references and its holds on memory (once the
+    // command no longer touches it). Caller holds mu.
     void recycle(Command* c);
 };
 

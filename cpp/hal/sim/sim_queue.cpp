@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <new>
+#include <utility>
 
 #include "common/wait_word.hpp"
 
@@ -14,6 +15,18 @@ bool overlap(const void* a, const void* b, size_t size) {
     const auto y = reinterpret_cast<uintptr_t>(b);
     return x < y + size && y < x + size;
 }
+
+// The holds a command takes on its operands' memory (SimDevice::find_memory): released here
+// unless submit() hands them to the command.
+struct Holds {
+    hal::PointerRegistry::InFlight* of[2] = {nullptr, nullptr};  // dst, src
+    Holds() = default;
+    Holds(const Holds&) = delete;
+    Holds& operator=(const Holds&) = delete;
+    ~Holds() {
+        for (hal::PointerRegistry::InFlight* h : of) hal::PointerRegistry::release(h);
+    }
+};
 
 }  // namespace
 
@@ -43,11 +56,13 @@ ze_result_t SimQueue::append_copy(void* dst, const void* src, size_t size, const
     if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
     hal::Allocation to;
     hal::Allocation from;
-    if (ze_result_t r = device_->find_memory(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
-    if (ze_result_t r = device_->find_memory(src, size, &from); r != ZE_RESULT_SUCCESS) return r;
+    Holds holds;
+    if (ze_result_t r = device_->find_memory(dst, size, &to, &holds.of[0]); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_->find_memory(src, size, &from, &holds.of[1]); r != ZE_RESULT_SUCCESS) return r;
     if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
-    return submit(CommandKind::copy, dst, src, size, nullptr, 0, SimDevice::export_group_of(to), signal, waits);
+    return submit(CommandKind::copy, dst, src, size, nullptr, 0, SimDevice::export_group_of(to), signal, waits,
+                  holds.of);
 }
 
 ze_result_t SimQueue::append_fill(void* dst, const void* pattern, size_t pattern_size, size_t size,
@@ -58,21 +73,23 @@ ze_result_t SimQueue::append_fill(void* dst, const void* pattern, size_t pattern
         size % pattern_size)
         return ZE_RESULT_ERROR_INVALID_SIZE;
     hal::Allocation to;
-    if (ze_result_t r = device_->find_memory(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
+    Holds holds;
+    if (ze_result_t r = device_->find_memory(dst, size, &to, &holds.of[0]); r != ZE_RESULT_SUCCESS) return r;
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
     return submit(CommandKind::fill, dst, nullptr, size, pattern, pattern_size, SimDevice::export_group_of(to),
-                  signal, waits);
+                  signal, waits, holds.of);
 }
 
 ze_result_t SimQueue::append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
     if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
-    return submit(CommandKind::barrier, nullptr, nullptr, 0, nullptr, 0, kNoExport, signal, waits);
+    hal::PointerRegistry::InFlight* none[2] = {nullptr, nullptr};
+    return submit(CommandKind::barrier, nullptr, nullptr, 0, nullptr, 0, kNoExport, signal, waits, none);
 }
 
 ze_result_t SimQueue::submit(CommandKind kind, void* dst, const void* src, size_t size, const void* pattern,
                              size_t pattern_size, uint32_t export_group, const hal::EventRef& signal,
-                             std::span<const hal::EventRef> waits) {
+                             std::span<const hal::EventRef> waits, hal::PointerRegistry::InFlight* (&holds)[2]) {
     hal::TimestampReference ref{};
     if (signal && static_cast<hal::HostEvent*>(signal.get())->records_timestamps())
         ref = device_->domain().reference();
@@ -95,6 +112,7 @@ ze_result_t SimQueue::submit(CommandKind kind, void* dst, const void* src, size_
         c->export_group = export_group;
         c->signal = signal;
         c->ref = ref;
+        for (int i = 0; i < 2; ++i) c->holds[i] = std::exchange(holds[i], nullptr);
         if (state_->tail)
             state_->tail->next = c;
         else

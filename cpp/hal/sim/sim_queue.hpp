@@ -30,10 +30,11 @@ public:
 private:
     // INVALID_NULL_HANDLE for a null wait event, INVALID_ARGUMENT for an event of another device.
     ze_result_t check_events(const hal::EventRef& signal, std::span<const hal::EventRef> waits) const;
-    // Queues one validated command.
+    // Queues one validated command; on SUCCESS it takes over `holds` (its operands' memory,
+    // nulled here), else they stay with the caller.
     ze_result_t submit(CommandKind kind, void* dst, const void* src, size_t size, const void* pattern,
                        size_t pattern_size, uint32_t export_group, const hal::EventRef& signal,
-                       std::span<const hal::EventRef> waits);
+                       std::span<const hal::EventRef> waits, hal::PointerRegistry::InFlight* (&holds)[2]);
 
     const std::shared_ptr<SimDevice> device_;
     Engine* const engine_;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -26,8 +27,9 @@ using zehal::aml::test::handle;
 using zehal::aml::test::sim_device;
 
 struct Pooled {
-    explicit Pooled(size_t initial = 0, size_t maximum = 0, size_t alignment = 64) {
-        dev = sim_device();
+    explicit Pooled(size_t initial = 0, size_t maximum = 0, size_t alignment = 64,
+                    const zehal::sim::SimConfig& config = {}) {
+        dev = sim_device(config);
         EXPECT_EQ(aml_area_ze_device_create(&upstream, handle(dev), 0, 0, alignment, AML_AREA_ZE_MMAP_DEVICE_FLAGS),
                   AML_SUCCESS);
         EXPECT_EQ(aml_area_ze_pool_create(&pool, upstream, initial, maximum), AML_SUCCESS);
@@ -247,6 +249,80 @@ TEST(Pool, TrimGivesUnusedChunksBack) {
     EXPECT_EQ(p.stats().bytes_reserved, 0u);
     zehal::hal::PointerInfo info;
     EXPECT_NE(p.dev->pointer_info(keep, &info), ZE_RESULT_SUCCESS);  // the chunk went back
+}
+
+// 40,000 bytes fall in a class (48 KiB) whose block does not divide a 2 MiB slab: trim()
+// still gives back every chunk once nothing is used, phase after phase.
+TEST(Pool, TrimGivesBackSlabsOfEverySizeClass) {
+    Pooled p;
+    constexpr size_t kSize = 40'000;
+    for (int phase = 0; phase < 5; ++phase) {
+        std::vector<void*> blocks;
+        for (int i = 0; i < 100; ++i) {
+            blocks.push_back(aml_area_mmap(p.pool, kSize, nullptr));
+            ASSERT_NE(blocks.back(), nullptr);
+        }
+        for (void* b : blocks) ASSERT_EQ(aml_area_munmap(p.pool, b, kSize), AML_SUCCESS);
+        ASSERT_EQ(aml_area_ze_pool_trim(p.pool), AML_SUCCESS);
+        const auto s = p.stats();
+        EXPECT_EQ(s.bytes_in_use, 0u);
+        EXPECT_EQ(s.bytes_reserved, 0u) << "phase " << phase;
+    }
+}
+
+// Upstream out of memory: the pool gives back the blocks it caches for another class (one
+// whose block does not divide the slab) and serves a large mapping from what it freed.
+TEST(Pool, CachedBlocksAreGivenBackWhenUpstreamRunsOut) {
+    zehal::sim::SimConfig config;
+    config.memory_bytes = 64u << 20;
+    Pooled p(0, 0, 64, config);
+    constexpr size_t kSize = 40'000;
+    std::vector<void*> blocks;
+    for (int i = 0; i < 600; ++i) {
+        blocks.push_back(aml_area_mmap(p.pool, kSize, nullptr));
+        ASSERT_NE(blocks.back(), nullptr);
+    }
+    for (void* b : blocks) ASSERT_EQ(aml_area_munmap(p.pool, b, kSize), AML_SUCCESS);
+    ASSERT_GT(p.stats().bytes_reserved, 24u << 20);  // too much left for 40 MiB more
+    void* big = aml_area_mmap(p.pool, 40u << 20, nullptr);
+    ASSERT_NE(big, nullptr);
+    EXPECT_EQ(p.stats().bytes_in_use, 40u << 20);
+    EXPECT_EQ(aml_area_munmap(p.pool, big, 40u << 20), AML_SUCCESS);
+}
+
+// Sizes whose rounding to the alignment overflows are refused, never wrapped around.
+TEST(Pool, SizesThatOverflowAreRefused) {
+    Pooled p(0, 0, 4096);
+    aml_area* out = nullptr;
+    EXPECT_EQ(aml_area_ze_pool_create(&out, p.upstream, SIZE_MAX, 0), -AML_ENOTSUP);
+    EXPECT_EQ(aml_area_ze_pool_create(&out, p.upstream, SIZE_MAX, SIZE_MAX), -AML_ENOTSUP);
+    EXPECT_EQ(aml_area_ze_pool_create(&out, p.upstream, SIZE_MAX - 4095, 0), -AML_ENOTSUP);  // the device's answer
+    EXPECT_EQ(out, nullptr);
+    ASSERT_EQ(aml_area_ze_pool_create(&out, p.upstream, 0, SIZE_MAX), AML_SUCCESS);
+    for (size_t size : {SIZE_MAX, SIZE_MAX - 4095, SIZE_MAX / 2}) {
+        for (aml_area* pool : {p.pool, out}) {
+            aml_errno = AML_SUCCESS;
+            EXPECT_EQ(aml_area_mmap(pool, size, nullptr), nullptr) << size;
+            EXPECT_NE(aml_errno, AML_SUCCESS);
+        }
+    }
+    void* a = aml_area_mmap(out, 4096, nullptr);
+    EXPECT_NE(a, nullptr);
+    EXPECT_EQ(aml_area_munmap(out, a, 4096), AML_SUCCESS);
+    EXPECT_EQ(p.stats().bytes_reserved, 0u);
+    aml_area_ze_pool_destroy(&out);
+}
+
+// An upstream alignment so large that no class multiple of it fits a size_t: one class, and
+// every mapping is an error, never a crash.
+TEST(Pool, AHugeAlignmentHasOneClassAndNoOverflow) {
+    Pooled p(0, 0, size_t{1} << 63);
+    for (size_t size : {size_t{1}, size_t{1} << 63, SIZE_MAX}) {
+        aml_errno = AML_SUCCESS;
+        EXPECT_EQ(aml_area_mmap(p.pool, size, nullptr), nullptr) << size;
+        EXPECT_NE(aml_errno, AML_SUCCESS);
+    }
+    EXPECT_EQ(p.stats().bytes_reserved, 0u);
 }
 
 TEST(Pool, DmaCopiesThroughPooledMemory) {

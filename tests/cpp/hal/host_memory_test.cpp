@@ -192,18 +192,18 @@ TEST_F(ThreeRegistries, MemoryNoZehalAllocationHoldsIsAskedOfTheBackendFirst) {
     RecognisesABlock backend;
     Operand o;
     unsigned char* theirs = RecognisesABlock::theirs;
-    ASSERT_EQ(hal::find_operand(device, own, theirs + 8, 8, &o, &backend), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(hal::find_operand(device, own, theirs + 8, 8, &o, nullptr, &backend), ZE_RESULT_SUCCESS);
     EXPECT_EQ(o.placement, Placement::device);
     EXPECT_FALSE(o.zehal_allocation);
-    EXPECT_EQ(hal::find_operand(device, own, theirs + 8, 57, &o, &backend), ZE_RESULT_ERROR_INVALID_SIZE);
-    EXPECT_EQ(hal::find_operand(device, own, theirs + 64, 8, &o, &backend), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    ASSERT_EQ(hal::find_operand(device, own, theirs + 128, 8, &o, &backend), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(hal::find_operand(device, own, theirs + 8, 57, &o, nullptr, &backend), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(hal::find_operand(device, own, theirs + 64, 8, &o, nullptr, &backend), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ASSERT_EQ(hal::find_operand(device, own, theirs + 128, 8, &o, nullptr, &backend), ZE_RESULT_SUCCESS);
     EXPECT_EQ(o.placement, Placement::system);
     // zehal's own allocations and another device's memory never reach the backend.
-    ASSERT_EQ(hal::find_operand(device, own, block + 300, 8, &o, &backend), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(hal::find_operand(device, own, block + 300, 8, &o, nullptr, &backend), ZE_RESULT_SUCCESS);
     EXPECT_EQ(o.placement, Placement::own_host);
     PointerRegistry no_device;
-    EXPECT_EQ(hal::find_operand(no_device, other, block + 8, 8, &o, &backend), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(hal::find_operand(no_device, other, block + 8, 8, &o, nullptr, &backend), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     // The cache answers alike, and keeps none of it.
     hal::OperandCache cache(device, own, &backend);
     for (int round = 0; round < 2; ++round) {
