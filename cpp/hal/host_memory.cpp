@@ -1,8 +1,12 @@
 #include "hal/host_memory.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <mutex>
+#include <shared_mutex>
 
 namespace zehal::hal {
 
@@ -29,6 +33,55 @@ LostUsers& lost_users() {
     return *users;
 }
 
+// The registries of device memory of every device alive (DeviceMemoryListing). Never
+// destroyed, as the index.
+struct ListedDevices {
+    std::shared_mutex mu;
+    std::vector<const PointerRegistry*> registries;  // guarded by mu
+};
+
+ListedDevices& listed_devices() {
+    static ListedDevices* const listed = new ListedDevices;
+    return *listed;
+}
+
+// True when a listed registry other than `own` holds p: memory of another device.
+bool other_device_holds(const PointerRegistry& own, const void* p) {
+    ListedDevices& l = listed_devices();
+    std::shared_lock lock(l.mu);
+    for (const PointerRegistry* r : l.registries)
+        if (r != &own && r->find(p, nullptr)) return true;
+    return false;
+}
+
+// True when every page of [p, p + size) is mapped in the process (size > 0, no overflow).
+// msync with MS_ASYNC flushes nothing on Linux; it fails with ENOMEM on an unmapped page:
+// a stale or invented pointer is refused here instead of faulting in an engine.
+bool mapped(const void* p, size_t size) {
+    static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const auto first = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+    const uintptr_t end = reinterpret_cast<uintptr_t>(p) + size;
+    return msync(reinterpret_cast<void*>(first), end - first, MS_ASYNC) == 0;
+}
+
+// Places memory that no zehal allocation holds (find_operand's last step).
+ze_result_t place_unlisted(const PointerRegistry& device_memory, const void* p, size_t size,
+                           const ForeignMemory* foreign, Operand* out) {
+    if (other_device_holds(device_memory, p)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    out->zehal_allocation = false;
+    if (foreign)
+        if (std::optional<ze_result_t> r = foreign->recognise(p, size, out)) return *r;
+    const auto addr = reinterpret_cast<uintptr_t>(p);
+    if (addr + size < addr) return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (!mapped(p, size)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    out->placement = Placement::system;
+    out->allocation = Allocation{};
+    out->allocation.info.kind = MemoryKind::host;
+    out->allocation.info.base = const_cast<void*>(p);
+    out->allocation.info.size = size;
+    return ZE_RESULT_SUCCESS;
+}
+
 // Returns once no lost user touches memory.
 void wait_for_lost_users() {
     LostUsers& l = lost_users();
@@ -48,6 +101,18 @@ void remove_lost_host_memory_user(const LostHostMemoryUser* user) noexcept {
     LostUsers& l = lost_users();
     std::lock_guard lock(l.mu);
     std::erase(l.users, user);
+}
+
+DeviceMemoryListing::DeviceMemoryListing(const PointerRegistry& memory) : memory_(memory) {
+    ListedDevices& l = listed_devices();
+    std::unique_lock lock(l.mu);
+    l.registries.push_back(&memory_);
+}
+
+DeviceMemoryListing::~DeviceMemoryListing() {
+    ListedDevices& l = listed_devices();
+    std::unique_lock lock(l.mu);
+    std::erase(l.registries, &memory_);
 }
 
 HostMemoryRegistry::HostMemoryRegistry(std::string_view backend) : backend_(backend) {}
@@ -91,7 +156,8 @@ std::vector<Allocation> HostMemoryRegistry::take_all() {
 }
 
 ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host, const void* p,
-                         size_t size, Operand* out, PointerRegistry::InFlight** held) {
+                         size_t size, Operand* out, PointerRegistry::InFlight** held,
+                         const ForeignMemory* foreign) {
     Operand found;
     ze_result_t r = held ? device_memory.hold_range(p, size, &found.allocation, held)
                          : device_memory.find_range(p, size, &found.allocation);
@@ -103,6 +169,11 @@ ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryR
                  : host_index().find_range(p, size, &found.allocation);
         found.placement = found.allocation.tag == owner_tag(&own_host) ? Placement::own_host : Placement::other_host;
         found.allocation.tag = 0;
+    }
+    if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT) {
+        // Nothing of zehal's to hold: the caller keeps such memory alive.
+        if (held) *held = nullptr;
+        r = place_unlisted(device_memory, p, size, foreign, &found);
     }
     if (r == ZE_RESULT_SUCCESS && out) *out = found;
     return r;
@@ -120,14 +191,18 @@ ze_result_t OperandCache::find(const void* p, size_t size, Operand* out) {
         if (out) *out = e.operand;
         return ZE_RESULT_SUCCESS;
     }
+    Operand found;
+    const ze_result_t r = find_operand(device_memory_, own_host_, p, size, &found, nullptr, foreign_);
+    if (r != ZE_RESULT_SUCCESS) return r;
+    if (out) *out = found;
+    // Only zehal's allocations are kept: their removal is seen; other memory's is not.
+    if (!found.zehal_allocation) return r;
     Entry& e = entries_[next_];
-    const ze_result_t r = find_operand(device_memory_, own_host_, p, size, &e.operand);
-    e.valid = r == ZE_RESULT_SUCCESS;
-    if (!e.valid) return r;
+    e.operand = found;
+    e.valid = true;
     e.device_removals = device_removals;
     e.host_removals = host_removals;
     next_ ^= 1;
-    if (out) *out = e.operand;
     return r;
 }
 

@@ -1,8 +1,11 @@
 // Host memory is host memory (contract §2.2): a backend's host allocations, which every
-// device of every backend may copy to and from, and how a device places a copy's operand.
+// device of every backend may copy to and from, and how a device places a copy's operand
+// (memory of the device, host memory of any backend, or system memory: what no zehal
+// allocation holds).
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,23 +72,61 @@ enum class Placement {
     device,      // memory of the device itself (device, shared or imported)
     own_host,    // host memory of the device's backend: the fast (pinned) path
     other_host,  // host memory of another backend: copied as pageable memory
+    system,      // memory no zehal allocation holds (malloc, the stack, a NumPy array):
+                 // pageable; its bounds are the caller's
 };
+
+// True for operands the device copies as pageable memory (another backend's host memory,
+// system memory).
+inline bool is_pageable(Placement p) noexcept { return p == Placement::other_host || p == Placement::system; }
 
 // One operand of a copy, found.
 struct Operand {
-    Allocation allocation;  // the allocation holding it (for other_host: base, size, kind)
+    Allocation allocation;  // the allocation holding it (other_host: base, size, kind;
+                            // system: the range asked for, kind host)
     Placement placement = Placement::device;
+    bool zehal_allocation = true;  // false: system memory, or memory a backend recognised
+};
+
+// Lists a device's registry of device memory process-wide while it lives, so that every
+// device tells memory of another device (refused) from system memory (copied). A device
+// holds one beside its registry, declared after it.
+class DeviceMemoryListing {
+public:
+    explicit DeviceMemoryListing(const PointerRegistry& memory);
+    ~DeviceMemoryListing();
+    DeviceMemoryListing(const DeviceMemoryListing&) = delete;
+    DeviceMemoryListing& operator=(const DeviceMemoryListing&) = delete;
+
+private:
+    const PointerRegistry& memory_;
+};
+
+// A backend's way to recognise memory no zehal allocation holds as its own (on CUDA,
+// memory another library allocated with the driver). Thread-safe.
+class ForeignMemory {
+public:
+    // The placement of [p, p + size) when the backend knows the memory: SUCCESS with *out,
+    // or the error that refuses it (INVALID_ARGUMENT: another device's memory; INVALID_SIZE:
+    // past the end of that library's allocation). nullopt: not the backend's (system memory).
+    virtual std::optional<ze_result_t> recognise(const void* p, size_t size, Operand* out) const = 0;
+
+protected:
+    ~ForeignMemory() = default;
 };
 
 // Places [p, p + size) for a device whose own allocations are `device_memory` and whose
 // backend's host memory is `own_host`: SUCCESS with *out; INVALID_SIZE when the range runs
-// past the end of the allocation holding p; INVALID_ARGUMENT when neither the device nor
-// any backend's host memory holds p (memory of another device, memory zehal did not
-// allocate). A device's queues take this one decision for every operand. With `held`, the
-// operand's allocation is also held on SUCCESS (PointerRegistry::hold_range): its free waits
-// until PointerRegistry::release(*held).
+// past the end of the allocation holding p (or past the end of the address space);
+// INVALID_ARGUMENT for memory of another device, or a range not mapped in the process.
+// Memory no zehal allocation holds is asked of `foreign` (when given), else is system
+// memory (contract §2.2). A device's queues take this one decision for every operand. With
+// `held`, the operand's allocation is also held on SUCCESS (PointerRegistry::hold_range):
+// its free waits until PointerRegistry::release(*held); memory no zehal allocation holds is
+// not held (*held null): the caller keeps it alive.
 ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host, const void* p,
-                         size_t size, Operand* out, PointerRegistry::InFlight** held = nullptr);
+                         size_t size, Operand* out, PointerRegistry::InFlight** held = nullptr,
+                         const ForeignMemory* foreign = nullptr);
 
 // find_operand() over one device's registries, with the last two operands found kept and
 // reused while neither registry it searches has removed an allocation since: a copy between
@@ -93,9 +134,11 @@ ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryR
 // one per queue, under the queue's lock; the registries must outlive it.
 class OperandCache {
 public:
-    OperandCache(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host) noexcept
-        : device_memory_(device_memory), own_host_(own_host) {}
-    // As find_operand(device_memory, own_host, p, size, out).
+    OperandCache(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host,
+                 const ForeignMemory* foreign = nullptr) noexcept
+        : device_memory_(device_memory), own_host_(own_host), foreign_(foreign) {}
+    // As find_operand(device_memory, own_host, p, size, out, foreign). Only operands zehal
+    // allocated are kept (nothing tells when other memory goes).
     ze_result_t find(const void* p, size_t size, Operand* out);
 
 private:
@@ -107,6 +150,7 @@ private:
     };
     const PointerRegistry& device_memory_;
     const HostMemoryRegistry& own_host_;
+    const ForeignMemory* const foreign_;
     Entry entries_[2];
     unsigned next_ = 0;  // the entry the next look-up replaces
 };

@@ -14,9 +14,10 @@ namespace zehal::hal {
 // Every append is thread-safe. `signal` (may be null) is signalled when the command
 // completes; the command starts only after every event of `waits` is signalled.
 // Events must come from the queue's device (else INVALID_ARGUMENT).
-// Pointers must be memory of the queue's device or host memory of any backend (contract
-// §2.2; hal::find_operand), else INVALID_ARGUMENT (memory of another device, memory zehal
-// did not allocate); a range past the end of its allocation is INVALID_SIZE;
+// Pointers are memory of the queue's device, host memory of any backend, or system memory
+// (memory no zehal allocation holds, the caller's to keep alive until the command completes;
+// contract §2.2; hal::find_operand); memory of another device, or pages not mapped, are
+// INVALID_ARGUMENT; a range past the end of its allocation is INVALID_SIZE;
 // overlapping source and destination are OVERLAPPING_REGIONS; size 0 is INVALID_SIZE.
 class Queue {
 public:

@@ -103,13 +103,13 @@ TEST_F(BadInputTest, FreeingWhatIsNotAnAllocation) {
 }
 
 TEST_F(BadInputTest, CommandArguments) {
-    // Copies the HAL refuses: past the end, overlapping, size 0, foreign memory.
+    // Copies the HAL refuses: past the end, overlapping, size 0, pages not mapped.
     EXPECT_EQ(zeCommandListAppendMemoryCopy(list, dev, host, kBytes + 1, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(zeCommandListAppendMemoryCopy(list, host, static_cast<char*>(host) + 8, 64, nullptr, 0, nullptr),
               ZE_RESULT_ERROR_OVERLAPPING_REGIONS);
     EXPECT_EQ(zeCommandListAppendMemoryCopy(list, dev, host, 0, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
-    std::vector<uint8_t> foreign(64);
-    EXPECT_EQ(zeCommandListAppendMemoryCopy(list, dev, foreign.data(), 64, nullptr, 0, nullptr),
+    const auto* unmapped = reinterpret_cast<const void*>(uintptr_t{4096});
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(list, dev, unmapped, 64, nullptr, 0, nullptr),
               ZE_RESULT_ERROR_INVALID_ARGUMENT);
     const uint8_t pattern[3] = {1, 2, 3};
     EXPECT_EQ(zeCommandListAppendMemoryFill(list, dev, pattern, 3, 96, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);

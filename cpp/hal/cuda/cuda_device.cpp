@@ -127,7 +127,9 @@ ze_result_t CudaDevice::check(CUresult r) noexcept {
     return to_ze_result(r);
 }
 
-hal::OperandCache CudaDevice::operand_cache() const noexcept { return hal::OperandCache(memory_, host_->registry); }
+hal::OperandCache CudaDevice::operand_cache() const noexcept {
+    return hal::OperandCache(memory_, host_->registry, &foreign_);
+}
 
 ze_result_t CudaDevice::hold_memory(const void* p, size_t size, hal::PointerRegistry::InFlight** held) const {
     return hal::find_operand(memory_, host_->registry, p, size, nullptr, held);

@@ -13,7 +13,9 @@
 #include "hal/cuda/device_kernels.hpp"
 #include "hal/cuda/driver_api.hpp"
 #include "hal/cuda/export_memory.hpp"
+#include "hal/cuda/foreign_memory.hpp"
 #include "hal/device.hpp"
+#include "hal/host_memory.hpp"
 #include "hal/pointer_registry.hpp"
 
 namespace zehal::cuda {
@@ -63,8 +65,8 @@ public:
     // The ze_result_t of `r`, marking the device lost on a sticky error.
     ze_result_t check(CUresult r) noexcept;
     // A cache that places operands of this device's copies (hal::find_operand: memory of
-    // this device, host memory of the backend, or host memory of another backend), for one
-    // queue; the device must outlive it.
+    // this device, host memory of any backend, memory the driver knows (ForeignCudaMemory),
+    // or system memory), for one queue; the device must outlive it.
     hal::OperandCache operand_cache() const noexcept;
     // Holds the allocation (of this device, or host memory of any backend) holding
     // [p, p + size) for a command (hal::find_operand with a hold): its free waits until
@@ -91,6 +93,8 @@ private:
 
     std::atomic<bool> lost_{false};
     hal::PointerRegistry memory_;  // device, shared and imported allocations
+    hal::DeviceMemoryListing listing_{memory_};  // memory_ listed while the device lives
+    ForeignCudaMemory foreign_{api_, ordinal_};  // other libraries' CUDA memory
 };
 
 }  // namespace zehal::cuda

@@ -14,8 +14,14 @@ namespace {
 
 CUdeviceptr address(const void* p) noexcept { return reinterpret_cast<CUdeviceptr>(p); }
 
-// Host memory of any backend (the CPU may touch it; the rest goes through staging).
+// Host memory of any kind (the CPU may touch it; the rest goes through staging).
 bool is_host(const hal::Operand& o) noexcept { return o.placement != hal::Placement::device; }
+
+// Host memory the copy engines cannot take, or may not be handed (the driver pinned memory
+// another library allocated, but only zehal's own host memory is filled by them).
+bool cpu_fills(const hal::Operand& o) noexcept {
+    return hal::is_pageable(o.placement) || (o.placement == hal::Placement::own_host && !o.zehal_allocation);
+}
 
 bool overlap(const void* a, const void* b, size_t size) noexcept {
     const auto x = reinterpret_cast<uintptr_t>(a);
@@ -83,7 +89,7 @@ CudaQueue::~CudaQueue() {
     // Work still queued completes; the stream's resources go once it has. The staging
     // buffer goes only once the stream is done with it.
     ContextScope scope(api_, device_->context());
-    if (pageable_.staging_in_use() || scratch_) {
+    if (pageable_.in_use() || scratch_) {
         api_.cuStreamSynchronize(stream_);
         pageable_.release();
         if (scratch_) api_.cuMemFreeHost(scratch_);
@@ -105,12 +111,14 @@ ze_result_t CudaQueue::check_events(const hal::EventRef& signal, std::span<const
     return ZE_RESULT_SUCCESS;
 }
 
-CUresult CudaQueue::begin_locked(CudaEvent* signal, std::span<const hal::EventRef> waits) {
+CUresult CudaQueue::begin_locked(CudaEvent* signal, std::span<const hal::EventRef> waits, bool* waited) {
+    if (waited) *waited = false;
     for (const hal::EventRef& w : waits) {
         auto* e = static_cast<CudaEvent*>(w.get());
         // Already signalled and no reset queued before it here: nothing to wait for (a reset
         // elsewhere after this point is the caller's race).
         if (e->flag() != 0 && !resets_queued_) continue;
+        if (waited) *waited = true;
         if (CUresult r = api_.cuStreamWaitValue32(stream_, e->flag_address(), kSignalledByHost,
                                                   CU_STREAM_WAIT_VALUE_GEQ);
             r != CUDA_SUCCESS)
@@ -147,6 +155,9 @@ ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, cons
     if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    // The context is current for the look-ups too: the driver is asked about memory zehal
+    // did not allocate (ForeignCudaMemory).
+    ContextScope scope(api_, device_->context());
     std::lock_guard lock(mu_);
     hal::Operand to;
     hal::Operand from;
@@ -157,7 +168,8 @@ ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, cons
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
     // Host functions touch the host operands later, in stream order: they hold them until
     // then, so that the memory is not freed under them (cuMemFree knows nothing of them).
-    const bool pageable = to.placement == hal::Placement::other_host || from.placement == hal::Placement::other_host;
+    // System memory is not held: the caller keeps it alive.
+    const bool pageable = hal::is_pageable(to.placement) || hal::is_pageable(from.placement);
     HostHolds holds;
     if (pageable && is_host(to)) {
         if (ze_result_t r = device_->hold_memory(dst, size, &holds.of[0]); r != ZE_RESULT_SUCCESS) return r;
@@ -166,11 +178,15 @@ ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, cons
         if (ze_result_t r = device_->hold_memory(src, size, &holds.of[1]); r != ZE_RESULT_SUCCESS) return r;
     }
 
-    ContextScope scope(api_, device_->context());
-    CUresult r = begin_locked(signal_event, waits);
+    // A copy from pageable memory may run at once when the stream has nothing queued and the
+    // command waits for nothing (PageableCopier).
+    const bool idle = pageable && hal::is_pageable(from.placement) && !is_host(to) &&
+                      api_.cuStreamQuery(stream_) == CUDA_SUCCESS;
+    bool waited = false;
+    CUresult r = begin_locked(signal_event, waits, &waited);
     if (r == CUDA_SUCCESS) {
         if (pageable)
-            r = pageable_.copy(stream_, dst, is_host(to), src, is_host(from), size, holds.of);
+            r = pageable_.copy(stream_, dst, is_host(to), src, is_host(from), size, idle && !waited, holds.of);
         else
             r = api_.cuMemcpyAsync(address(dst), address(src), size, stream_);
     }
@@ -215,21 +231,21 @@ ze_result_t CudaQueue::append_fill(void* dst, const void* pattern, size_t patter
     if (size == 0 || pattern_size == 0 || pattern_size > 128 || !std::has_single_bit(pattern_size) ||
         size % pattern_size != 0)
         return ZE_RESULT_ERROR_INVALID_SIZE;
+    ContextScope scope(api_, device_->context());  // for the look-up too, as in append_copy
     std::lock_guard lock(mu_);
     hal::Operand to;
     if (ze_result_t r = operands_.find(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
     HostHolds holds;  // as in append_copy
-    if (to.placement == hal::Placement::other_host) {
+    if (cpu_fills(to)) {
         if (ze_result_t r = device_->hold_memory(dst, size, &holds.of[0]); r != ZE_RESULT_SUCCESS) return r;
     }
 
-    ContextScope scope(api_, device_->context());
     CUresult r = begin_locked(signal_event, waits);
     const auto* bytes = static_cast<const uint8_t*>(pattern);
     if (r == CUDA_SUCCESS) {
-        if (to.placement == hal::Placement::other_host)
+        if (cpu_fills(to))
             r = pageable_.fill(stream_, dst, bytes, pattern_size, size, holds.of);
         else
             r = fill_locked(address(dst), bytes, pattern_size, size);
@@ -277,7 +293,7 @@ ze_result_t CudaQueue::append_write_global_timestamp(uint64_t* dst, const hal::E
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
 
-    const bool pageable = to.placement == hal::Placement::other_host;
+    const bool pageable = hal::is_pageable(to.placement);
     // The host function that copies the scratch word out holds the destination until then.
     HostHolds holds;
     if (pageable) {
@@ -295,7 +311,7 @@ ze_result_t CudaQueue::append_write_global_timestamp(uint64_t* dst, const hal::E
     // The stream runs one command at a time: the scratch word is copied out before the
     // next timestamp overwrites it.
     if (r == CUDA_SUCCESS) r = device_->kernels().timestamp(api_, stream_, pageable ? scratch_ : dst);
-    if (r == CUDA_SUCCESS && pageable) r = pageable_.copy(stream_, dst, true, scratch_, true, sizeof *dst, holds.of);
+    if (r == CUDA_SUCCESS && pageable) r = pageable_.copy(stream_, dst, true, scratch_, true, sizeof *dst, false, holds.of);
     if (r == CUDA_SUCCESS) r = probe_export_locked(to.allocation, dst, sizeof *dst);
     if (r == CUDA_SUCCESS) r = end_locked(signal_event);
     return device_->check(r);
@@ -332,11 +348,11 @@ ze_result_t CudaQueue::append_query_kernel_timestamps(std::span<const hal::Event
         const uint64_t* ticks = &e->slot()->start;
         const CUdeviceptr from = e->flag_address() + (offsetof(EventSlot, start) - offsetof(EventSlot, flag));
         for (size_t half = 0; half < kResult && r == CUDA_SUCCESS; half += kResult / 2) {
-            if (placed[i].placement == hal::Placement::other_host) {
+            if (hal::is_pageable(placed[i].placement)) {
                 // Held until the host function that writes it has run.
                 HostHolds holds;
                 if (device_->hold_memory(out + half, kResult / 2, &holds.of[0]) == ZE_RESULT_SUCCESS)
-                    r = pageable_.copy(stream_, out + half, true, ticks, true, kResult / 2, holds.of);
+                    r = pageable_.copy(stream_, out + half, true, ticks, true, kResult / 2, false, holds.of);
                 else
                     r = CUDA_ERROR_INVALID_VALUE;
             } else

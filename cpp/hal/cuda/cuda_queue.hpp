@@ -19,8 +19,11 @@ namespace zehal::cuda {
 // cuMemset*Async), and its signal (cuStreamWriteValue32 of the flag; for timestamp events
 // the timer kernel before the work and the timer-and-signal kernel after it). The CUDA
 // driver picks the engine: ordinal and index only select which queue the caller gets.
-// Host memory of another backend is pageable to CUDA: copies and fills touching it run
-// through PageableCopier, in stream order like any other work.
+// Host memory of another backend and system memory are pageable to CUDA: copies and fills
+// touching them run through PageableCopier, in stream order like any other work (a copy
+// from pageable memory on an idle stream runs at once, as cuMemcpyHtoDAsync's does).
+// Memory another library allocated with the CUDA driver is what the driver says it is
+// (ForeignCudaMemory): device memory of this device is used as device memory.
 class CudaQueue final : public hal::Queue {
 public:
     // A queue on `device` (ready) for engine `index` of group `ordinal`.
@@ -59,8 +62,9 @@ private:
     // Checks `signal` and `waits` (null entries, foreign events) into *signal_event.
     ze_result_t check_events(const hal::EventRef& signal, std::span<const hal::EventRef> waits,
                              CudaEvent** signal_event) const;
-    // Enqueues the waits and, for a timestamp event, the start timer. Caller holds mu_.
-    CUresult begin_locked(CudaEvent* signal, std::span<const hal::EventRef> waits);
+    // Enqueues the waits and, for a timestamp event, the start timer; *waited (when given)
+    // says whether a wait was enqueued (an event not yet signalled). Caller holds mu_.
+    CUresult begin_locked(CudaEvent* signal, std::span<const hal::EventRef> waits, bool* waited = nullptr);
     // Enqueues the signal (and end timer). Caller holds mu_.
     CUresult end_locked(CudaEvent* signal);
     // Enqueues the fill itself. Caller holds mu_.

@@ -26,7 +26,9 @@ namespace zehal::cuda {
     X(cuMemsetD32Async) X(cuMemsetD2D8Async) X(cuMemsetD2D32Async) X(cuModuleLoadData)             \
     X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemGetHandleForAddressRange)    \
     X(cuMemCreate) X(cuMemRelease) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap)          \
-    X(cuMemUnmap) X(cuMemSetAccess) X(cuMemGetAllocationGranularity) X(cuLaunchHostFunc)
+    X(cuMemUnmap) X(cuMemSetAccess) X(cuMemGetAllocationGranularity) X(cuLaunchHostFunc)          \
+    X(cuPointerGetAttributes) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)                    \
+    X(cuEventSynchronize) X(cuStreamWaitEvent)
 
 // The table; load once with driver_api().
 struct DriverApi {

@@ -1,6 +1,8 @@
 #include "hal/cuda/pageable_copy.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <new>
@@ -35,21 +37,51 @@ void CUDA_CB run_host_task(void* data) {
 
 CUdeviceptr address(const void* p) noexcept { return reinterpret_cast<CUdeviceptr>(p); }
 
-}  // namespace
-
-void PageableCopier::release() noexcept {
-    if (staging_) api_.cuMemFreeHost(staging_);
-    staging_ = nullptr;
+// The largest chunk asked for by the environment, or kDefaultChunkBytes.
+size_t chunk_from_environment() noexcept {
+    const char* text = std::getenv("ZEHAL_CUDA_STAGING_CHUNK_BYTES");
+    if (!text || !*text) return PageableCopier::kDefaultChunkBytes;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(text, &end, 10);
+    if (*end != '\0' || v < PageableCopier::kMinChunkBytes || v > (size_t{256} << 20) || !std::has_single_bit(v))
+        return PageableCopier::kDefaultChunkBytes;
+    return static_cast<size_t>(v);
 }
 
-CUresult PageableCopier::staging(char** out) {
-    if (!staging_) {
-        void* p = nullptr;
-        if (CUresult r = api_.cuMemHostAlloc(&p, kStagingBytes, CU_MEMHOSTALLOC_PORTABLE); r != CUDA_SUCCESS) return r;
-        staging_ = static_cast<char*>(p);
+}  // namespace
+
+PageableCopier::PageableCopier(const DriverApi& api, size_t chunk_bytes) noexcept
+    : api_(api), chunk_bytes_(std::max(chunk_bytes ? chunk_bytes : chunk_from_environment(), kMinChunkBytes)) {}
+
+void PageableCopier::release() noexcept {
+    // A command that failed part-way may have left host functions on the side stream that
+    // the queue's stream never waited for: they end before the buffers go.
+    if (side_) api_.cuStreamSynchronize(side_);
+    if (staging_) api_.cuMemFreeHost(staging_);
+    staging_ = nullptr;
+    for (CUevent* e : {&start_, &staged_[0], &staged_[1], &drained_[0], &drained_[1]}) {
+        if (*e) api_.cuEventDestroy(*e);
+        *e = nullptr;
     }
-    *out = staging_;
-    return CUDA_SUCCESS;
+    if (side_) api_.cuStreamDestroy(side_);
+    side_ = nullptr;
+}
+
+size_t PageableCopier::chunk_for(size_t size) const noexcept {
+    return std::clamp(std::bit_ceil(std::max<size_t>(size / 4, 1)), kMinChunkBytes, chunk_bytes_);
+}
+
+CUresult PageableCopier::prepare() {
+    if (staging_) return CUDA_SUCCESS;
+    void* p = nullptr;
+    CUresult r = api_.cuMemHostAlloc(&p, 2 * chunk_bytes_, CU_MEMHOSTALLOC_PORTABLE);
+    if (r != CUDA_SUCCESS) return r;
+    staging_ = static_cast<char*>(p);
+    r = api_.cuStreamCreate(&side_, CU_STREAM_NON_BLOCKING);
+    for (CUevent* e : {&start_, &staged_[0], &staged_[1], &drained_[0], &drained_[1]})
+        if (r == CUDA_SUCCESS) r = api_.cuEventCreate(e, CU_EVENT_DISABLE_TIMING);
+    if (r != CUDA_SUCCESS) release();  // nothing was enqueued with them yet
+    return r;
 }
 
 CUresult PageableCopier::host_task(CUstream stream, void* dst, const void* src, size_t size, const uint8_t* pattern,
@@ -69,38 +101,96 @@ CUresult PageableCopier::host_task(CUstream stream, void* dst, const void* src, 
 
 CUresult PageableCopier::fail(CUstream stream, CUresult r, bool enqueued, Holds& holds) noexcept {
     // What was enqueued may still touch the memory: it must have run before the release.
-    if (enqueued && (holds[0] || holds[1])) api_.cuStreamSynchronize(stream);
+    if (enqueued && (holds[0] || holds[1])) {
+        api_.cuStreamSynchronize(stream);
+        if (side_) api_.cuStreamSynchronize(side_);
+    }
     for (hal::PointerRegistry::InFlight*& h : holds) hal::PointerRegistry::release(std::exchange(h, nullptr));
     return r;
 }
 
-CUresult PageableCopier::copy(CUstream stream, void* dst, bool dst_host, const void* src, bool src_host,
-                              size_t size, Holds& holds) {
+CUresult PageableCopier::copy(CUstream stream, void* dst, bool dst_host, const void* src, bool src_host, size_t size,
+                              bool idle, Holds& holds) {
     if (dst_host && src_host) {
         const CUresult r = host_task(stream, dst, src, size, nullptr, 0, &holds);
         return r == CUDA_SUCCESS ? r : fail(stream, r, false, holds);
     }
-    char* stage = nullptr;
-    if (CUresult r = staging(&stage); r != CUDA_SUCCESS) return fail(stream, r, false, holds);
-    // The stream runs one command at a time: each piece's host function and copy are done
-    // with the staging buffer before the next piece's start.
+    if (CUresult r = prepare(); r != CUDA_SUCCESS) return fail(stream, r, false, holds);
     auto* to = static_cast<char*>(dst);
     const auto* from = static_cast<const char*>(src);
-    // The host memory is touched by host functions only: the last piece's takes the holds.
-    for (size_t off = 0; off < size; off += kStagingBytes) {
-        const size_t n = std::min(kStagingBytes, size - off);
-        Holds* last = off + n == size ? &holds : nullptr;
-        CUresult r = CUDA_SUCCESS;
-        if (src_host) {  // host → device or shared memory
-            r = host_task(stream, stage, from + off, n, nullptr, 0, last);
-            if (r == CUDA_SUCCESS) r = api_.cuMemcpyAsync(address(to + off), address(stage), n, stream);
-        } else {  // device or shared memory → host
-            r = api_.cuMemcpyAsync(address(stage), address(from + off), n, stream);
-            if (r == CUDA_SUCCESS) r = host_task(stream, to + off, stage, n, nullptr, 0, last);
-        }
-        if (r != CUDA_SUCCESS) return fail(stream, r, true, holds);
+    if (!src_host) return from_device_in_order(stream, to, from, size, holds);
+    if (!idle) return to_device_in_order(stream, to, from, size, holds);
+    // At once, the calling thread reads the source itself: once the call returns, nothing
+    // touches it (what is still queued reads the staging buffers).
+    const CUresult r = to_device_at_once(stream, to, from, size);
+    for (hal::PointerRegistry::InFlight*& h : holds) hal::PointerRegistry::release(std::exchange(h, nullptr));
+    return r;
+}
+
+CUresult PageableCopier::to_device_at_once(CUstream stream, char* dst, const char* src, size_t size) {
+    // The stream is idle: both buffers are free. Before refilling a buffer, wait for the DMA
+    // that reads it (two chunks back): a wait on this copy alone, which depends on nothing
+    // else, so it always ends.
+    const size_t chunk = chunk_for(size);
+    unsigned i = 0;
+    for (size_t off = 0; off < size; off += chunk, ++i) {
+        const unsigned b = i & 1;
+        const size_t n = std::min(chunk, size - off);
+        if (i >= 2)
+            if (CUresult r = api_.cuEventSynchronize(drained_[b]); r != CUDA_SUCCESS) return r;
+        std::memcpy(stage(b), src + off, n);
+        if (CUresult r = api_.cuMemcpyAsync(address(dst + off), address(stage(b)), n, stream); r != CUDA_SUCCESS)
+            return r;
+        if (CUresult r = api_.cuEventRecord(drained_[b], stream); r != CUDA_SUCCESS) return r;
     }
     return CUDA_SUCCESS;
+}
+
+CUresult PageableCopier::to_device_in_order(CUstream stream, char* dst, const char* src, size_t size,
+                                            Holds& holds) {
+    // The side stream fills buffer b once the queue's stream reached this copy (earlier
+    // commands may write the source, or still read the buffers) and once the DMA of the
+    // chunk two back has drained b; the queue's stream DMAs each chunk once it is staged.
+    CUresult r = api_.cuEventRecord(start_, stream);
+    if (r == CUDA_SUCCESS) r = api_.cuStreamWaitEvent(side_, start_, 0);
+    const size_t chunk = chunk_for(size);
+    unsigned i = 0;
+    for (size_t off = 0; off < size && r == CUDA_SUCCESS; off += chunk, ++i) {
+        const unsigned b = i & 1;
+        const size_t n = std::min(chunk, size - off);
+        if (i >= 2) r = api_.cuStreamWaitEvent(side_, drained_[b], 0);
+        Holds* last = off + n == size ? &holds : nullptr;  // the last host function takes them
+        if (r == CUDA_SUCCESS) r = host_task(side_, stage(b), src + off, n, nullptr, 0, last);
+        if (r == CUDA_SUCCESS) r = api_.cuEventRecord(staged_[b], side_);
+        if (r == CUDA_SUCCESS) r = api_.cuStreamWaitEvent(stream, staged_[b], 0);
+        if (r == CUDA_SUCCESS) r = api_.cuMemcpyAsync(address(dst + off), address(stage(b)), n, stream);
+        if (r == CUDA_SUCCESS) r = api_.cuEventRecord(drained_[b], stream);
+    }
+    return r == CUDA_SUCCESS ? r : fail(stream, r, true, holds);
+}
+
+CUresult PageableCopier::from_device_in_order(CUstream stream, char* dst, const char* src, size_t size,
+                                              Holds& holds) {
+    // The queue's stream DMAs chunk i into buffer b once the side stream has emptied b (the
+    // chunk two back); the side stream copies each chunk out once it landed. The command
+    // ends when the last chunk is out: the queue's stream waits for it.
+    const size_t chunk = chunk_for(size);
+    CUresult r = CUDA_SUCCESS;
+    unsigned i = 0;
+    unsigned last = 0;
+    for (size_t off = 0; off < size && r == CUDA_SUCCESS; off += chunk, ++i) {
+        const unsigned b = last = i & 1;
+        const size_t n = std::min(chunk, size - off);
+        if (i >= 2) r = api_.cuStreamWaitEvent(stream, drained_[b], 0);
+        if (r == CUDA_SUCCESS) r = api_.cuMemcpyAsync(address(stage(b)), address(src + off), n, stream);
+        if (r == CUDA_SUCCESS) r = api_.cuEventRecord(staged_[b], stream);
+        if (r == CUDA_SUCCESS) r = api_.cuStreamWaitEvent(side_, staged_[b], 0);
+        Holds* last_task = off + n == size ? &holds : nullptr;  // the last host function takes them
+        if (r == CUDA_SUCCESS) r = host_task(side_, dst + off, stage(b), n, nullptr, 0, last_task);
+        if (r == CUDA_SUCCESS) r = api_.cuEventRecord(drained_[b], side_);
+    }
+    if (r == CUDA_SUCCESS) r = api_.cuStreamWaitEvent(stream, drained_[last], 0);
+    return r == CUDA_SUCCESS ? r : fail(stream, r, true, holds);
 }
 
 CUresult PageableCopier::fill(CUstream stream, void* dst, const uint8_t* pattern, size_t pattern_size, size_t size,

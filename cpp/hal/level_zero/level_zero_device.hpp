@@ -9,6 +9,7 @@
 #include "hal/device.hpp"
 #include "hal/level_zero/level_zero_metrics.hpp"
 #include "hal/level_zero/ze_context.hpp"
+#include "hal/host_memory.hpp"
 #include "hal/pointer_registry.hpp"
 
 namespace zehal::level_zero {
@@ -74,6 +75,7 @@ private:
 
     std::atomic<bool> lost_{false};
     hal::PointerRegistry memory_;  // device, shared and imported allocations
+    hal::DeviceMemoryListing listing_{memory_};  // memory_ listed while the device lives
 };
 
 }  // namespace zehal::level_zero

@@ -187,6 +187,7 @@ ze_result_t ZeQueue::append_copy(void* dst, const void* src, size_t size, const 
     Events events;
     if (ze_result_t r = check_events(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
     ++submitted_;
+    // System memory goes to Level Zero as it is: Level Zero copies pageable memory itself.
     if (to.placement == hal::Placement::other_host || from.placement == hal::Placement::other_host)
         return device_->check(pageable_locked(dst, to, src, from, nullptr, 0, size, events));
     return device_->check(api_.zeCommandListAppendMemoryCopy(list_, dst, src, size, events.signal,

@@ -171,7 +171,8 @@ ze_result_t SimDevice::check_operand(const void* ptr, size_t size) const {
 
 ze_result_t SimDevice::find_memory(const void* p, size_t size, hal::Allocation* out,
                                    hal::PointerRegistry::InFlight** held) const {
-    // Sim memory is host memory underneath: host memory of any backend is copied alike.
+    // Sim memory is host memory underneath: host memory of any backend, and system memory,
+    // are copied alike.
     hal::Operand operand;
     const ze_result_t r = hal::find_operand(memory_, host_->registry, p, size, &operand, held);
     if (r == ZE_RESULT_SUCCESS) *out = operand.allocation;

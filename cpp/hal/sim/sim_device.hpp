@@ -12,6 +12,7 @@
 
 #include "hal/device.hpp"
 #include "hal/host_event.hpp"
+#include "hal/host_memory.hpp"
 #include "hal/pointer_registry.hpp"
 #include "hal/sim/sim_clock.hpp"
 #include "hal/sim/sim_command_gate.hpp"
@@ -60,10 +61,12 @@ public:
     // --- for the device's queues ---
     bool lost() const noexcept { return domain_->lost(); }
     hal::EventDomain& domain() noexcept { return *domain_; }
-    // The allocation of this device, or host memory of any backend, holding [p, p + size)
-    // (hal::find_operand): SUCCESS, INVALID_ARGUMENT (no such allocation holds p),
-    // INVALID_SIZE (runs past its end). On SUCCESS with `held`, the allocation is held for
-    // the command (*held, for hal::PointerRegistry::release once it is over): its free waits.
+    // The allocation of this device, or host memory of any backend, holding [p, p + size),
+    // or the range itself when it is system memory (hal::find_operand): SUCCESS,
+    // INVALID_ARGUMENT (another device's memory, pages not mapped), INVALID_SIZE (runs past
+    // its end). On SUCCESS with `held`, a zehal allocation is held for the command (*held, for
+    // hal::PointerRegistry::release once it is over): its free waits. System memory is not
+    // held (*held null).
     ze_result_t find_memory(const void* p, size_t size, hal::Allocation* out,
                             hal::PointerRegistry::InFlight** held = nullptr) const;
     // Export group of memory imported from one of this device's export memfds (from an
@@ -95,6 +98,7 @@ private:
     std::unique_ptr<SimTraceSource> trace_source_;  // trace_ as handed out
 
     hal::PointerRegistry memory_;  // device, shared and imported allocations
+    hal::DeviceMemoryListing listing_{memory_};  // memory_ listed while the device lives
     // Bytes of device and shared memory in use. Relaxed CAS: a counter no other data hangs on.
     std::atomic<uint64_t> used_bytes_{0};
     // Allocations asked for, for fail_allocation_after (relaxed: a counter).

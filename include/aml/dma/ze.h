@@ -61,13 +61,15 @@ struct zehal_event; /* zehal/events.h */
  * copy itself (so its kernel timestamps measure the copy).
  * dma     [in] a zehal engine (aml_dma_ze_create)
  * req     [out][optional] the request (wait with aml_dma_wait); NULL: fire-and-forget
- * dst     [in] destination (device or shared memory of the engine's device, or host
- *              memory of any area of any backend)
+ * dst     [in] destination (device or shared memory of the engine's device, host memory
+ *              of any area of any backend, or system memory: malloc'd, the stack, kept
+ *              alive by the caller until the copy completes)
  * src     [in] source
  * size    [in] bytes, > 0
  * signal  [in][optional] an event of the engine's device (zehal/events.h), or NULL
  * Returns AML_SUCCESS; -AML_EINVAL for a NULL or foreign dma, NULL dst or src, size 0, a
- * destroyed event or memory the device cannot copy; -AML_EDOM for overlapping regions. */
+ * destroyed event or memory the device cannot copy (another device's, pages not mapped);
+ * -AML_EDOM for overlapping regions. */
 ZEHAL_API int aml_dma_ze_copy_signal(struct aml_dma* dma, struct aml_dma_request** req, void* dst, const void* src,
                                      size_t size, struct zehal_event* signal);
 

@@ -353,13 +353,12 @@ TEST_F(DmaTest, EveryErrorCaseHasItsCode) {
     EXPECT_EQ(copy(host + 1, host, 100), -AML_EDOM);
     EXPECT_EQ(copy(host, host, 100), -AML_EDOM);
 
-    // memcpy_op: zero bytes, null pointers, memory zehal did not allocate, past the end.
+    // memcpy_op: zero bytes, null pointers, pages not mapped, past the end.
     EXPECT_EQ(copy(device, host, 0), -AML_EINVAL);
     EXPECT_EQ(aml_dma_ze_memcpy_op(reinterpret_cast<aml_layout*>(device), reinterpret_cast<aml_layout*>(host), nullptr),
               -AML_EINVAL);  // no argument block
     EXPECT_EQ(aml_dma_ze_copy_1D(d.layout, s.layout, nullptr), -AML_EINVAL);
-    std::vector<unsigned char> foreign_memory(256);
-    EXPECT_EQ(copy(device, foreign_memory.data(), 256), -AML_EINVAL);
+    EXPECT_EQ(copy(device, reinterpret_cast<unsigned char*>(uintptr_t{4096}), 256), -AML_EINVAL);
     EXPECT_EQ(copy(device, host, 8192), -AML_EINVAL);
 
     // The engine still works after all of that.

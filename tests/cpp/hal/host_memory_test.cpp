@@ -3,11 +3,14 @@
 #include "hal/host_memory.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -104,6 +107,7 @@ protected:
         ASSERT_EQ(other.insert(allocation(block + 512, 256, MemoryKind::host)), ZE_RESULT_SUCCESS);
     }
     PointerRegistry device;
+    hal::DeviceMemoryListing listed{device};  // `device` is a device's memory
     HostMemoryRegistry own{"own"};
     HostMemoryRegistry other{"other"};
     alignas(64) static inline unsigned char block[1024];
@@ -127,25 +131,87 @@ TEST_F(ThreeRegistries, FindOperandPlacesDeviceOwnHostAndOtherHostMemory) {
     ASSERT_EQ(hal::find_operand(no_device, other, block + 600, 100, &o), ZE_RESULT_SUCCESS);
     EXPECT_EQ(o.placement, Placement::own_host);
 
-    // Past the end of the allocation, whoever owns it; memory nobody registered.
+    // Past the end of the allocation, whoever owns it.
     EXPECT_EQ(hal::find_operand(device, own, block + 200, 57, &o), ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(hal::find_operand(device, own, block + 500, 13, &o), ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(hal::find_operand(device, own, block + 700, 69, &o), ZE_RESULT_ERROR_INVALID_SIZE);
-    EXPECT_EQ(hal::find_operand(device, own, block + 768, 1, &o), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    // Memory nobody registered is system memory: the range asked for, pageable.
+    ASSERT_EQ(hal::find_operand(device, own, block + 768, 100, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::system);
+    EXPECT_TRUE(hal::is_pageable(o.placement));
+    EXPECT_FALSE(o.zehal_allocation);
+    EXPECT_EQ(o.allocation.info.base, block + 768);
+    EXPECT_EQ(o.allocation.info.size, 100u);
+    EXPECT_EQ(o.allocation.info.kind, MemoryKind::host);
     int stack = 0;
-    EXPECT_EQ(hal::find_operand(device, own, &stack, sizeof stack, &o), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    // Device memory of one device is not found through another device's memory.
+    ASSERT_EQ(hal::find_operand(device, own, &stack, sizeof stack, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::system);
+    std::vector<double> vector(1000);
+    ASSERT_EQ(hal::find_operand(device, own, vector.data(), 8000, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::system);
+    // Device memory of one device is another device's memory to the rest: refused.
     EXPECT_EQ(hal::find_operand(no_device, other, block + 8, 8, &o), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    // A range that is not mapped, or that wraps around the address space.
+    const auto* low = reinterpret_cast<const void*>(uintptr_t{4096});
+    EXPECT_EQ(hal::find_operand(device, own, low, 64, &o), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(hal::find_operand(device, own, &stack, ~size_t{0}, &o), ZE_RESULT_ERROR_INVALID_SIZE);
 
-    // Freed (removed) by its backend, or its backend gone: no longer an operand.
+    // Freed (removed) by its backend, or its backend gone: system memory from then on.
     ASSERT_TRUE(other.remove(block + 512, nullptr));
-    EXPECT_EQ(hal::find_operand(device, own, block + 600, 8, &o), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ASSERT_EQ(hal::find_operand(device, own, block + 600, 8, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::system);
     {
         HostMemoryRegistry gone("gone");
         ASSERT_EQ(gone.insert(allocation(block + 768, 256, MemoryKind::host)), ZE_RESULT_SUCCESS);
-        EXPECT_EQ(hal::find_operand(device, own, block + 800, 8, nullptr), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(hal::find_operand(device, own, block + 800, 8, &o), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(o.placement, Placement::other_host);
     }
-    EXPECT_EQ(hal::find_operand(device, own, block + 800, 8, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ASSERT_EQ(hal::find_operand(device, own, block + 800, 8, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::system);
+}
+
+// A backend that recognises part of the system's memory as its own, as CUDA does memory
+// another library allocated: [0, 64) of `theirs` as device memory, [64, 128) refused.
+class RecognisesABlock final : public hal::ForeignMemory {
+public:
+    std::optional<ze_result_t> recognise(const void* p, size_t size, Operand* out) const override {
+        const auto at = static_cast<const unsigned char*>(p) - theirs;
+        if (at < 0 || at >= 128) return std::nullopt;
+        if (at >= 64) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (size > static_cast<size_t>(64 - at)) return ZE_RESULT_ERROR_INVALID_SIZE;
+        out->placement = Placement::device;
+        out->allocation.info.base = theirs;
+        out->allocation.info.size = 64;
+        out->allocation.info.kind = MemoryKind::device;
+        return ZE_RESULT_SUCCESS;
+    }
+    alignas(64) static inline unsigned char theirs[256];
+};
+
+TEST_F(ThreeRegistries, MemoryNoZehalAllocationHoldsIsAskedOfTheBackendFirst) {
+    RecognisesABlock backend;
+    Operand o;
+    unsigned char* theirs = RecognisesABlock::theirs;
+    ASSERT_EQ(hal::find_operand(device, own, theirs + 8, 8, &o, nullptr, &backend), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::device);
+    EXPECT_FALSE(o.zehal_allocation);
+    EXPECT_EQ(hal::find_operand(device, own, theirs + 8, 57, &o, nullptr, &backend), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(hal::find_operand(device, own, theirs + 64, 8, &o, nullptr, &backend), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ASSERT_EQ(hal::find_operand(device, own, theirs + 128, 8, &o, nullptr, &backend), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::system);
+    // zehal's own allocations and another device's memory never reach the backend.
+    ASSERT_EQ(hal::find_operand(device, own, block + 300, 8, &o, nullptr, &backend), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::own_host);
+    PointerRegistry no_device;
+    EXPECT_EQ(hal::find_operand(no_device, other, block + 8, 8, &o, nullptr, &backend), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    // The cache answers alike, and keeps none of it.
+    hal::OperandCache cache(device, own, &backend);
+    for (int round = 0; round < 2; ++round) {
+        ASSERT_EQ(cache.find(theirs + 8, 8, &o), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(o.placement, Placement::device);
+        ASSERT_EQ(cache.find(theirs + 128, 8, &o), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(o.placement, Placement::system);
+    }
 }
 
 TEST_F(ThreeRegistries, OperandCacheAnswersAsFindOperandAndForgetsWhatWasRemoved) {
@@ -168,10 +234,16 @@ TEST_F(ThreeRegistries, OperandCacheAnswersAsFindOperandAndForgetsWhatWasRemoved
     // Removed from either registry: never answered from the cache again.
     ASSERT_EQ(cache.find(block + 8, 8, &o), ZE_RESULT_SUCCESS);
     ASSERT_TRUE(device.remove(block, nullptr));
-    EXPECT_EQ(cache.find(block + 8, 8, &o), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ASSERT_EQ(cache.find(block + 8, 8, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::system);
     ASSERT_EQ(cache.find(block + 600, 8, &o), ZE_RESULT_SUCCESS);
     ASSERT_TRUE(other.remove(block + 512, nullptr));
-    EXPECT_EQ(cache.find(block + 600, 8, &o), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ASSERT_EQ(cache.find(block + 600, 8, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::system);
+    // System memory is never kept: registered since, it is found as what it became.
+    ASSERT_EQ(other.insert(allocation(block + 512, 256, MemoryKind::host)), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(cache.find(block + 600, 8, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::other_host);
     // Another allocation at the same address: its own size and placement.
     ASSERT_EQ(cache.find(block + 300, 8, &o), ZE_RESULT_SUCCESS);
     ASSERT_TRUE(own.remove(block + 256, nullptr));
@@ -183,9 +255,11 @@ TEST_F(ThreeRegistries, OperandCacheAnswersAsFindOperandAndForgetsWhatWasRemoved
     {
         HostMemoryRegistry gone("gone");
         ASSERT_EQ(gone.insert(allocation(block + 768, 256, MemoryKind::host)), ZE_RESULT_SUCCESS);
-        EXPECT_EQ(cache.find(block + 800, 8, nullptr), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(cache.find(block + 800, 8, &o), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(o.placement, Placement::other_host);
     }
-    EXPECT_EQ(cache.find(block + 800, 8, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ASSERT_EQ(cache.find(block + 800, 8, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::system);
 }
 
 TEST(FindOperand, ManyThreadsRegisterAndLookUp) {
@@ -209,9 +283,10 @@ TEST(FindOperand, ManyThreadsRegisterAndLookUp) {
             for (int i = 0; i < kBlocks; ++i) {
                 Operand o;
                 const ze_result_t r = hal::find_operand(device, a, block + i * 64 + 3, 8, &o);
-                if (r == ZE_RESULT_SUCCESS && o.placement != (i % 2 == 0 ? Placement::own_host : Placement::other_host))
+                // Registered or not at the moment of the look-up: never another placement.
+                const Placement registered = i % 2 == 0 ? Placement::own_host : Placement::other_host;
+                if (r != ZE_RESULT_SUCCESS || (o.placement != registered && o.placement != Placement::system))
                     ++errors;
-                if (r != ZE_RESULT_SUCCESS && r != ZE_RESULT_ERROR_INVALID_ARGUMENT) ++errors;
             }
         }
     };
@@ -278,18 +353,23 @@ TEST(SimHostMemory, HostMemoryOfAnotherBackendIsCopiedAndFilled) {
     EXPECT_EQ(d->free(theirs.get()), ZE_RESULT_ERROR_INVALID_ARGUMENT);
 }
 
-TEST(SimHostMemory, FreedHostMemoryOfAnotherBackendIsRefused) {
+TEST(SimHostMemory, FreedHostMemoryOfAnotherBackendIsSystemMemoryWhileMapped) {
     HostMemoryRegistry other("other");
     auto d = test::sim_device();
     auto q = test::queue(d);
     Memory dev(d, MemoryKind::device, 64);
-    unsigned char* stale = nullptr;
-    {
-        OtherHostMemory theirs(other, 64);
-        stale = theirs.get();
-        EXPECT_EQ(copy_and_wait(q, dev.ptr(), theirs.get(), 64), ZE_RESULT_SUCCESS);
-    }
-    EXPECT_EQ(q->append_copy(dev.ptr(), stale, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    void* pages = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(pages, MAP_FAILED);
+    ASSERT_EQ(other.insert(allocation(pages, page, MemoryKind::host)), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(copy_and_wait(q, dev.ptr(), pages, 64), ZE_RESULT_SUCCESS);
+    // Taken out of its backend's registry, still mapped: memory no zehal allocation holds.
+    ASSERT_TRUE(other.remove(pages, nullptr));
+    EXPECT_EQ(copy_and_wait(q, dev.ptr(), pages, 64), ZE_RESULT_SUCCESS);
+    // Unmapped: refused, never touched.
+    ASSERT_EQ(munmap(pages, page), 0);
+    EXPECT_EQ(q->append_copy(dev.ptr(), pages, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(q->host_synchronize(test::kHangGuardNs), ZE_RESULT_SUCCESS);
 }
 
 // Contract §11 across backends: host memory of another backend that a lost sim device's

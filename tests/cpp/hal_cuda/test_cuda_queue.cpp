@@ -199,15 +199,16 @@ TEST(CudaQueue, BadInput) {
     EXPECT_EQ(q->index(), copies - 1);
 
     Memory a(dev, hal::MemoryKind::device, 4096), b(dev, hal::MemoryKind::host, 4096);
-    int on_stack[16] = {};
+    // Pages not mapped (system memory is an operand: tests/cpp/hal_cuda/test_cuda_system_memory.cpp).
+    auto* unmapped = reinterpret_cast<uint8_t*>(uintptr_t{4096});
     const uint8_t pattern[256] = {};
     EXPECT_EQ(q->append_copy(nullptr, b.ptr, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(q->append_copy(a.ptr, nullptr, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(q->append_copy(a.ptr, b.ptr, 0, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(q->append_copy(a.ptr, b.ptr, 4097, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(q->append_copy(a.as() + 4000, b.ptr, 100, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
-    EXPECT_EQ(q->append_copy(a.ptr, on_stack, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(q->append_copy(on_stack, a.ptr, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(q->append_copy(a.ptr, unmapped, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(q->append_copy(unmapped, a.ptr, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(q->append_copy(a.as() + 32, a.ptr, 64, nullptr, {}), ZE_RESULT_ERROR_OVERLAPPING_REGIONS);
     EXPECT_EQ(q->append_fill(nullptr, pattern, 1, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(q->append_fill(a.ptr, nullptr, 1, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
@@ -217,7 +218,7 @@ TEST(CudaQueue, BadInput) {
     EXPECT_EQ(q->append_fill(a.ptr, pattern, 0, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(q->append_fill(a.ptr, pattern, 1, 0, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(q->append_fill(a.as() + 4090, pattern, 1, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
-    EXPECT_EQ(q->append_fill(on_stack, pattern, 1, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(q->append_fill(unmapped, pattern, 1, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
 
     auto foreign = std::make_shared<ForeignEvent>();
     Events ev(dev, 1);

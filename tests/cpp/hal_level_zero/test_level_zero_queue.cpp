@@ -118,19 +118,20 @@ TEST(LevelZeroQueue, BadInput) {
     EXPECT_EQ(dev->create_queue(hal::kComputeOrdinal, 0, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     Memory a(dev, hal::MemoryKind::device, 4096);
     Memory b(dev, hal::MemoryKind::device, 4096);
-    int local[16] = {};
+    // Pages not mapped (system memory itself is an operand, passed to Level Zero as it is).
+    auto* unmapped = reinterpret_cast<int*>(uintptr_t{4096});
     EXPECT_EQ(q->append_copy(nullptr, b.ptr, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(q->append_copy(a.ptr, nullptr, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(q->append_copy(a.ptr, b.ptr, 0, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(q->append_copy(a.ptr, b.ptr, 4097, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
-    EXPECT_EQ(q->append_copy(a.ptr, local, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(q->append_copy(a.ptr, unmapped, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(q->append_copy(a.as() + 8, a.ptr, 64, nullptr, {}), ZE_RESULT_ERROR_OVERLAPPING_REGIONS);
     const uint8_t pattern[4] = {1, 2, 3, 4};
     EXPECT_EQ(q->append_fill(a.ptr, nullptr, 4, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(q->append_fill(a.ptr, pattern, 3, 63, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(q->append_fill(a.ptr, pattern, 4, 62, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(q->append_fill(a.ptr, pattern, 256, 512, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
-    EXPECT_EQ(q->append_fill(local, pattern, 4, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(q->append_fill(unmapped, pattern, 4, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     // Events of another device, null waits, cancel.
     std::shared_ptr<hal::Backend> sim;
     ASSERT_EQ(hal::find_backend("sim", &sim), ZE_RESULT_SUCCESS);

@@ -1,6 +1,8 @@
 // One check for the queues of every backend: a queue that copied between allocations
-// (cuda and level_zero queues keep the operands they found, hal::OperandCache) still
-// refuses them once freed, and sizes a smaller allocation made since by its own size.
+// (cuda and level_zero queues keep the operands they found, hal::OperandCache) forgets them
+// once freed, and sizes a smaller allocation made since by its own size. (A freed pointer
+// itself is memory no zehal allocation holds, system memory: using it is the caller's error,
+// as in Level Zero, so it is not copied here.)
 #pragma once
 
 #include <gtest/gtest.h>
@@ -44,15 +46,16 @@ inline void expect_freed_operands_refused(const hal::DeviceRef& device, uint32_t
     ASSERT_TRUE(src.ptr && dst.ptr && spare.ptr);
     copy_and_wait(dst.ptr, src.ptr, 4096);
     copy_and_wait(dst.ptr, src.ptr, 4096);
-    void* freed = dst.release_and_free();
-    EXPECT_EQ(q->append_copy(freed, src.ptr, 4096, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(q->append_fill(freed, src.ptr, 1, 4096, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    dst.release_and_free();
     // A new, smaller allocation (at the same address or not) takes no more than its size.
     Allocation small(device, hal::MemoryKind::device, 64);
     EXPECT_EQ(q->append_copy(small.ptr, src.ptr, 4096, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
     copy_and_wait(small.ptr, src.ptr, 64);
-    void* gone = src.release_and_free();
-    EXPECT_EQ(q->append_copy(spare.ptr, gone, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    // The same for the source, a host allocation.
+    src.release_and_free();
+    Allocation small_src(device, hal::MemoryKind::host, 64);
+    EXPECT_EQ(q->append_copy(spare.ptr, small_src.ptr, 4096, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
+    copy_and_wait(spare.ptr, small_src.ptr, 64);
     EXPECT_EQ(q->host_synchronize(kHangGuard), ZE_RESULT_SUCCESS);
 }
 
