@@ -11,6 +11,7 @@
 
 #include "bindings.hpp"
 #include "common/clock.hpp"
+#include "python/by_ref.hpp"
 #include "python/gil.hpp"
 #include "python/int_arg.hpp"
 #include "python/interruptible_wait.hpp"
@@ -44,10 +45,10 @@ public:
     }
 
     hal::EventRef event(pyb::handle index) {
-        hal::EventPool& p = live("EventPool.event");
+        // The index first: its __index__ may close the pool.
         const uint32_t i = int_arg<uint32_t>(index, "EventPool.event: index");
         hal::EventRef e;
-        check(p.event(i, &e), "EventPool.event");
+        check(live("EventPool.event").event(i, &e), "EventPool.event");
         return e;
     }
     uint32_t count() { return live("EventPool.count").count(); }
@@ -120,19 +121,19 @@ void bind_pool(pyb::module_& m) {
         .def(pyb::init<const hal::DeviceRef&, pyb::handle, const std::optional<std::string>&, bool>(),
              pyb::arg("device") = pyb::none(), pyb::arg("count") = 1, pyb::kw_only(),
              pyb::arg("timestamps") = pyb::none(), pyb::arg("host_visible") = true)
-        .def("event", &PyEventPool::event, pyb::arg("index"),
+        .def("event", by_ref(&PyEventPool::event), pyb::arg("index"),
              "Event `index` (< count, else InvalidArgumentError); it keeps the pool alive.")
-        .def("__getitem__", &PyEventPool::event, pyb::arg("index"))
-        .def("__len__", &PyEventPool::count)
-        .def_property_readonly("count", &PyEventPool::count, "Number of events.")
-        .def_property_readonly("flags", &PyEventPool::flags, "Event pool flag bits (HOST_VISIBLE 1, IPC 2, "
+        .def("__getitem__", by_ref(&PyEventPool::event), pyb::arg("index"))
+        .def("__len__", by_ref(&PyEventPool::count))
+        .def_property_readonly("count", by_ref(&PyEventPool::count), "Number of events.")
+        .def_property_readonly("flags", by_ref(&PyEventPool::flags), "Event pool flag bits (HOST_VISIBLE 1, IPC 2, "
                                                               "KERNEL_TIMESTAMP 4, KERNEL_MAPPED_TIMESTAMP 8).")
-        .def_property_readonly("timestamps", &PyEventPool::timestamps, "None, 'kernel' or 'mapped'.")
-        .def_property_readonly("device", &PyEventPool::device, "The device of the pool.")
-        .def_property_readonly("closed", &PyEventPool::closed, "True after close().")
-        .def("close", &PyEventPool::close,
+        .def_property_readonly("timestamps", by_ref(&PyEventPool::timestamps), "None, 'kernel' or 'mapped'.")
+        .def_property_readonly("device", by_ref(&PyEventPool::device), "The device of the pool.")
+        .def_property_readonly("closed", by_ref(&PyEventPool::closed), "True after close().")
+        .def("close", by_ref(&PyEventPool::close),
              "Drops the pool; events taken from it stay usable. Idempotent.")
-        .def("__enter__", [](pyb::object self) { return self; })
+        .def("__enter__", &enter<PyEventPool>)
         .def("__exit__", [](PyEventPool& p, pyb::args) { p.close(); })
         .def("__repr__", [](PyEventPool& p) {
             if (p.closed()) return std::string("<zehal.EventPool closed>");
