@@ -22,7 +22,6 @@
 #include "common/clock.hpp"
 #include "hal/import_fd.hpp"
 #include "hal/registry.hpp"
-#include "python/by_ref.hpp"
 #include "python/buffer.hpp"
 #include "python/fast_call.hpp"
 #include "python/gil.hpp"
@@ -211,11 +210,11 @@ void bind_area(pyb::module_& m) {
         .def_property_readonly(
             "kind", [](const Area& a) { return std::string(aml::kind_name(a.kind())); },
             "'host', 'device' or 'shared'.")
-        .def_property_readonly("alignment", by_ref(&Area::alignment), "Alignment of every mapped pointer.")
-        .def_property_readonly("flags", by_ref(&Area::flags), "The backend's allocation flags.")
-        .def_property_readonly("ordinal", by_ref(&Area::ordinal), "Memory ordinal.")
-        .def_property_readonly("closed", by_ref(&Area::closed), "True after close().")
-        .def("close", by_ref(&Area::close), "Refuses later mmap calls; buffers already mapped stay valid. Idempotent.")
+        .def_property_readonly("alignment", &Area::alignment, "Alignment of every mapped pointer.")
+        .def_property_readonly("flags", &Area::flags, "The backend's allocation flags.")
+        .def_property_readonly("ordinal", &Area::ordinal, "Memory ordinal.")
+        .def_property_readonly("closed", &Area::closed, "True after close().")
+        .def("close", &Area::close, "Refuses later mmap calls; buffers already mapped stay valid. Idempotent.")
         .def("__enter__", &enter<Area>)
         .def("__exit__", [](Area& a, pyb::args) { a.close(); })
         .def("fprintf", [](const Area& a) {

@@ -22,7 +22,6 @@
 #include "bindings.hpp"
 #include "common/clock.hpp"
 #include "hal/registry.hpp"
-#include "python/by_ref.hpp"
 #include "python/buffer.hpp"
 #include "python/fast_call.hpp"
 #include "python/gil.hpp"
@@ -204,7 +203,7 @@ std::pair<T, T> int_pair(pyb::handle obj, const char* what) {
 // that; any other copy, or another dl_device, raises BufferError.
 pyb::capsule buffer_dlpack(pyb::object self, pyb::object stream, pyb::object max_version, pyb::object dl_device,
                            pyb::object copy) {
-    Buffer& b = self.cast<Buffer&>();
+    Buffer& b = self_of<Buffer>(self.ptr(), "Buffer.__dlpack__");
     // Every argument is converted before the buffer is read: a sequence's __len__ or
     // __getitem__ may close it.
     if (!stream.is_none() && !PyLong_Check(stream.ptr()))
@@ -318,14 +317,14 @@ void bind_buffer(pyb::module_& m) {
     cls.def_property_readonly(
            "ptr", [](const Buffer& b) { return reinterpret_cast<uintptr_t>(b.live("Buffer.ptr")); },
            "Address of the first byte (0 for an empty buffer).")
-        .def_property_readonly("nbytes", by_ref(&Buffer::nbytes), "Size in bytes.")
+        .def_property_readonly("nbytes", &Buffer::nbytes, "Size in bytes.")
         .def_property_readonly(
             "kind", [](const Buffer& b) { return std::string(aml::kind_name(b.kind())); },
             "'host', 'device' or 'shared'.")
-        .def_property_readonly("device", by_ref(&Buffer::device), "The device of its area.")
-        .def_property_readonly("area", by_ref(&Buffer::area), "The Area that mapped it.")
-        .def_property_readonly("closed", by_ref(&Buffer::closed), "True after close().")
-        .def_property_readonly("exports", by_ref(&Buffer::exports),
+        .def_property_readonly("device", &Buffer::device, "The device of its area.")
+        .def_property_readonly("area", &Buffer::area, "The Area that mapped it.")
+        .def_property_readonly("closed", &Buffer::closed, "True after close().")
+        .def_property_readonly("exports", &Buffer::exports,
                                "Number of live exports (memoryviews, NumPy arrays, DLPack capsules).")
         .def("__enter__", &enter<Buffer>)
         .def("__exit__", [](Buffer& b, pyb::args) { b.close(); })

@@ -17,7 +17,6 @@
 #include "bindings.hpp"
 #include "common/clock.hpp"
 #include "hal/registry.hpp"
-#include "python/by_ref.hpp"
 #include "python/buffer.hpp"
 #include "python/fast_call.hpp"
 #include "python/gil.hpp"
@@ -36,6 +35,7 @@ namespace {
 hal::EventRef optional_event(pyb::handle h, std::string_view what) {
     if (h.is_none()) return nullptr;
     if (!pyb::isinstance<hal::Event>(h)) throw pyb::type_error(std::string(what) + " must be a zehal.Event or None");
+    if (!instance_of<hal::Event>(h.ptr())) throw pyb::type_error(std::string(what) + ": the event was not initialized");
     return h.cast<hal::EventRef>();
 }
 
@@ -284,6 +284,14 @@ private:
     std::shared_ptr<aml::Request> newest_;  // the last copy submitted (until the next one or close())
 };
 
+}  // namespace
+}  // namespace zehal::py
+
+ZEHAL_PY_MADE_CASTER(zehal::py::PyDma)
+
+namespace zehal::py {
+namespace {
+
 // `request` as pybind11 reads a bool: True, False, None (false), or an object with
 // __bool__ (numpy.bool_); anything else is a TypeError. `absent` when not given.
 bool bool_arg(PyObject* o, bool absent, std::string_view what) {
@@ -386,13 +394,13 @@ void bind_dma(pyb::module_& m) {
              pyb::arg("ordinal") = 1, pyb::arg("index") = 0)
         .def_static("default", &PyDma::make_default,
                     "An engine as aml_dma_ze_default: copy engine 0 of the default device.")
-        .def_property_readonly("pending", by_ref(&PyDma::pending),
+        .def_property_readonly("pending", &PyDma::pending,
                                "Copies with a request that have not completed (asked at once).")
         .def_property_readonly("device", [](PyDma& d) { return d.live("Dma.device").device(); }, "The device.")
         .def_property_readonly("ordinal", [](PyDma& d) { return d.live("Dma.ordinal").ordinal(); }, "Engine group.")
         .def_property_readonly("index", [](PyDma& d) { return d.live("Dma.index").index(); }, "Engine index.")
-        .def_property_readonly("closed", by_ref(&PyDma::closed), "True after close().")
-        .def("close", by_ref(&PyDma::close), "Waits for every copy, then releases the engine. Idempotent.")
+        .def_property_readonly("closed", &PyDma::closed, "True after close().")
+        .def("close", &PyDma::close, "Waits for every copy, then releases the engine. Idempotent.")
         .def("__enter__", &enter<PyDma>)
         .def("__exit__", [](PyDma& d, pyb::args) { d.close(); })
         .def("__repr__", [](PyDma& d) {

@@ -11,7 +11,6 @@
 
 #include "bindings.hpp"
 #include "common/clock.hpp"
-#include "python/by_ref.hpp"
 #include "python/gil.hpp"
 #include "python/int_arg.hpp"
 #include "python/interruptible_wait.hpp"
@@ -69,6 +68,14 @@ private:
     std::optional<std::string> timestamps_;
 };
 
+}  // namespace
+}  // namespace zehal::py
+
+ZEHAL_PY_MADE_CASTER(zehal::py::PyEventPool)
+
+namespace zehal::py {
+namespace {
+
 // Waits until `e` is signalled or `seconds` passed (interruptible, without the GIL).
 void synchronize(hal::Event& e, const std::optional<double>& seconds) {
     const ze_result_t r =
@@ -121,17 +128,17 @@ void bind_pool(pyb::module_& m) {
         .def(pyb::init<const hal::DeviceRef&, pyb::handle, const std::optional<std::string>&, bool>(),
              pyb::arg("device") = pyb::none(), pyb::arg("count") = 1, pyb::kw_only(),
              pyb::arg("timestamps") = pyb::none(), pyb::arg("host_visible") = true)
-        .def("event", by_ref(&PyEventPool::event), pyb::arg("index"),
+        .def("event", &PyEventPool::event, pyb::arg("index"),
              "Event `index` (< count, else InvalidArgumentError); it keeps the pool alive.")
-        .def("__getitem__", by_ref(&PyEventPool::event), pyb::arg("index"))
-        .def("__len__", by_ref(&PyEventPool::count))
-        .def_property_readonly("count", by_ref(&PyEventPool::count), "Number of events.")
-        .def_property_readonly("flags", by_ref(&PyEventPool::flags), "Event pool flag bits (HOST_VISIBLE 1, IPC 2, "
+        .def("__getitem__", &PyEventPool::event, pyb::arg("index"))
+        .def("__len__", &PyEventPool::count)
+        .def_property_readonly("count", &PyEventPool::count, "Number of events.")
+        .def_property_readonly("flags", &PyEventPool::flags, "Event pool flag bits (HOST_VISIBLE 1, IPC 2, "
                                                               "KERNEL_TIMESTAMP 4, KERNEL_MAPPED_TIMESTAMP 8).")
-        .def_property_readonly("timestamps", by_ref(&PyEventPool::timestamps), "None, 'kernel' or 'mapped'.")
-        .def_property_readonly("device", by_ref(&PyEventPool::device), "The device of the pool.")
-        .def_property_readonly("closed", by_ref(&PyEventPool::closed), "True after close().")
-        .def("close", by_ref(&PyEventPool::close),
+        .def_property_readonly("timestamps", &PyEventPool::timestamps, "None, 'kernel' or 'mapped'.")
+        .def_property_readonly("device", &PyEventPool::device, "The device of the pool.")
+        .def_property_readonly("closed", &PyEventPool::closed, "True after close().")
+        .def("close", &PyEventPool::close,
              "Drops the pool; events taken from it stay usable. Idempotent.")
         .def("__enter__", &enter<PyEventPool>)
         .def("__exit__", [](PyEventPool& p, pyb::args) { p.close(); })

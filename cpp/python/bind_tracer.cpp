@@ -16,7 +16,6 @@
 #include "metrics/metric_export.hpp"
 #include "metrics/metric_group.hpp"
 #include "metrics/tracer.hpp"
-#include "python/by_ref.hpp"
 #include "python/gil.hpp"
 #include "python/int_arg.hpp"
 #include "python/metric_objects.hpp"
@@ -188,6 +187,14 @@ private:
     std::shared_ptr<metrics::Tracer> tracer_;
 };
 
+}  // namespace
+}  // namespace zehal::py
+
+ZEHAL_PY_MADE_CASTER(zehal::py::PyTracer)
+
+namespace zehal::py {
+namespace {
+
 // A decoder as Python holds it; it keeps what it needs from its tracer, not the tracer.
 class PyDecoder {
 public:
@@ -297,6 +304,14 @@ private:
 };
 
 }  // namespace
+}  // namespace zehal::py
+
+ZEHAL_PY_MADE_CASTER(zehal::py::PyDecoder)
+
+namespace zehal::py {
+namespace {
+
+}  // namespace
 
 void bind_tracer(pyb::module_& m) {
     m.attr("METRIC_ENTRY_DTYPE") = entry_dtype();
@@ -313,26 +328,26 @@ void bind_tracer(pyb::module_& m) {
              "records, clamped to the ring, 0: a default). NotReadyError for a group not activated, "
              "ObjectInUseError when the device has a tracer, InvalidArgumentError for a group that "
              "is not tracer-based.")
-        .def("enable", by_ref(&PyTracer::enable), pyb::arg("synchronous") = true,
+        .def("enable", &PyTracer::enable, pyb::arg("synchronous") = true,
              "Starts tracing (adds an enable record). synchronous=False returns at once.")
-        .def("disable", by_ref(&PyTracer::disable), pyb::arg("synchronous") = true,
+        .def("disable", &PyTracer::disable, pyb::arg("synchronous") = true,
              "Stops tracing (adds a disable record); what was gathered stays readable.")
-        .def("read", by_ref(&PyTracer::read), pyb::arg("max_bytes") = pyb::none(),
+        .def("read", &PyTracer::read, pyb::arg("max_bytes") = pyb::none(),
              "Raw data, whole 32-byte records only, at most max_bytes (None: all available), without the "
              "GIL. b'' when enabled with nothing yet; NotReadyError when never enabled, or disabled with "
              "nothing left. Lost records show in `dropped` and as RECORD_DROPPED records.")
-        .def_property_readonly("enabled", by_ref(&PyTracer::enabled), "True after enable() (until disable()).")
-        .def_property_readonly("available", by_ref(&PyTracer::available), "Bytes read() would return now.")
-        .def_property_readonly("dropped", by_ref(&PyTracer::dropped), "Records lost so far (device buffer and ring).")
-        .def_property_readonly("produced", by_ref(&PyTracer::produced),
+        .def_property_readonly("enabled", &PyTracer::enabled, "True after enable() (until disable()).")
+        .def_property_readonly("available", &PyTracer::available, "Bytes read() would return now.")
+        .def_property_readonly("dropped", &PyTracer::dropped, "Records lost so far (device buffer and ring).")
+        .def_property_readonly("produced", &PyTracer::produced,
                                "Records the device produced since the last enable, lost ones included.")
-        .def_property_readonly("notify_every_n_bytes", by_ref(&PyTracer::notify_every_n_bytes), "The value in use.")
-        .def_property_readonly("decodable_metrics", by_ref(&PyTracer::decodable_metrics),
+        .def_property_readonly("notify_every_n_bytes", &PyTracer::notify_every_n_bytes, "The value in use.")
+        .def_property_readonly("decodable_metrics", &PyTracer::decodable_metrics,
                                "Metrics the raw data refers to by index.")
-        .def_property_readonly("groups", by_ref(&PyTracer::groups), "The groups traced.")
-        .def_property_readonly("device", by_ref(&PyTracer::device), "The device traced.")
-        .def_property_readonly("closed", by_ref(&PyTracer::closed), "True after close().")
-        .def("close", by_ref(&PyTracer::close), "Destroys the tracer (ObjectInUseError while enabled). Idempotent.")
+        .def_property_readonly("groups", &PyTracer::groups, "The groups traced.")
+        .def_property_readonly("device", &PyTracer::device, "The device traced.")
+        .def_property_readonly("closed", &PyTracer::closed, "True after close().")
+        .def("close", &PyTracer::close, "Destroys the tracer (ObjectInUseError while enabled). Idempotent.")
         .def("__enter__", &enter<PyTracer>)
         .def("__exit__", [](PyTracer& t, pyb::args) { t.exit(); })
         .def("__repr__", [](const PyTracer& t) {
@@ -343,19 +358,19 @@ void bind_tracer(pyb::module_& m) {
     pyb::class_<PyDecoder>(m, "MetricDecoder",
                            "Decodes a MetricTracer's raw data into entries; usable after the tracer is closed.")
         .def(pyb::init<PyTracer&>(), pyb::arg("tracer"))
-        .def_property_readonly("decodable_metrics", by_ref(&PyDecoder::decodable_metrics),
+        .def_property_readonly("decodable_metrics", &PyDecoder::decodable_metrics,
                                "Metrics the raw data refers to by index (a list of Metric).")
-        .def_property_readonly("sets", by_ref(&PyDecoder::sets),
+        .def_property_readonly("sets", &PyDecoder::sets,
                                "Number of entry sets: one per sub-device, one without sub-devices.")
-        .def("decode", by_ref(&PyDecoder::decode), pyb::arg("raw"), pyb::arg("metrics") = pyb::none(),
+        .def("decode", &PyDecoder::decode, pyb::arg("raw"), pyb::arg("metrics") = pyb::none(),
              "(entries, counts_per_set): entries a NumPy structured array (METRIC_ENTRY_DTYPE: value "
              "uint64 bits, timestamp uint64 host ns, metric_index uint32 into `metrics`, on_subdevice bool, "
              "subdevice_id uint32) laid out set by set; counts_per_set a list. metrics: decodable metrics "
              "to keep (None: all). Decodes without the GIL. InvalidArgumentError for truncated or corrupt "
              "data (its `entries`, `counts_per_set` and `consumed` hold the whole records decoded before "
              "the fault and the raw bytes they span) or empty raw.")
-        .def_property_readonly("closed", by_ref(&PyDecoder::closed), "True after close().")
-        .def("close", by_ref(&PyDecoder::close), "Destroys the decoder. Idempotent.")
+        .def_property_readonly("closed", &PyDecoder::closed, "True after close().")
+        .def("close", &PyDecoder::close, "Destroys the decoder. Idempotent.")
         .def("__enter__", &enter<PyDecoder>)
         .def("__exit__", [](PyDecoder& d, pyb::args) { d.close(); })
         .def("__repr__", [](const PyDecoder& d) {

@@ -133,3 +133,5 @@ private:
 using BufferRef = std::shared_ptr<Buffer>;
 
 }  // namespace zehal::py
+
+ZEHAL_PY_MADE_CASTER(zehal::py::Buffer)

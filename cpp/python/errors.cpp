@@ -100,11 +100,11 @@ void bind_errors(pyb::module_& m) {
     classes.object_in_use = take("ObjectInUseError");
     classes.device_lost = take("DeviceLostError");
 
-    // pybind11 raises reference_cast_error where a method's object, or an argument taken by
-    // reference, has no C++ object (an instance made by Cls.__new__(Cls) without __init__,
-    // or None), and a cast_error of its own words where such an instance is taken by its
-    // shared_ptr holder. Both are a wrong type, as Python says it; other cast_errors stay
-    // as pybind11 raises them.
+    // pybind11 raises reference_cast_error for None where an argument is taken by
+    // reference, and a cast_error of its own words where an instance made by
+    // Cls.__new__(Cls) without __init__ is taken by its shared_ptr holder (made_caster.hpp
+    // refuses it everywhere else). Both are a wrong type, as Python says it; other
+    // cast_errors stay as pybind11 raises them.
     pyb::register_exception_translator([](std::exception_ptr p) {
         static constexpr std::string_view kNotHeld = "Unable to cast from non-held to held instance";
         static constexpr const char* kMessage =
