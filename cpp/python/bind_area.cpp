@@ -122,7 +122,6 @@ std::vector<size_t> size_list(pyb::handle seq, std::string_view what) {
 PyLayout layout_dense(const BufferRef& buffer, pyb::handle element_size, pyb::handle dims, const std::string& order,
                       pyb::handle stride, pyb::handle pitch) {
     if (!buffer) check(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "Layout.dense: buffer is None");
-    void* ptr = buffer->live("Layout.dense");
     int o = 0;
     if (order == "C")
         o = aml::Layout::kRowMajor;
@@ -134,6 +133,8 @@ PyLayout layout_dense(const BufferRef& buffer, pyb::handle element_size, pyb::ha
     const std::vector<size_t> d = size_list(dims, "Layout.dense: dims");
     const std::vector<size_t> s = stride.is_none() ? std::vector<size_t>{} : size_list(stride, "Layout.dense: stride");
     const std::vector<size_t> p = pitch.is_none() ? std::vector<size_t>{} : size_list(pitch, "Layout.dense: pitch");
+    // Read once the arguments are converted: their __index__ or __iter__ may close the buffer.
+    void* ptr = buffer->live("Layout.dense");
     PyLayout out;
     check_aml(aml::Layout::dense(ptr, o, es, d, s, p, &out.layout), "Layout.dense");
     if (out.layout->extent_bytes() > buffer->nbytes())
@@ -145,12 +146,13 @@ PyLayout layout_dense(const BufferRef& buffer, pyb::handle element_size, pyb::ha
 }
 
 uintptr_t layout_deref(const PyLayout& l, pyb::args args) {
-    l.buffer->live("Layout.deref");
     std::vector<size_t> coords;
     if (args.size() == 1 && !PyLong_Check(args[0].ptr()))
         coords = size_list(args[0], "Layout.deref: coordinate");
     else
         for (pyb::handle a : args) coords.push_back(int_arg<size_t>(a, "Layout.deref: coordinate"));
+    // Checked once the coordinates are converted: their __index__ may close the buffer.
+    l.buffer->live("Layout.deref");
     void* p = nullptr;
     const int r = l.layout->deref(coords, &p);
     if (r == -AML_EDOM) check_aml(r, "Layout.deref: a coordinate is out of its dimension (AML_EDOM)");
@@ -213,7 +215,7 @@ void bind_area(pyb::module_& m) {
         .def_property_readonly("ordinal", &Area::ordinal, "Memory ordinal.")
         .def_property_readonly("closed", &Area::closed, "True after close().")
         .def("close", &Area::close, "Refuses later mmap calls; buffers already mapped stay valid. Idempotent.")
-        .def("__enter__", [](pyb::object self) { return self; })
+        .def("__enter__", &enter<Area>)
         .def("__exit__", [](Area& a, pyb::args) { a.close(); })
         .def("fprintf", [](const Area& a) {
             // The text aml_area_fprintf writes, as a string.

@@ -88,8 +88,14 @@ std::string device_memory_message(const Buffer& b) {
 
 // bf_getbuffer of Buffer: host and shared memory as writable 1-D unsigned bytes.
 int buffer_getbuffer(PyObject* self, Py_buffer* view, int flags) {
+    Buffer* made = instance_of<Buffer>(self);
+    if (!made) {
+        PyErr_SetString(PyExc_TypeError, "zehal.Buffer (buffer protocol): the object was not initialized");
+        view->obj = nullptr;
+        return -1;
+    }
     try {
-        Buffer& b = pyb::cast<Buffer&>(pyb::handle(self));
+        Buffer& b = *made;
         void* ptr = b.live("Buffer (buffer protocol)");
         if (!b.host_accessible()) {
             PyErr_SetString(PyExc_BufferError, device_memory_message(b).c_str());
@@ -197,22 +203,25 @@ std::pair<T, T> int_pair(pyb::handle obj, const char* what) {
 // that; any other copy, or another dl_device, raises BufferError.
 pyb::capsule buffer_dlpack(pyb::object self, pyb::object stream, pyb::object max_version, pyb::object dl_device,
                            pyb::object copy) {
-    Buffer& b = self.cast<Buffer&>();
-    void* ptr = b.live("Buffer.__dlpack__");
+    Buffer& b = self_of<Buffer>(self.ptr(), "Buffer.__dlpack__");
+    // Every argument is converted before the buffer is read: a sequence's __len__ or
+    // __getitem__ may close it.
     if (!stream.is_none() && !PyLong_Check(stream.ptr()))
         throw pyb::type_error("Buffer.__dlpack__: stream must be None or an integer");
-    const auto [type, id] = dlpack_device(b);
     if (!copy.is_none() && !PyBool_Check(copy.ptr()))
         throw pyb::type_error("Buffer.__dlpack__: copy must be None or a bool, not " + pyb::repr(copy).cast<std::string>());
     using Device = std::pair<int32_t, int32_t>;
-    if (!max_version.is_none()) int_pair<int64_t>(max_version, "max_version");
+    const bool versioned = !max_version.is_none() && int_pair<int64_t>(max_version, "max_version").first >= 1;
     const std::optional<Device> device_asked =
         dl_device.is_none() ? std::nullopt : std::optional<Device>(int_pair<int32_t>(dl_device, "dl_device"));
-    if (!copy.is_none() && copy.ptr() == Py_True) {
+    void* ptr = b.live("Buffer.__dlpack__");
+    const auto [type, id] = dlpack_device(b);
+    if (copy.ptr() == Py_True) {
         const bool to_cpu = !device_asked || *device_asked == Device{kDLCPU, 0};
         if (type != kDLCPU || !to_cpu)
             throw pyb::buffer_error("Buffer.__dlpack__: copy=True is only possible for host-visible memory (DLPack "
                                     "device (1, 0)); copy device memory with Dma.copy");
+        // NumPy takes an export of its own (checked again) and copies under it.
         pyb::object numpy = pyb::module_::import("numpy");
         pyb::object copied = numpy.attr("frombuffer")(self, numpy.attr("uint8")).attr("copy")();
         return pyb::reinterpret_steal<pyb::capsule>(
@@ -224,11 +233,8 @@ pyb::capsule buffer_dlpack(pyb::object self, pyb::object stream, pyb::object max
             throw pyb::buffer_error("Buffer.__dlpack__: the memory is on DLPack device (" + std::to_string(type) +
                                     ", " + std::to_string(id) + "); exporting to another device needs a copy");
     }
-    bool versioned = false;
-    if (!max_version.is_none()) {
-        versioned = int_pair<int64_t>(max_version, "max_version").first >= 1;
-    }
 
+    // From here to the export's registration no Python code runs.
     auto* ctx = new DLPackContext{self.ptr(), {static_cast<int64_t>(b.nbytes())}};
     Py_INCREF(self.ptr());
     b.add_export();
@@ -320,7 +326,7 @@ void bind_buffer(pyb::module_& m) {
         .def_property_readonly("closed", &Buffer::closed, "True after close().")
         .def_property_readonly("exports", &Buffer::exports,
                                "Number of live exports (memoryviews, NumPy arrays, DLPack capsules).")
-        .def("__enter__", [](pyb::object self) { return self; })
+        .def("__enter__", &enter<Buffer>)
         .def("__exit__", [](Buffer& b, pyb::args) { b.close(); })
         // Positional or keyword: consumers pass them by keyword (the array API), older callers by position.
         .def("__dlpack__", &buffer_dlpack, pyb::arg("stream") = pyb::none(), pyb::arg("max_version") = pyb::none(),

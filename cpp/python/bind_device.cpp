@@ -22,6 +22,14 @@ struct BackendInfo {
     std::string reason;
 };
 
+}  // namespace
+}  // namespace zehal::py
+
+ZEHAL_PY_MADE_CASTER(zehal::py::BackendInfo)
+
+namespace zehal::py {
+namespace {
+
 pyb::object backend_item(const BackendInfo& b, const std::string& key) {
     if (key == "name") return pyb::str(b.name);
     if (key == "available") return pyb::bool_(b.available);
@@ -137,8 +145,9 @@ void bind_backend_info(pyb::module_& m) {
         .def("__eq__",
              [](const BackendInfo& a, pyb::object b) -> pyb::object {
                  if (pyb::isinstance<pyb::str>(b)) return pyb::bool_(a.name == b.cast<std::string>());
-                 if (!pyb::isinstance<BackendInfo>(b)) return pyb::reinterpret_borrow<pyb::object>(Py_NotImplemented);
-                 const auto& o = b.cast<const BackendInfo&>();
+                 const BackendInfo* other = instance_of<BackendInfo>(b.ptr());
+                 if (!other) return pyb::reinterpret_borrow<pyb::object>(Py_NotImplemented);
+                 const BackendInfo& o = *other;
                  return pyb::bool_(a.name == o.name && a.available == o.available && a.reason == o.reason);
              })
         .def("__hash__", [](const BackendInfo& b) { return pyb::hash(pyb::str(b.name)); })
@@ -179,8 +188,7 @@ void bind_device_class(pyb::module_& m) {
             "Sim only: the device is lost; every later call raises DeviceLostError. "
             "Other backends raise UnsupportedError.")
         .def("__eq__", [](const Device& a, pyb::object b) {
-            if (!pyb::isinstance<Device>(b)) return false;
-            return &a == b.cast<const Device*>();
+            return &a == instance_of<Device>(b.ptr());
         })
         .def("__hash__", [](const Device& d) { return std::hash<const void*>{}(&d); })
         .def("__repr__", [](const Device& d) {

@@ -2,6 +2,7 @@
 // barriers without the GIL.
 #include <pybind11/stl.h>
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -34,7 +35,57 @@ namespace {
 hal::EventRef optional_event(pyb::handle h, std::string_view what) {
     if (h.is_none()) return nullptr;
     if (!pyb::isinstance<hal::Event>(h)) throw pyb::type_error(std::string(what) + " must be a zehal.Event or None");
+    if (!instance_of<hal::Event>(h.ptr())) throw pyb::type_error(std::string(what) + ": the event was not initialized");
     return h.cast<hal::EventRef>();
+}
+
+// One operand of Dma.copy, classified before any native state is read.
+struct OperandArg {
+    pyb::object obj;                    // what the copy keeps alive: the Buffer, the Layout, or a memoryview
+    Buffer* buffer = nullptr;           // a zehal Buffer
+    const PyLayout* layout = nullptr;   // else a Layout over one
+                                        // else obj is a memoryview holding host memory's export
+};
+
+// The arguments of Dma.copy, converted from Python first: converting runs Python code
+// (__index__, __bool__, an exporter's __buffer__), which may close the engine or an
+// operand; what the copy reads of them is read afterwards (PyDma::copy).
+struct CopyArgs {
+    OperandArg dst;
+    OperandArg src;
+    bool whole_source = true;  // nbytes=None: the rest of src
+    size_t nbytes = 0;
+    size_t dst_offset = 0;
+    size_t src_offset = 0;
+    bool copy_1d = true;
+    hal::EventRef signal;
+};
+
+// `obj` as an operand: a zehal Buffer or Layout as it is; any other object of the buffer
+// protocol (a NumPy array, bytearray, memoryview: host memory, contract §2.2) through a
+// memoryview of it, whose export keeps the memory from being freed or resized until the
+// copy completes and the memoryview is dropped. A destination must be writable, and the
+// memory contiguous.
+OperandArg operand_arg(PyObject* obj, bool writable, std::string_view what) {
+    OperandArg arg{pyb::reinterpret_borrow<pyb::object>(obj)};
+    if ((arg.buffer = instance_of<Buffer>(obj))) return arg;
+    if ((arg.layout = instance_of<PyLayout>(obj))) return arg;
+    if (PyObject_TypeCheck(obj, type_of<Buffer>().type) || PyObject_TypeCheck(obj, type_of<PyLayout>().type))
+        throw pyb::type_error(std::string(what) + ": the object was not initialized");
+    if (!PyObject_CheckBuffer(obj))
+        throw pyb::type_error(std::string(what) + " must be a zehal.Buffer, a zehal.Layout or host memory of the buffer "
+                                                  "protocol (a NumPy array, bytearray, memoryview), not " +
+                              Py_TYPE(obj)->tp_name);
+    arg.obj = pyb::reinterpret_steal<pyb::object>(PyMemoryView_FromObject(obj));
+    if (!arg.obj) throw pyb::error_already_set();
+    const Py_buffer& view = *PyMemoryView_GET_BUFFER(arg.obj.ptr());
+    if (writable && view.readonly)
+        check(ZE_RESULT_ERROR_INVALID_ARGUMENT, std::string(what) + " is read-only memory (" + Py_TYPE(obj)->tp_name +
+                                                    "); a copy needs a writable destination");
+    if (!PyBuffer_IsContiguous(&view, 'A'))
+        check(ZE_RESULT_ERROR_INVALID_ARGUMENT, std::string(what) + " is not contiguous memory (" + Py_TYPE(obj)->tp_name +
+                                                    "); copy it into a contiguous array first");
+    return arg;
 }
 
 // An engine as Python holds it. Fire-and-forget copies are tracked too, so that their
@@ -60,43 +111,37 @@ public:
         return std::make_unique<PyDma>(device, pyb::int_(ordinal), pyb::int_(0));
     }
 
-    // Submits the copy of `nbytes` bytes (None: the rest of src) from `src` past
-    // `src_offset` into `dst` past `dst_offset` (null offsets: 0); `op` is a str (null:
-    // 'copy_1D'). With `keep`, returns the request and moves the operands into *keep for
-    // its Request object to hold; without (fire-and-forget), the engine holds them and null
-    // is returned.
-    std::shared_ptr<aml::Request> copy(pyb::object dst, pyb::object src, pyb::handle nbytes, PyObject* op,
-                                       const hal::EventRef& signal, PyObject* dst_offset, PyObject* src_offset,
-                                       Operands* keep) {
+    // Submits the copy of `args` (converted beforehand: no Python code runs from here to the
+    // submission, so the engine and operands read here are those the copy uses). With
+    // `keep`, returns the request and moves the operands into *keep for its Request object
+    // to hold; without (fire-and-forget), the engine holds them and null is returned.
+    std::shared_ptr<aml::Request> copy(CopyArgs& args, Operands* keep) {
         aml::Dma& dma = live("Dma.copy");
-        Operand d = operand(dst, "Dma.copy: dst");
-        Operand s = operand(src, "Dma.copy: src");
-        if (is_copy_1d(op) && (!d.one_d || !s.one_d))
+        Operand d = operand(args.dst, "Dma.copy: dst");
+        Operand s = operand(args.src, "Dma.copy: src");
+        if (args.copy_1d && (!d.one_d || !s.one_d))
             check(ZE_RESULT_ERROR_INVALID_ARGUMENT, "Dma.copy: copy_1D needs one-dimensional layouts of unit stride");
-        if (dst_offset)
-            d.advance(int_arg<size_t>(dst_offset, "Dma.copy: dst_offset", ZE_RESULT_ERROR_INVALID_SIZE), "dst_offset");
-        if (src_offset)
-            s.advance(int_arg<size_t>(src_offset, "Dma.copy: src_offset", ZE_RESULT_ERROR_INVALID_SIZE), "src_offset");
-        const size_t n =
-            nbytes.is_none() ? s.bytes : int_arg<size_t>(nbytes, "Dma.copy: nbytes", ZE_RESULT_ERROR_INVALID_SIZE);
+        d.advance(args.dst_offset, "dst_offset");
+        s.advance(args.src_offset, "src_offset");
+        const size_t n = args.whole_source ? s.bytes : args.nbytes;
         if (n > s.bytes || n > d.bytes)
             check(ZE_RESULT_ERROR_INVALID_SIZE, "Dma.copy: " + std::to_string(n) + " bytes from a source of " +
                                                     std::to_string(s.bytes) + " into a destination of " +
                                                     std::to_string(d.bytes));
         std::shared_ptr<aml::Request> request;
-        if (ze_result_t r = dma.copy(d.ptr, s.ptr, n, &request, signal); r != ZE_RESULT_SUCCESS)
-            check(r, "Dma.copy" + copy_failure(dma, d, s, signal, r));
-        d.buffer->add_user(request);
-        s.buffer->add_user(request);
+        if (ze_result_t r = dma.copy(d.ptr, s.ptr, n, &request, args.signal); r != ZE_RESULT_SUCCESS)
+            check(r, "Dma.copy" + copy_failure(dma, d, s, args.signal, r));
+        if (d.buffer) d.buffer->add_user(request);
+        if (s.buffer) s.buffer->add_user(request);
         newest_ = request;
-        Operands operands{std::move(dst), std::move(src)};
-        reap();
+        Operands operands{std::move(args.dst.obj), std::move(args.src.obj)};
         if (keep) {
             *keep = std::move(operands);
-            return request;
+        } else {
+            detached_.push_back({std::move(request), std::move(operands)});  // (leaves request null)
         }
-        detached_.push_back({std::move(request), std::move(operands)});
-        return nullptr;
+        reap();
+        return request;
     }
 
     void barrier() {
@@ -118,6 +163,10 @@ public:
         const std::shared_ptr<aml::Dma> dma = dma_;
         if (!dma) return;
         without_gil([&] { dma->close(); });
+        // Closed before the operands are dropped: dropping one may run Python code (a
+        // finalizer, an exporter's release), which then finds the engine closed and this
+        // object consistent.
+        std::deque<std::pair<std::shared_ptr<aml::Request>, Operands>> dropped = std::move(detached_);
         detached_.clear();
         newest_.reset();
         dma_.reset();
@@ -143,12 +192,12 @@ public:
     }
 
 private:
-    // A copy operand: a Buffer, or a Layout over one.
+    // A copy operand as the engine sees it.
     struct Operand {
         void* ptr;
-        size_t bytes;  // what the copy may touch
-        bool one_d;    // usable by copy_1D
-        Buffer* buffer;
+        size_t bytes;    // what the copy may touch
+        bool one_d;      // usable by copy_1D
+        Buffer* buffer;  // the zehal Buffer it is in; null for memory of another exporter
 
         // Skips the first `offset` bytes (at most all of them).
         void advance(size_t offset, std::string_view what) {
@@ -167,6 +216,7 @@ private:
         if (r != ZE_RESULT_ERROR_INVALID_ARGUMENT) return {};
         const hal::Device* engine = dma.device().get();
         auto where = [](const Operand& o) {
+            if (!o.buffer) return std::string("host memory of another exporter");
             return std::string(o.buffer->kind() == hal::MemoryKind::host ? "host" : o.buffer->kind() == hal::MemoryKind::device
                                                                                        ? "device"
                                                                                        : "shared") +
@@ -176,35 +226,25 @@ private:
         const std::string on = " the engine runs on " + engine->properties().name + " (" +
                                std::string(engine->backend_name()) + ")";
         for (const auto& [name, o] : {std::pair<const char*, const Operand*>{"dst", &d}, {"src", &s}})
-            if (o->buffer->kind() != hal::MemoryKind::host && o->buffer->device().get() != engine)
+            if (o->buffer && o->buffer->kind() != hal::MemoryKind::host && o->buffer->device().get() != engine)
                 return ": " + std::string(name) + " is " + where(*o) + ";" + on +
                        ", and device or shared memory is usable only by its own device";
         if (signal) return ": signal may be an event of another device;" + on;
         return {};
     }
 
-    // Whether `op` (a str, or null for the default) names copy_1D rather than memcpy;
-    // INVALID_ENUMERATION for any other name.
-    static bool is_copy_1d(PyObject* op) {
-        if (!op || PyUnicode_CompareWithASCIIString(op, "copy_1D") == 0) return true;
-        if (PyUnicode_CompareWithASCIIString(op, "memcpy") == 0) return false;
-        Py_ssize_t n = 0;
-        const char* name = PyUnicode_AsUTF8AndSize(op, &n);
-        if (!name) throw pyb::error_already_set();
-        check(ZE_RESULT_ERROR_INVALID_ENUMERATION,
-              "Dma.copy: op must be 'copy_1D' or 'memcpy', not '" + std::string(name, static_cast<size_t>(n)) + "'");
-        return false;
-    }
-
-    static Operand operand(pyb::handle obj, std::string_view what) {
-        if (Buffer* b = instance_of<Buffer>(obj.ptr())) return {b->live(what), b->nbytes(), true, b};
-        if (const PyLayout* layout = instance_of<PyLayout>(obj.ptr())) {
-            const PyLayout& l = *layout;
-            l.buffer->live(what);
+    // The operand `arg` names, read now (after every Python argument was converted):
+    // InvalidArgumentError for a closed buffer, or one a close() is waiting on.
+    static Operand operand(const OperandArg& arg, std::string_view what) {
+        if (arg.buffer) return {arg.buffer->for_copy(what), arg.buffer->nbytes(), true, arg.buffer};
+        if (arg.layout) {
+            const PyLayout& l = *arg.layout;
+            l.buffer->for_copy(what);
             const bool one_d = l.layout->ndims() == 1 && l.layout->contiguous();
             return {l.layout->rawptr(), l.layout->extent_bytes(), one_d, l.buffer.get()};
         }
-        throw pyb::type_error(std::string(what) + " must be a zehal.Buffer or zehal.Layout");
+        const Py_buffer& view = *PyMemoryView_GET_BUFFER(arg.obj.ptr());
+        return {view.buf, static_cast<size_t>(view.len), true, nullptr};
     }
 
     // Copies of one engine complete in submission order (its queue is in order, and every
@@ -229,15 +269,28 @@ private:
     }
 
     // Drops the operands of fire-and-forget copies seen done, oldest first (copies of one
-    // engine complete in order).
+    // engine complete in order). Each is taken out of the list before it is dropped:
+    // dropping it may run Python code (a finalizer, an exporter's release) that submits,
+    // reaps or closes on this engine.
     void reap() {
-        while (!detached_.empty() && detached_.front().first->done()) detached_.pop_front();
+        while (!detached_.empty() && detached_.front().first->done()) {
+            const auto done = std::move(detached_.front());
+            detached_.pop_front();
+        }
     }
 
     std::shared_ptr<aml::Dma> dma_;
     std::deque<std::pair<std::shared_ptr<aml::Request>, Operands>> detached_;
     std::shared_ptr<aml::Request> newest_;  // the last copy submitted (until the next one or close())
 };
+
+}  // namespace
+}  // namespace zehal::py
+
+ZEHAL_PY_MADE_CASTER(zehal::py::PyDma)
+
+namespace zehal::py {
+namespace {
 
 // `request` as pybind11 reads a bool: True, False, None (false), or an object with
 // __bool__ (numpy.bool_); anything else is a TypeError. `absent` when not given.
@@ -253,19 +306,50 @@ bool bool_arg(PyObject* o, bool absent, std::string_view what) {
     throw pyb::type_error(std::string(what) + " must be True or False");
 }
 
+// Whether `op` (a str, or null for the default) names copy_1D rather than memcpy;
+// INVALID_ENUMERATION for any other name.
+bool is_copy_1d(PyObject* op) {
+    if (!op || PyUnicode_CompareWithASCIIString(op, "copy_1D") == 0) return true;
+    if (PyUnicode_CompareWithASCIIString(op, "memcpy") == 0) return false;
+    Py_ssize_t n = 0;
+    const char* name = PyUnicode_AsUTF8AndSize(op, &n);
+    if (!name) throw pyb::error_already_set();
+    check(ZE_RESULT_ERROR_INVALID_ENUMERATION,
+          "Dma.copy: op must be 'copy_1D' or 'memcpy', not '" + std::string(name, static_cast<size_t>(n)) + "'");
+    return false;
+}
+
+// The arguments of Dma.copy (slots of dst, src, nbytes, op, request, signal, dst_offset,
+// src_offset), every one converted before the copy reads the engine or an operand.
+CopyArgs copy_args(const std::array<PyObject*, 8>& a) {
+    CopyArgs c;
+    if (a[3]) {
+        if (!PyUnicode_Check(a[3])) throw pyb::type_error("Dma.copy: op must be 'copy_1D' or 'memcpy'");
+        c.copy_1d = is_copy_1d(a[3]);
+    }
+    c.signal = optional_event(a[5] ? a[5] : Py_None, "Dma.copy: signal");
+    if (a[2] && a[2] != Py_None) {
+        c.whole_source = false;
+        c.nbytes = int_arg<size_t>(a[2], "Dma.copy: nbytes", ZE_RESULT_ERROR_INVALID_SIZE);
+    }
+    if (a[6]) c.dst_offset = int_arg<size_t>(a[6], "Dma.copy: dst_offset", ZE_RESULT_ERROR_INVALID_SIZE);
+    if (a[7]) c.src_offset = int_arg<size_t>(a[7], "Dma.copy: src_offset", ZE_RESULT_ERROR_INVALID_SIZE);
+    c.dst = operand_arg(a[0], true, "Dma.copy: dst");
+    c.src = operand_arg(a[1], false, "Dma.copy: src");
+    return c;
+}
+
 // Dma.copy through vectorcall (fast_call.hpp): a fire-and-forget copy is called with a
 // keyword, which pybind11's dispatcher makes the costliest part of the call.
 PyObject* dma_copy(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
     static const FastParams params({"dst", "src", "nbytes", "op", "request", "signal", "dst_offset", "src_offset"}, 3,
                                    2);
     return fast_call<8>(params, "Dma.copy()", args, nargs, kwnames, [&](const auto& a) -> PyObject* {
-        if (a[3] && !PyUnicode_Check(a[3])) throw pyb::type_error("Dma.copy: op must be 'copy_1D' or 'memcpy'");
+        PyDma& dma = self_of<PyDma>(self, "Dma.copy");
         const bool want_request = bool_arg(a[4], true, "Dma.copy: request");
+        CopyArgs c = copy_args(a);
         Operands keep;
-        std::shared_ptr<aml::Request> request = self_of<PyDma>(self, "Dma.copy").copy(
-            pyb::reinterpret_borrow<pyb::object>(a[0]), pyb::reinterpret_borrow<pyb::object>(a[1]),
-            a[2] ? a[2] : Py_None, a[3], optional_event(a[5] ? a[5] : Py_None, "Dma.copy: signal"), a[6], a[7],
-            want_request ? &keep : nullptr);
+        std::shared_ptr<aml::Request> request = dma.copy(c, want_request ? &keep : nullptr);
         if (!want_request) Py_RETURN_NONE;
         return new_request_object(std::move(request), std::move(keep), self);
     });
@@ -288,7 +372,8 @@ PyMethodDef kDmaCopyDef = {
     "copy", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&dma_copy)), METH_FASTCALL | METH_KEYWORDS,
     "copy($self, dst, src, nbytes=None, *, op='copy_1D', request=True, signal=None, dst_offset=0, src_offset=0)\n"
     "--\n\n"
-    "Copies src into dst (Buffers, or one-dimensional Layouts for copy_1D) and returns at once: a Request, or None "
+    "Copies src into dst (Buffers, one-dimensional Layouts for copy_1D, or host memory of the buffer protocol: a "
+    "NumPy array, bytearray, memoryview, held until the copy completes) and returns at once: a Request, or None "
     "with request=False (fire-and-forget: barrier() waits for it). nbytes: bytes to copy (None: the rest of src; "
     "must fit both). op: 'copy_1D' or 'memcpy'. signal: an Event the copy itself signals. dst_offset, src_offset: "
     "bytes skipped at the start of each operand."};
@@ -316,7 +401,7 @@ void bind_dma(pyb::module_& m) {
         .def_property_readonly("index", [](PyDma& d) { return d.live("Dma.index").index(); }, "Engine index.")
         .def_property_readonly("closed", &PyDma::closed, "True after close().")
         .def("close", &PyDma::close, "Waits for every copy, then releases the engine. Idempotent.")
-        .def("__enter__", [](pyb::object self) { return self; })
+        .def("__enter__", &enter<PyDma>)
         .def("__exit__", [](PyDma& d, pyb::args) { d.close(); })
         .def("__repr__", [](PyDma& d) {
             if (d.closed()) return std::string("<zehal.Dma closed>");

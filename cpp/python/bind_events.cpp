@@ -44,10 +44,10 @@ public:
     }
 
     hal::EventRef event(pyb::handle index) {
-        hal::EventPool& p = live("EventPool.event");
+        // The index first: its __index__ may close the pool.
         const uint32_t i = int_arg<uint32_t>(index, "EventPool.event: index");
         hal::EventRef e;
-        check(p.event(i, &e), "EventPool.event");
+        check(live("EventPool.event").event(i, &e), "EventPool.event");
         return e;
     }
     uint32_t count() { return live("EventPool.count").count(); }
@@ -67,6 +67,14 @@ private:
     std::shared_ptr<hal::EventPool> pool_;
     std::optional<std::string> timestamps_;
 };
+
+}  // namespace
+}  // namespace zehal::py
+
+ZEHAL_PY_MADE_CASTER(zehal::py::PyEventPool)
+
+namespace zehal::py {
+namespace {
 
 // Waits until `e` is signalled or `seconds` passed (interruptible, without the GIL).
 void synchronize(hal::Event& e, const std::optional<double>& seconds) {
@@ -132,7 +140,7 @@ void bind_pool(pyb::module_& m) {
         .def_property_readonly("closed", &PyEventPool::closed, "True after close().")
         .def("close", &PyEventPool::close,
              "Drops the pool; events taken from it stay usable. Idempotent.")
-        .def("__enter__", [](pyb::object self) { return self; })
+        .def("__enter__", &enter<PyEventPool>)
         .def("__exit__", [](PyEventPool& p, pyb::args) { p.close(); })
         .def("__repr__", [](PyEventPool& p) {
             if (p.closed()) return std::string("<zehal.EventPool closed>");

@@ -110,7 +110,8 @@ void bind_groups(pyb::module_& m) {
              "(fd, size) of the group's exported memory (groups with EXPORT_DMA_BUF; InvalidArgumentError "
              "for the others). The fd belongs to the group: do not close it; os.dup() it to keep it.")
         .def("__eq__", [](const PyMetricGroup& a, pyb::object b) {
-            return pyb::isinstance<PyMetricGroup>(b) && a.group.get() == b.cast<const PyMetricGroup&>().group.get();
+            const PyMetricGroup* other = instance_of<PyMetricGroup>(b.ptr());
+            return other && a.group.get() == other->group.get();
         })
         .def("__hash__", [](const PyMetricGroup& g) { return std::hash<const void*>{}(g.group.get()); })
         .def("__repr__", [](const PyMetricGroup& g) {
@@ -151,7 +152,8 @@ void bind_groups(pyb::module_& m) {
              "(fd, size) of its group's exported memory, for metrics of type EXP_EXPORT_DMA_BUF "
              "(InvalidArgumentError for the others).")
         .def("__eq__", [](const PyMetric& a, pyb::object b) {
-            return pyb::isinstance<PyMetric>(b) && a.metric.get() == b.cast<const PyMetric&>().metric.get();
+            const PyMetric* other = instance_of<PyMetric>(b.ptr());
+            return other && a.metric.get() == other->metric.get();
         })
         .def("__hash__", [](const PyMetric& x) { return std::hash<const void*>{}(x.metric.get()); })
         .def("__repr__", [](const PyMetric& x) {

@@ -96,16 +96,16 @@ public:
     pyb::bytes read(pyb::handle max_bytes) {
         // A reference of our own: a close() from another thread while the GIL is released
         // must not free the tracer under this call.
+        // max_bytes is converted first: its __index__ may close the tracer.
+        const std::optional<size_t> asked =
+            max_bytes.is_none()
+                ? std::nullopt
+                : std::optional<size_t>(
+                      int_arg<size_t>(max_bytes, "MetricTracer.read: max_bytes", ZE_RESULT_ERROR_INVALID_SIZE));
         const std::shared_ptr<metrics::Tracer> keep = live_ref("MetricTracer.read");
         metrics::Tracer& t = *keep;
-        size_t want = 0;
-        if (max_bytes.is_none()) {
-            want = t.available();
-        } else {
-            want = int_arg<size_t>(max_bytes, "MetricTracer.read: max_bytes", ZE_RESULT_ERROR_INVALID_SIZE);
-            // Never more than the ring holds: no need for a larger buffer.
-            want = std::min(want, t.ring_capacity());
-        }
+        // Never more than the ring holds: no need for a larger buffer.
+        const size_t want = asked ? std::min(*asked, t.ring_capacity()) : t.available();
         // Read into memory of our own without the GIL, then made into bytes with it: a daemon
         // thread still reading when the interpreter exits must not write into memory of
         // Python's allocator, which finalization frees.
@@ -187,6 +187,14 @@ private:
     std::shared_ptr<metrics::Tracer> tracer_;
 };
 
+}  // namespace
+}  // namespace zehal::py
+
+ZEHAL_PY_MADE_CASTER(zehal::py::PyTracer)
+
+namespace zehal::py {
+namespace {
+
 // A decoder as Python holds it; it keeps what it needs from its tracer, not the tracer.
 class PyDecoder {
 public:
@@ -202,6 +210,8 @@ public:
     pyb::tuple decode(const pyb::buffer& raw, const std::optional<std::vector<PyMetric>>& metrics) {
         // A reference of our own: a close() from another thread while the GIL is released
         // must not free the decoder under this call.
+        // The input's export first: an exporter's __buffer__ may close the decoder.
+        const pyb::buffer_info view = raw.request();
         const std::shared_ptr<metrics::Decoder> keep = live_ref("MetricDecoder.decode");
         metrics::Decoder& d = *keep;
         std::vector<const metrics::Metric*> subset;
@@ -214,7 +224,6 @@ public:
                     check(ZE_RESULT_ERROR_INVALID_ARGUMENT, "MetricDecoder.decode: metric '" + m->info().name +
                                                                 "' is not one of this decoder's decodable_metrics");
         }
-        const pyb::buffer_info view = raw.request();
         if (!view.ptr && view.size) check(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "MetricDecoder.decode");
         bool contiguous = true;
         ssize_t expect = view.itemsize;
@@ -295,6 +304,14 @@ private:
 };
 
 }  // namespace
+}  // namespace zehal::py
+
+ZEHAL_PY_MADE_CASTER(zehal::py::PyDecoder)
+
+namespace zehal::py {
+namespace {
+
+}  // namespace
 
 void bind_tracer(pyb::module_& m) {
     m.attr("METRIC_ENTRY_DTYPE") = entry_dtype();
@@ -331,7 +348,7 @@ void bind_tracer(pyb::module_& m) {
         .def_property_readonly("device", &PyTracer::device, "The device traced.")
         .def_property_readonly("closed", &PyTracer::closed, "True after close().")
         .def("close", &PyTracer::close, "Destroys the tracer (ObjectInUseError while enabled). Idempotent.")
-        .def("__enter__", [](pyb::object self) { return self; })
+        .def("__enter__", &enter<PyTracer>)
         .def("__exit__", [](PyTracer& t, pyb::args) { t.exit(); })
         .def("__repr__", [](const PyTracer& t) {
             if (t.closed()) return std::string("<zehal.MetricTracer closed>");
@@ -354,7 +371,7 @@ void bind_tracer(pyb::module_& m) {
              "the fault and the raw bytes they span) or empty raw.")
         .def_property_readonly("closed", &PyDecoder::closed, "True after close().")
         .def("close", &PyDecoder::close, "Destroys the decoder. Idempotent.")
-        .def("__enter__", [](pyb::object self) { return self; })
+        .def("__enter__", &enter<PyDecoder>)
         .def("__exit__", [](PyDecoder& d, pyb::args) { d.close(); })
         .def("__repr__", [](const PyDecoder& d) {
             return std::string("<zehal.MetricDecoder") + (d.closed() ? " closed>" : ">");

@@ -7,6 +7,7 @@
 
 #include "zehal/ze_result.h"
 #include "hal/device.hpp"
+#include "python/made_caster.hpp"
 
 namespace zehal::py {
 

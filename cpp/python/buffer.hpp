@@ -27,7 +27,7 @@ public:
         // Never unmapped under a copy (contract §11). Waited for without touching the GIL
         // (a DLPack deleter may drop the last reference from any thread); the copies finish
         // on the engines whatever the GIL does.
-        for (const auto& r : take_pending_users()) r->wait();
+        for (const auto& r : pending_users()) r->wait();
         unmap();
     }
     Buffer(const Buffer&) = delete;
@@ -39,11 +39,26 @@ public:
         return ptr_;
     }
 
+    // The pointer for a new copy: as live(), and refused as well while a close() waits for
+    // the copies already submitted (it would unmap under a new one). A copy calls this and
+    // add_user() under one holding of the GIL, with no Python code between them, so every
+    // copy a close() must wait for is listed by the time it looks.
+    void* for_copy(std::string_view what) const {
+        if (closers_ > 0 && !closed_)
+            check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+                  std::string(what) + ": the buffer is being closed (close() waits for its copies and takes no new one)");
+        return live(what);
+    }
+
+    // Unmaps once every copy submitted before it completed. Any number of threads may close
+    // at once: each waits for those same copies, and the first to run after them unmaps.
     void close() {
         if (closed_) return;
         if (exports_ > 0)
             throw pyb::buffer_error("zehal.Buffer.close: " + std::to_string(exports_) +
                                     " export(s) (memoryview, NumPy array, DLPack capsule) still use the memory");
+        ++closers_;
+        Closing closing{closers_};
         wait_for_users();
         if (closed_) return;  // closed by another thread while this one waited
         // Another thread may have taken an export while this one waited without the GIL.
@@ -77,21 +92,32 @@ private:
     // Gives the memory back to the area (a pool finds the block by its size).
     ze_result_t unmap() noexcept { return area_->pool() ? area_->unmap(ptr_, nbytes_) : area_->unmap(ptr_); }
 
-    // Waits, without the GIL, for the copies still using this buffer.
+    // Counts one close() in progress while it lives (destroyed with the GIL held: the
+    // waits inside close() take it back before returning or throwing).
+    struct Closing {
+        int& closers;
+        ~Closing() { --closers; }
+    };
+
+    // Waits, without the GIL, for the copies still using this buffer. The list stays as it
+    // is: a second close() waits for the same copies.
     void wait_for_users() {
-        const std::vector<std::shared_ptr<aml::Request>> pending = take_pending_users();
+        const std::vector<std::shared_ptr<aml::Request>> pending = pending_users();
         if (pending.empty()) return;
         without_gil([&] {
             for (const auto& r : pending) r->wait();
         });
     }
 
-    // The copies still using this buffer, taken out of the list (which is emptied).
-    std::vector<std::shared_ptr<aml::Request>> take_pending_users() {
+    // The copies still using this buffer (those done or gone are dropped from the list).
+    std::vector<std::shared_ptr<aml::Request>> pending_users() {
         std::vector<std::shared_ptr<aml::Request>> pending;
-        for (const auto& w : users_)
-            if (auto r = w.lock(); r && !r->done()) pending.push_back(std::move(r));
-        users_.clear();
+        std::erase_if(users_, [&](const std::weak_ptr<aml::Request>& w) {
+            auto r = w.lock();
+            if (!r || r->done()) return true;
+            pending.push_back(std::move(r));
+            return false;
+        });
         return pending;
     }
 
@@ -100,11 +126,12 @@ private:
     const size_t nbytes_;
     bool closed_ = false;  // guarded by the GIL, as every field below
     int exports_ = 0;
+    int closers_ = 0;  // close() calls waiting for copies: new copies are refused meanwhile
     std::vector<std::weak_ptr<aml::Request>> users_;
 };
 
 using BufferRef = std::shared_ptr<Buffer>;
 
-// The message of BufferError for device memory.
-
 }  // namespace zehal::py
+
+ZEHAL_PY_MADE_CASTER(zehal::py::Buffer)

@@ -1,6 +1,8 @@
 // zehal.Error and its subclasses, and the translation of ze_result_t / AML codes into them.
 #include <cstdio>
+#include <exception>
 #include <string>
+#include <string_view>
 
 #include "bindings.hpp"
 #include "common/status.hpp"
@@ -97,6 +99,26 @@ void bind_errors(pyb::module_& m) {
     classes.not_ready = take("NotReadyError");
     classes.object_in_use = take("ObjectInUseError");
     classes.device_lost = take("DeviceLostError");
+
+    // pybind11 raises reference_cast_error for None where an argument is taken by
+    // reference, and a cast_error of its own words where an instance made by
+    // Cls.__new__(Cls) without __init__ is taken by its shared_ptr holder (made_caster.hpp
+    // refuses it everywhere else). Both are a wrong type, as Python says it; other
+    // cast_errors stay as pybind11 raises them.
+    pyb::register_exception_translator([](std::exception_ptr p) {
+        static constexpr std::string_view kNotHeld = "Unable to cast from non-held to held instance";
+        static constexpr const char* kMessage =
+            "zehal: an object of a zehal class is needed; this one is None, or was made by __new__ without "
+            "__init__ (the object was not initialized)";
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const pyb::reference_cast_error&) {
+            PyErr_SetString(PyExc_TypeError, kMessage);
+        } catch (const pyb::cast_error& e) {
+            if (!std::string_view(e.what()).starts_with(kNotHeld)) throw;
+            PyErr_SetString(PyExc_TypeError, kMessage);
+        }
+    });
 
     m.def(
         "result_name", [](uint32_t code) { return std::string(result_name(static_cast<ze_result_t>(code))); },

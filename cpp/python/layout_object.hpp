@@ -15,3 +15,5 @@ struct PyLayout {
 };
 
 }  // namespace zehal::py
+
+ZEHAL_PY_MADE_CASTER(zehal::py::PyLayout)

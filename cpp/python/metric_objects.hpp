@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "metrics/metric_group.hpp"
+#include "python/made_caster.hpp"
 
 namespace zehal::py {
 
@@ -19,6 +20,13 @@ struct PyMetricGroup {
 struct PyMetric {
     metrics::MetricRef metric;
 };
+
+}  // namespace zehal::py
+
+ZEHAL_PY_MADE_CASTER(zehal::py::PyMetricGroup)
+ZEHAL_PY_MADE_CASTER(zehal::py::PyMetric)
+
+namespace zehal::py {
 
 // The metrics of `refs` as Python objects.
 inline std::vector<PyMetric> metric_list(const std::vector<metrics::MetricRef>& refs) {
@@ -33,8 +41,9 @@ inline std::vector<metrics::MetricGroupRef> groups_arg(const pyb::iterable& grou
     std::vector<metrics::MetricGroupRef> out;
     for (pyb::handle h : groups) {
         if (h.is_none()) check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, std::string(what) + ": a group is None");
-        if (!pyb::isinstance<PyMetricGroup>(h)) throw pyb::type_error(std::string(what) + ": groups must be MetricGroup objects");
-        out.push_back(h.cast<const PyMetricGroup&>().group);
+        const PyMetricGroup* g = instance_of<PyMetricGroup>(h.ptr());
+        if (!g) throw pyb::type_error(std::string(what) + ": groups must be MetricGroup objects (initialized)");
+        out.push_back(g->group);
     }
     return out;
 }

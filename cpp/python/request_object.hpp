@@ -14,7 +14,9 @@
 
 namespace zehal::py {
 
-// The operands of a copy, kept alive while it may be pending: two references, no tuple.
+// The operands of a copy, kept alive while it may be pending: two references, no tuple. An
+// operand of host memory from another exporter is a memoryview of it, whose export keeps
+// the memory in place until dropped.
 struct Operands {
     pybind11::object dst;
     pybind11::object src;

@@ -302,8 +302,8 @@ class Dma:
     @overload
     def copy(
         self,
-        dst: Buffer | Layout,
-        src: Buffer | Layout,
+        dst: Buffer | Layout | _BufferLike,
+        src: Buffer | Layout | _BufferLike,
         nbytes: int | None = None,
         *,
         op: Literal["copy_1D", "memcpy"] = "copy_1D",
@@ -315,8 +315,8 @@ class Dma:
     @overload
     def copy(
         self,
-        dst: Buffer | Layout,
-        src: Buffer | Layout,
+        dst: Buffer | Layout | _BufferLike,
+        src: Buffer | Layout | _BufferLike,
         nbytes: int | None = None,
         *,
         op: Literal["copy_1D", "memcpy"] = "copy_1D",

@@ -346,7 +346,7 @@ def test_copy_errors(device):
         with pytest.raises(zehal.InvalidArgumentError):
             dma.copy(zehal.Layout.dense(a, 4, (16, 16)), zehal.Layout.dense(a, 4, 256))  # not 1-D
         with pytest.raises(TypeError):
-            dma.copy(b, bytearray(16))
+            dma.copy(b, 16)  # neither a Buffer, a Layout nor host memory
         with pytest.raises(zehal.InvalidArgumentError):
             dma.copy(b, a, -5)
         a.close()

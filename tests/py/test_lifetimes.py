@@ -113,6 +113,62 @@ def test_concurrent_dma_close_and_barrier():
     assert out.strip() == "ok"
 
 
+# A busy engine (a 100 MiB copy at 200 MiB/s) with a 4 MiB copy into `victim` queued behind it.
+BUSY_ENGINE = """
+import threading, numpy as np, zehal
+dev = zehal.sim_device(bandwidth_bytes_per_s=200 << 20)
+h = zehal.Area.host()
+big_src, big_dst = h.mmap(100 << 20), h.mmap(100 << 20)
+src, victim = h.mmap(4 << 20), h.mmap(4 << 20)
+np.frombuffer(src, dtype=np.uint8)[:] = 0x5A
+dma = zehal.Dma(dev)
+dma.copy(big_dst, big_src, request=False)
+r = dma.copy(victim, src)
+"""
+
+
+def test_close_from_two_threads_waits_for_a_queued_copy():
+    out = clean_exit(
+        BUSY_ENGINE
+        + """
+done_when_closed = []
+def close():
+    victim.close()
+    done_when_closed.append(r.done)
+threads = [threading.Thread(target=close) for _ in range(2)]
+for t in threads: t.start()
+for t in threads: t.join()
+assert done_when_closed == [True, True], done_when_closed
+assert victim.closed
+dma.close()
+print("ok")
+"""
+    )
+    assert out.strip() == "ok"
+
+
+def test_a_copy_into_a_closing_buffer_is_refused():
+    out = clean_exit(
+        BUSY_ENGINE
+        + """
+closer = threading.Thread(target=victim.close)
+closer.start()
+refused = None
+while refused is None:      # submits until the close() under way refuses
+    try:
+        dma.copy(victim, src, nbytes=4096, request=False)
+    except zehal.InvalidArgumentError as e:
+        refused = str(e)
+closer.join()
+assert r.done and victim.closed
+assert "closed" in refused, refused
+dma.close()
+print("ok")
+"""
+    )
+    assert out.strip() == "ok"
+
+
 def test_lose_during_a_large_copy_then_close():
     out = clean_exit(
         """
