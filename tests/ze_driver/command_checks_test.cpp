@@ -47,8 +47,9 @@ TEST_F(CommandChecksTest, ARegularListRefusesWhatAnImmediateListRefuses) {
         EXPECT_EQ(zeCommandListAppendMemoryFill(l, dev, &word, 4, 6, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
         EXPECT_EQ(zeCommandListAppendMemoryFill(l, static_cast<char*>(dev) + kBytes - 4, &word, 4, 8, nullptr, 0, nullptr),
                   ZE_RESULT_ERROR_INVALID_SIZE);
-        auto* last = reinterpret_cast<uint64_t*>(static_cast<char*>(host) + kBytes);
-        EXPECT_NE(zeCommandListAppendWriteGlobalTimestamp(l, last, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
+        // A page below the lowest address a process may map: memory of nobody.
+        auto* unmapped = reinterpret_cast<uint64_t*>(uintptr_t{4096});
+        EXPECT_NE(zeCommandListAppendWriteGlobalTimestamp(l, unmapped, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
         auto plain = make_events(1);  // no timestamp flag
         EXPECT_EQ(zeCommandListAppendQueryKernelTimestamps(l, 1, plain.data(), host, nullptr, nullptr, 0, nullptr),
                   ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
@@ -63,11 +64,13 @@ TEST_F(CommandChecksTest, ARegularListRefusesWhatAnImmediateListRefuses) {
 }
 
 TEST_F(CommandChecksTest, AnExecutionThatFailsRunsNothing) {
-    // `first` fills host2; `second` copies from memory freed after it was recorded. Executed
-    // together, neither runs and the fence stays unsignalled.
+    // `first` fills host2; `second` copies from memory freed after it was recorded (large
+    // enough to be given back to the system, so its pages are no longer mapped: memory of
+    // nobody, not system memory). Executed together, neither runs and the fence stays
+    // unsignalled.
     ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
     void* doomed = nullptr;
-    ZE_OK(zeMemAllocHost(context, &hd, 64, 64, &doomed));
+    ZE_OK(zeMemAllocHost(context, &hd, 4u << 20, 64, &doomed));
     std::memset(host2, 0, kBytes);
     const uint8_t byte = 0x11;
     ze_command_list_handle_t first = regular_list();
