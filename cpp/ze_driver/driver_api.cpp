@@ -21,6 +21,9 @@ constexpr Extension kExtensions[] = {
     {ZE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_NAME, ZE_MAKE_VERSION(1, 0)},
     {ZET_METRICS_TRACER_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
     {ZET_METRIC_EXPORT_MEMORY_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
+    {ZE_IMMEDIATE_COMMAND_LIST_APPEND_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
+    {ZET_CONCURRENT_METRIC_GROUPS_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
+    {ZET_GLOBAL_METRICS_TIMESTAMPS_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
 };
 
 // The extension functions zeDriverGetExtensionFunctionAddress hands out.
@@ -28,7 +31,8 @@ constexpr std::string_view kExtensionFunctions[] = {
     "zeEventQueryKernelTimestampsExt", "zetMetricTracerCreateExp",   "zetMetricTracerDestroyExp",
     "zetMetricTracerEnableExp",        "zetMetricTracerDisableExp",  "zetMetricTracerReadDataExp",
     "zetMetricDecoderCreateExp",       "zetMetricDecoderDestroyExp", "zetMetricDecoderGetDecodableMetricsExp",
-    "zetMetricTracerDecodeExp",
+    "zetMetricTracerDecodeExp",        "zeCommandListImmediateAppendCommandListsExp",
+    "zetDeviceGetConcurrentMetricGroupsExp", "zetMetricGroupGetGlobalTimestampsExp",
 };
 
 constexpr uint32_t kInitFlagsGpuOnly = 1u << 0;
