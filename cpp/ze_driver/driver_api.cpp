@@ -206,7 +206,12 @@ ze_result_t zeDeviceGetCommandQueueGroupProperties_(ze_device_handle_t hDevice, 
         const uint32_t groups = hp.copy_engines > 0 ? 2 : 1;
         return hand_out(pCount, props != nullptr, groups, [&](uint32_t i) {
             const bool compute = i == hal::kComputeOrdinal;
-            props[i].flags = compute ? ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE | ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY
+            // The compute group is marked as Level Zero compute groups are (compute, cooperative
+            // kernels, copy) so programs that pick it by those flags find it; it runs copies,
+            // fills and barriers, and no kernel (modules are unsupported).
+            props[i].flags = compute ? ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE |
+                                           ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COOPERATIVE_KERNELS |
+                                           ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY
                                      : ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY;
             props[i].maxMemoryFillPatternSize = 128;
             props[i].numQueues = compute ? hp.compute_engines : hp.copy_engines;

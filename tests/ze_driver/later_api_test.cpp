@@ -218,3 +218,26 @@ TEST_F(LaterApiTest, RegularListsRunThroughAnImmediateListAfterItsWaitList) {
 }
 
 }  // namespace
+
+namespace {
+
+// The first group with every flag of `with` and none of `without`, as programs pick one.
+int group_with(const std::vector<ze_command_queue_group_properties_t>& groups, uint32_t with, uint32_t without) {
+    for (size_t i = 0; i < groups.size(); ++i)
+        if ((groups[i].flags & with) == with && (groups[i].flags & without) == 0) return static_cast<int>(i);
+    return -1;
+}
+
+TEST_F(LaterApiTest, ProgramsFindTheComputeGroupAndTheCopyOnlyGroup) {
+    uint32_t n = 0;
+    ZE_OK(zeDeviceGetCommandQueueGroupProperties(device, &n, nullptr));
+    std::vector<ze_command_queue_group_properties_t> groups(n);
+    for (auto& g : groups) g.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES;
+    ZE_OK(zeDeviceGetCommandQueueGroupProperties(device, &n, groups.data()));
+    EXPECT_EQ(group_with(groups, ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE | ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COOPERATIVE_KERNELS, 0), 0);
+    if (n > 1) {
+        EXPECT_EQ(group_with(groups, ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY, ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE), 1);
+    }
+}
+
+}  // namespace
