@@ -12,9 +12,10 @@ namespace {
 
 // Runs closed regular lists on the immediate list's queue, as zeCommandQueueExecuteCommandLists
 // runs them on a queue: after the wait list, in order, and the signal event after the last
-// list. Every list is checked before any runs: a regular, closed list of the immediate
-// list's device and engine group (INVALID_COMMAND_LIST_TYPE otherwise, INVALID_ARGUMENT for
-// an open one; an immediate list as the target that is not one is INVALID_ARGUMENT).
+// list. Before any runs, each must be a regular list of the immediate list's device and
+// engine group (INVALID_COMMAND_LIST_TYPE); an open list is INVALID_ARGUMENT when its turn
+// comes (the lists before it are queued). A target that is no immediate list is
+// INVALID_ARGUMENT.
 ze_result_t zeCommandListImmediateAppendCommandListsExp_(ze_command_list_handle_t hCommandListImmediate,
                                                          uint32_t numCommandLists, ze_command_list_handle_t* phCommandLists,
                                                          ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
