@@ -241,3 +241,33 @@ TEST_F(LaterApiTest, ProgramsFindTheComputeGroupAndTheCopyOnlyGroup) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(LaterApiTest, PrefetchAndAdviceAreCheckedHintsInTheListsOrder) {
+    auto ev = make_events(1);
+    ZE_OK(zeCommandListAppendMemoryPrefetch(list, host, kBytes));
+    ZE_OK(zeCommandListAppendMemAdvise(list, device, host, kBytes, ZE_MEMORY_ADVICE_SET_READ_MOSTLY));
+    ZE_OK(zeCommandListAppendMemAdvise(list, device, host, kBytes, ZE_MEMORY_ADVICE_BIAS_UNCACHED));
+    ZE_OK(zeCommandListAppendSignalEvent(list, ev[0]));
+    ZE_OK(zeEventHostSynchronize(ev[0], kForever));
+    EXPECT_EQ(zeCommandListAppendMemoryPrefetch(list, nullptr, kBytes), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zeCommandListAppendMemoryPrefetch(nullptr, host, kBytes), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zeCommandListAppendMemAdvise(list, nullptr, host, kBytes, ZE_MEMORY_ADVICE_SET_READ_MOSTLY),
+              ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zeCommandListAppendMemAdvise(list, device, nullptr, kBytes, ZE_MEMORY_ADVICE_SET_READ_MOSTLY),
+              ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zeCommandListAppendMemAdvise(list, device, host, kBytes, static_cast<ze_memory_advice_t>(10)),
+              ZE_RESULT_ERROR_INVALID_ENUMERATION);
+    // A closed regular list refuses them as any append.
+    ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
+    ze_command_list_handle_t regular = nullptr;
+    ZE_OK(zeCommandListCreate(context, device, &ld, &regular));
+    ZE_OK(zeCommandListClose(regular));
+    EXPECT_EQ(zeCommandListAppendMemoryPrefetch(regular, host, kBytes), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(zeCommandListAppendMemAdvise(regular, device, host, kBytes, ZE_MEMORY_ADVICE_SET_READ_MOSTLY),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ZE_OK(zeCommandListDestroy(regular));
+}
+
+}  // namespace
