@@ -92,9 +92,17 @@ std::vector<Command> row_copies(const Side& dst, const Side& src) {
     return copies;
 }
 
+// `r` as a box: depth 0 is a two-dimensional region, one slice, as Level Zero programs
+// write one.
+ze_copy_region_t as_box(const ze_copy_region_t& r) {
+    ze_copy_region_t box = r;
+    if (box.depth == 0) box.depth = 1;
+    return box;
+}
+
 // A region copy is its linear copies queued in order on the list: the first waits for the
 // wait list, the last signals the event. Operands, pitches and bounds are checked before
-// anything is appended. An empty box (a zero extent) copies nothing: its events are those
+// anything is appended. An empty box (zero width or height) copies nothing: its events are those
 // of a barrier in its place, whatever the pointers and pitches.
 ze_result_t zeCommandListAppendMemoryCopyRegion_(ze_command_list_handle_t hCommandList, void* dstptr,
                                                  const ze_copy_region_t* dstRegion, uint32_t dstPitch,
@@ -104,19 +112,19 @@ ze_result_t zeCommandListAppendMemoryCopyRegion_(ze_command_list_handle_t hComma
                                                  uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
     return with_list(hCommandList, [&](CommandListObject& l) {
         if (!dstptr || !srcptr || !dstRegion || !srcRegion) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        if (dstRegion->width != srcRegion->width || dstRegion->height != srcRegion->height ||
-            dstRegion->depth != srcRegion->depth)
+        const ze_copy_region_t dst_box = as_box(*dstRegion), src_box = as_box(*srcRegion);
+        if (dst_box.width != src_box.width || dst_box.height != src_box.height || dst_box.depth != src_box.depth)
             return ZE_RESULT_ERROR_INVALID_ARGUMENT;
         hal::EventRef signal;
         std::vector<hal::EventRef> waits;
         if (ze_result_t r = optional_event(hSignalEvent, &signal); r != ZE_RESULT_SUCCESS) return r;
         if (ze_result_t r = wait_list(numWaitEvents, phWaitEvents, &waits); r != ZE_RESULT_SUCCESS) return r;
         std::vector<Command> copies;
-        if (srcRegion->width == 0 || srcRegion->height == 0 || srcRegion->depth == 0) {
+        if (src_box.width == 0 || src_box.height == 0) {
             copies.emplace_back();  // nothing to copy: a barrier that waits and signals
         } else {
-            const Side dst{static_cast<const char*>(dstptr), dstRegion, dstPitch, dstSlicePitch};
-            const Side src{static_cast<const char*>(srcptr), srcRegion, srcPitch, srcSlicePitch};
+            const Side dst{static_cast<const char*>(dstptr), &dst_box, dstPitch, dstSlicePitch};
+            const Side src{static_cast<const char*>(srcptr), &src_box, srcPitch, srcSlicePitch};
             if (ze_result_t r = check_side(dst); r != ZE_RESULT_SUCCESS) return r;
             if (ze_result_t r = check_side(src); r != ZE_RESULT_SUCCESS) return r;
             copies = row_copies(dst, src);

@@ -95,6 +95,20 @@ TEST_F(RegionCopyTest, PackedRowsAndAnEmptyBoxSignalTheirEvent) {
     ZE_OK(zeEventHostSynchronize(ev[1], kForever));
 }
 
+TEST_F(RegionCopyTest, DepthZeroIsOneSlice) {
+    const ze_copy_region_t flat{2, 1, 0, 8, 3, 0};
+    std::memset(host, 6, kBytes);
+    std::memset(host2, 0, kBytes);
+    ZE_OK(zeCommandListAppendMemoryCopyRegion(list, host2, &flat, 16, 0, host, &flat, 16, 0, nullptr, 0, nullptr));
+    finish(list);
+    const auto* out = static_cast<const uint8_t*>(host2);
+    EXPECT_EQ(out[1 * 16 + 2], 6);
+    EXPECT_EQ(out[3 * 16 + 9], 6);
+    EXPECT_EQ(out[3 * 16 + 10], 0);
+    EXPECT_EQ(out[4 * 16 + 2], 0);
+    EXPECT_EQ(out[1 * 16 + 1], 0);
+}
+
 TEST_F(RegionCopyTest, TheFirstRowWaitsForTheWaitList) {
     auto ev = make_events(2);
     const ze_copy_region_t box{0, 0, 0, 8, 4, 1};
