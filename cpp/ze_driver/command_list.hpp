@@ -62,6 +62,8 @@ public:
     DeviceObject* device() const { return device_; }
     bool immediate() const { return queue_ != nullptr; }
     uint32_t ordinal() const { return ordinal_; }
+    // The queue an immediate list runs its commands on; null for a regular list.
+    const std::shared_ptr<hal::Queue>& queue() const { return queue_; }
 
     // Immediate: queues the command now. Regular: checks it (check()) and records it;
     // INVALID_ARGUMENT once closed.

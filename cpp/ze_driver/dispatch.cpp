@@ -26,12 +26,17 @@ constexpr Member kLayouts[] = {
 // Every member the driver does not implement points here. A dispatch-table member is
 // always called through the platform's C calling convention, where the caller owns its
 // arguments, so one function that reads none of them serves every signature.
-extern "C" ze_result_t zehal_ze_unsupported() { return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; }
+extern "C" ze_result_t zehal_ze_unsupported() {
+    record_error("a function the driver does not implement", ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+}
 
 const std::unordered_map<std::string_view, void (*)()>& implemented() {
     static const auto* map = [] {
         auto* m = new std::unordered_map<std::string_view, void (*)()>;
-        for (auto family : {driver_entries(), memory_entries(), event_entries(), command_entries(), metric_entries()})
+        for (auto family : {driver_entries(), memory_entries(), event_entries(), command_entries(), metric_entries(),
+                             last_error_entries(), region_copy_entries(), immediate_append_entries(),
+                             device_kernel_limits_entries(), metric_group_exp_entries(), memory_hints_entries()})
             for (const Entry& e : family) m->emplace(e.name, e.address);
         return m;
     }();

@@ -2,10 +2,15 @@
 // and the filling of a dispatch table for the version a loader asks for.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <span>
 #include <string_view>
+#include <type_traits>
 
 #include <level_zero/ze_api.h>
+
+#include "common/status.hpp"
 
 namespace zehal::ze_driver {
 
@@ -15,13 +20,38 @@ struct Entry {
     void (*address)();
 };
 
-// `impl` as an Entry for API function `Api`, checked at compile time to have exactly the
+// Notes that API function `api` returned error `result` (a code result_ok() refuses) on
+// the calling thread: what zeDriverGetLastErrorDescription describes (last_error.cpp).
+void record_error(std::string_view api, ze_result_t result) noexcept;
+
+// An API function's name as a template argument.
+template <size_t N>
+struct ApiName {
+    constexpr ApiName(const char (&s)[N]) { std::copy_n(s, N, text); }
+    char text[N];
+};
+
+// The function the dispatch tables hold for implementation `Impl` of API function `Name`
+// (signature `Api`): it runs `Impl` and records an error result for the calling thread.
+template <typename Api, auto Impl, ApiName Name>
+struct Recorded;
+template <typename... Args, auto Impl, ApiName Name>
+struct Recorded<ze_result_t (*)(Args...), Impl, Name> {
+    static ze_result_t call(Args... args) {
+        const ze_result_t r = Impl(args...);
+        if (!result_ok(r)) record_error(Name.text, r);
+        return r;
+    }
+};
+
+// `Impl` as an Entry for API function `Api`, checked at compile time to have exactly the
 // signature the specification gives `Api` (its prototype in the headers or spec_ext.h).
-template <typename Api>
-inline Entry entry(std::string_view name, Api impl) {
-    return {name, reinterpret_cast<void (*)()>(impl)};
+template <typename Api, auto Impl, ApiName Name>
+inline Entry entry() {
+    static_assert(std::is_same_v<decltype(Impl), Api>, "an implementation has its API function's signature");
+    return {Name.text, reinterpret_cast<void (*)()>(&Recorded<Api, Impl, Name>::call)};
 }
-#define ZEHAL_ENTRY(api, impl) ::zehal::ze_driver::entry<decltype(&::api)>(#api, &impl)
+#define ZEHAL_ENTRY(api, impl) ::zehal::ze_driver::entry<decltype(&::api), &impl, #api>()
 
 // The entries of each family of API functions (defined beside their implementations).
 std::span<const Entry> driver_entries();
@@ -29,6 +59,12 @@ std::span<const Entry> memory_entries();
 std::span<const Entry> event_entries();
 std::span<const Entry> command_entries();
 std::span<const Entry> metric_entries();
+std::span<const Entry> last_error_entries();
+std::span<const Entry> region_copy_entries();
+std::span<const Entry> immediate_append_entries();
+std::span<const Entry> device_kernel_limits_entries();
+std::span<const Entry> metric_group_exp_entries();
+std::span<const Entry> memory_hints_entries();
 
 // The address of implemented API function `name`; null when the driver lacks it.
 void (*find_entry(std::string_view name))();

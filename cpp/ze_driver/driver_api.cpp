@@ -21,6 +21,9 @@ constexpr Extension kExtensions[] = {
     {ZE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_NAME, ZE_MAKE_VERSION(1, 0)},
     {ZET_METRICS_TRACER_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
     {ZET_METRIC_EXPORT_MEMORY_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
+    {ZE_IMMEDIATE_COMMAND_LIST_APPEND_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
+    {ZET_CONCURRENT_METRIC_GROUPS_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
+    {ZET_GLOBAL_METRICS_TIMESTAMPS_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
 };
 
 // The extension functions zeDriverGetExtensionFunctionAddress hands out.
@@ -28,7 +31,8 @@ constexpr std::string_view kExtensionFunctions[] = {
     "zeEventQueryKernelTimestampsExt", "zetMetricTracerCreateExp",   "zetMetricTracerDestroyExp",
     "zetMetricTracerEnableExp",        "zetMetricTracerDisableExp",  "zetMetricTracerReadDataExp",
     "zetMetricDecoderCreateExp",       "zetMetricDecoderDestroyExp", "zetMetricDecoderGetDecodableMetricsExp",
-    "zetMetricTracerDecodeExp",
+    "zetMetricTracerDecodeExp",        "zeCommandListImmediateAppendCommandListsExp",
+    "zetDeviceGetConcurrentMetricGroupsExp", "zetMetricGroupGetGlobalTimestampsExp",
 };
 
 constexpr uint32_t kInitFlagsGpuOnly = 1u << 0;
@@ -204,7 +208,12 @@ ze_result_t zeDeviceGetCommandQueueGroupProperties_(ze_device_handle_t hDevice, 
         const uint32_t groups = hp.copy_engines > 0 ? 2 : 1;
         return hand_out(pCount, props != nullptr, groups, [&](uint32_t i) {
             const bool compute = i == hal::kComputeOrdinal;
-            props[i].flags = compute ? ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE | ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY
+            // The compute group is marked as Level Zero compute groups are (compute, cooperative
+            // kernels, copy) so programs that pick it by those flags find it; it runs copies,
+            // fills and barriers, and no kernel (modules are unsupported).
+            props[i].flags = compute ? ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE |
+                                           ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COOPERATIVE_KERNELS |
+                                           ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY
                                      : ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY;
             props[i].maxMemoryFillPatternSize = 128;
             props[i].numQueues = compute ? hp.compute_engines : hp.copy_engines;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "command_list.hpp"
+#include "device_selection.hpp"
 #include "hal/registry.hpp"
 
 namespace zehal::ze_driver {
@@ -19,12 +20,16 @@ DriverState& state() {
     return *s;
 }
 
-// Every device of every available backend but level_zero, in registry order.
+// Every device of every available backend but level_zero, in registry order, that the
+// affinity mask selects.
 ze_result_t build(DriverObject* driver) {
     hal::exclude_level_zero();
+    const std::string_view mask = affinity_mask();
+    uint32_t listed = 0;
     for (const hal::BackendStatus& b : hal::backends()) {
         if (!b.available || b.name == "level_zero") continue;
         for (const hal::DeviceRef& d : b.backend->devices()) {
+            if (!affinity_selects(mask, listed++)) continue;
             auto object = std::make_unique<DeviceObject>();
             object->device = d;
             object->index = static_cast<uint32_t>(driver->devices.size());

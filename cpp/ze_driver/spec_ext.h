@@ -135,6 +135,34 @@ typedef struct _zet_export_dma_buf_exp_properties_t {
 } zet_export_dma_buf_exp_properties_t;
 #endif
 
+// Functions of later API versions the driver implements beyond the seeds'; redeclaring one
+// where the headers already do is harmless. The last error's description (API 1.6).
+ze_result_t ZE_APICALL zeDriverGetLastErrorDescription(ze_driver_handle_t hDriver, const char** ppString);
+// Regular command lists executed through an immediate one ("ZE_experimental_immediate_command_list_append").
+ze_result_t ZE_APICALL zeCommandListImmediateAppendCommandListsExp(ze_command_list_handle_t hCommandListImmediate,
+                                                                   uint32_t numCommandLists,
+                                                                   ze_command_list_handle_t* phCommandLists,
+                                                                   ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                                   ze_event_handle_t* phWaitEvents);
+// Metric groups that can be collected together ("ZET_experimental_concurrent_metric_groups").
+ze_result_t ZE_APICALL zetDeviceGetConcurrentMetricGroupsExp(zet_device_handle_t hDevice, uint32_t metricGroupCount,
+                                                             zet_metric_group_handle_t* phMetricGroups,
+                                                             uint32_t* pMetricGroupsCountPerConcurrentGroup,
+                                                             uint32_t* pConcurrentGroupCount);
+// The device's global timestamp beside the metrics' ("ZET_experimental_global_metric_timestamps").
+ze_result_t ZE_APICALL zetMetricGroupGetGlobalTimestampsExp(zet_metric_group_handle_t hMetricGroup,
+                                                            ze_bool_t synchronizedWithHost, uint64_t* globalTimestamp,
+                                                            uint64_t* metricTimestamp);
+#ifndef ZE_IMMEDIATE_COMMAND_LIST_APPEND_EXP_NAME
+#define ZE_IMMEDIATE_COMMAND_LIST_APPEND_EXP_NAME "ZE_experimental_immediate_command_list_append"
+#endif
+#ifndef ZET_CONCURRENT_METRIC_GROUPS_EXP_NAME
+#define ZET_CONCURRENT_METRIC_GROUPS_EXP_NAME "ZET_experimental_concurrent_metric_groups"
+#endif
+#ifndef ZET_GLOBAL_METRICS_TIMESTAMPS_EXP_NAME
+#define ZET_GLOBAL_METRICS_TIMESTAMPS_EXP_NAME "ZET_experimental_global_metric_timestamps"
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

@@ -132,11 +132,10 @@ TEST_F(DispatchTables, BadArguments) {
     std::vector<void*> table(16);
     EXPECT_EQ(g(ZE_API_VERSION_1_4, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(g(version(2, 0), table.data()), ZE_RESULT_ERROR_UNSUPPORTED_VERSION);
-    // Unimplemented members answer UNSUPPORTED_FEATURE: zeDriverGetLastErrorDescription.
-    ASSERT_EQ(g(version(1, 6), table.data()), ZE_RESULT_SUCCESS);
-    auto last_error = reinterpret_cast<ze_result_t (*)(ze_driver_handle_t, const char**)>(table[6]);
-    const char* text = nullptr;
-    EXPECT_EQ(last_error(nullptr, &text), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    // Unimplemented members answer UNSUPPORTED_FEATURE: zeDriverRTASFormatCompatibilityCheckExt.
+    ASSERT_EQ(g(version(1, 13), table.data()), ZE_RESULT_SUCCESS);
+    auto rtas_check = reinterpret_cast<ze_result_t (*)(ze_driver_handle_t, uint32_t, uint32_t)>(table[7]);
+    EXPECT_EQ(rtas_check(nullptr, 0, 0), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
     // zeInitDrivers (1.10), what newer loaders call: GPU drivers only.
     Getter global = getter("zeGetGlobalProcAddrTable");
     ASSERT_EQ(global(version(1, 10), table.data()), ZE_RESULT_SUCCESS);
