@@ -27,7 +27,8 @@ ze_result_t zeDeviceGetModuleProperties_(ze_device_handle_t hDevice, ze_device_m
         p->maxArgumentsSize = 0;
         p->printfBufferSize = 0;
         std::memset(p->nativeKernelSupported.id, 0, sizeof p->nativeKernelSupported.id);
-        if (auto* atomics = find_in_chain<ze_float_atomic_ext_properties_t>(p, ZE_STRUCTURE_TYPE_FLOAT_ATOMIC_EXT_PROPERTIES))
+        if (auto* atomics = find_in_chain<ze_float_atomic_ext_properties_t>(
+                p, {ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES}, ZE_STRUCTURE_TYPE_FLOAT_ATOMIC_EXT_PROPERTIES))
             atomics->fp16Flags = atomics->fp32Flags = atomics->fp64Flags = 0;
         return ZE_RESULT_SUCCESS;
     });

@@ -34,9 +34,9 @@ struct ApiName {
 // The function the dispatch tables hold for implementation `Impl` of API function `Name`
 // (signature `Api`): it runs `Impl` and records an error result for the calling thread.
 template <typename Api, auto Impl, ApiName Name>
-struct Recorded;
+struct ErrorRecording;
 template <typename... Args, auto Impl, ApiName Name>
-struct Recorded<ze_result_t (*)(Args...), Impl, Name> {
+struct ErrorRecording<ze_result_t (*)(Args...), Impl, Name> {
     static ze_result_t call(Args... args) {
         const ze_result_t r = Impl(args...);
         if (!result_ok(r)) record_error(Name.text, r);
@@ -49,7 +49,7 @@ struct Recorded<ze_result_t (*)(Args...), Impl, Name> {
 template <typename Api, auto Impl, ApiName Name>
 inline Entry entry() {
     static_assert(std::is_same_v<decltype(Impl), Api>, "an implementation has its API function's signature");
-    return {Name.text, reinterpret_cast<void (*)()>(&Recorded<Api, Impl, Name>::call)};
+    return {Name.text, reinterpret_cast<void (*)()>(&ErrorRecording<Api, Impl, Name>::call)};
 }
 #define ZEHAL_ENTRY(api, impl) ::zehal::ze_driver::entry<decltype(&::api), &impl, #api>()
 

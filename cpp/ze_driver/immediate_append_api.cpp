@@ -12,10 +12,10 @@ namespace {
 
 // Runs closed regular lists on the immediate list's queue, as zeCommandQueueExecuteCommandLists
 // runs them on a queue: after the wait list, in order, and the signal event after the last
-// list. Before any runs, each must be a regular list of the immediate list's device and
-// engine group (INVALID_COMMAND_LIST_TYPE); an open list is INVALID_ARGUMENT when its turn
-// comes (the lists before it are queued). A target that is no immediate list is
-// INVALID_ARGUMENT.
+// list. All or nothing, as an execution: each must be a closed (INVALID_ARGUMENT) regular
+// list of the immediate list's device and engine group (INVALID_COMMAND_LIST_TYPE), and
+// every command is checked, before anything is queued. A target that is no immediate list
+// is INVALID_ARGUMENT.
 ze_result_t zeCommandListImmediateAppendCommandListsExp_(ze_command_list_handle_t hCommandListImmediate,
                                                          uint32_t numCommandLists, ze_command_list_handle_t* phCommandLists,
                                                          ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
@@ -28,16 +28,21 @@ ze_result_t zeCommandListImmediateAppendCommandListsExp_(ze_command_list_handle_
         Command before, after;
         if (ze_result_t r = wait_list(numWaitEvents, phWaitEvents, &before.waits); r != ZE_RESULT_SUCCESS) return r;
         if (ze_result_t r = optional_event(hSignalEvent, &after.signal); r != ZE_RESULT_SUCCESS) return r;
-        std::vector<std::shared_ptr<CommandListObject>> lists(numCommandLists);
+        std::vector<Recorded> recorded(numCommandLists);
         for (uint32_t i = 0; i < numCommandLists; ++i) {
-            if (ze_result_t r = command_lists().get(phCommandLists[i], &lists[i]); r != ZE_RESULT_SUCCESS) return r;
-            if (lists[i]->immediate() || lists[i]->ordinal() != target->ordinal() || lists[i]->device() != target->device())
+            std::shared_ptr<CommandListObject> list;
+            if (ze_result_t r = command_lists().get(phCommandLists[i], &list); r != ZE_RESULT_SUCCESS) return r;
+            if (list->immediate() || list->ordinal() != target->ordinal() || list->device() != target->device())
                 return ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE;
+            if (ze_result_t r = list->recorded(&recorded[i]); r != ZE_RESULT_SUCCESS) return r;
         }
+        for (const Recorded& commands : recorded)
+            for (const Command& command : *commands)
+                if (ze_result_t r = check(command, *target->device()->device); r != ZE_RESULT_SUCCESS) return r;
         if (!before.waits.empty())
             if (ze_result_t r = target->append(std::move(before)); r != ZE_RESULT_SUCCESS) return r;
-        for (const auto& list : lists)
-            if (ze_result_t r = list->execute_on(*target->queue()); r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = execute(recorded, *target->queue(), *target->device()->device); r != ZE_RESULT_SUCCESS)
+            return r;
         return target->append(std::move(after));
     });
 }
