@@ -18,6 +18,9 @@ TEST_P(EventContract, PoolBadInputIsRefused) {
     EXPECT_EQ(pool->event(4, &e), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(pool->event(0, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     ASSERT_EQ(pool->event(3, &e), ZE_RESULT_SUCCESS);
+    hal::EventRef again;
+    ASSERT_EQ(pool->event(3, &again), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(e.get(), again.get());
     EXPECT_EQ(&e->pool(), pool.get());
 }
 

@@ -17,8 +17,10 @@ TEST_P(TimestampContract, GlobalTimestampsAreSampledTogetherAndMonotonic) {
     uint64_t host = 0, ticks = 0;
     EXPECT_EQ(device_->global_timestamps(nullptr, &ticks), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(device_->global_timestamps(&host, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    const uint64_t max_ticks = hal::timestamp_max(device_->properties().timestamp_valid_bits);
-    uint64_t previous = 0;
+    const uint32_t bits = device_->properties().timestamp_valid_bits;
+    const uint64_t max_ticks = hal::timestamp_max(bits);
+    uint64_t previous = 0, previous_ticks = 0;
+    ASSERT_EQ(device_->global_timestamps(&previous, &previous_ticks), ZE_RESULT_SUCCESS);
     for (int i = 0; i < 100; ++i) {
         const uint64_t before = host_now_ns();
         ASSERT_EQ(device_->global_timestamps(&host, &ticks), ZE_RESULT_SUCCESS);
@@ -27,7 +29,10 @@ TEST_P(TimestampContract, GlobalTimestampsAreSampledTogetherAndMonotonic) {
         EXPECT_LE(host, after);
         EXPECT_LE(previous, host);
         EXPECT_LE(ticks, max_ticks);
+        // Forward, across a wrap too: a step back would be most of a wrap period forward.
+        EXPECT_LE(hal::elapsed_ticks(previous_ticks, ticks, bits), max_ticks / 2);
         previous = host;
+        previous_ticks = ticks;
     }
 }
 
