@@ -72,6 +72,15 @@ TEST_P(EventContract, TimestampQueriesNeedATimestampPool) {
     uint32_t count = 0;
     EXPECT_EQ(ev.events[0]->query_kernel_timestamps(&count, nullptr), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
     EXPECT_EQ(ev.events[0]->query_synchronized_timestamps(&count, nullptr), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    if (!(device_->properties().timestamp_flags & hal::kTimestampKernel)) return;
+    // Synchronized timestamps need KERNEL_MAPPED_TIMESTAMP; KERNEL_TIMESTAMP is not enough.
+    EventSet kernel(device_, 1, hal::kPoolHostVisible | hal::kPoolKernelTimestamp);
+    auto q = queue();
+    ASSERT_EQ(q->append_barrier(kernel.events[0], {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(kernel.events[0]->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(kernel.events[0]->query_synchronized_timestamps(&count, nullptr), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    count = 0;
+    EXPECT_EQ(kernel.events[0]->query_kernel_timestamps(&count, nullptr), ZE_RESULT_SUCCESS);
 }
 
 }  // namespace
