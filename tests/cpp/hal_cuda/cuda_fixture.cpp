@@ -1,7 +1,5 @@
 #include "cuda_fixture.hpp"
 
-#include <cstring>
-
 namespace zehal::test {
 
 bool cuda_device(hal::DeviceRef* device, std::string* why) {
@@ -20,39 +18,6 @@ bool cuda_device(hal::DeviceRef* device, std::string* why) {
     }
     *why = "no cuda backend in the registry";
     return false;
-}
-
-Memory::Memory(const hal::DeviceRef& d, hal::MemoryKind kind, size_t size, size_t alignment) : device(d) {
-    EXPECT_EQ(device->allocate(kind, size, alignment, 0, 0, &ptr), ZE_RESULT_SUCCESS);
-}
-
-Memory::~Memory() {
-    if (ptr) {
-        EXPECT_EQ(device->free(ptr), ZE_RESULT_SUCCESS);
-    }
-}
-
-Events::Events(const hal::DeviceRef& d, uint32_t count, uint32_t flags) {
-    EXPECT_EQ(d->create_event_pool(count, flags, &pool), ZE_RESULT_SUCCESS);
-    for (uint32_t i = 0; pool && i < count; ++i) {
-        hal::EventRef e;
-        EXPECT_EQ(pool->event(i, &e), ZE_RESULT_SUCCESS);
-        events.push_back(e);
-    }
-}
-
-void copy_and_wait(hal::Queue& queue, void* dst, const void* src, size_t size) {
-    ASSERT_EQ(queue.append_copy(dst, src, size, nullptr, {}), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(queue.host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
-}
-
-std::vector<uint8_t> read_back(const hal::DeviceRef& device, hal::Queue& queue, const void* src, size_t size) {
-    Memory host(device, hal::MemoryKind::host, size);
-    std::vector<uint8_t> out(size);
-    if (!host.ptr) return out;
-    copy_and_wait(queue, host.ptr, src, size);
-    std::memcpy(out.data(), host.ptr, size);
-    return out;
 }
 
 }  // namespace zehal::test

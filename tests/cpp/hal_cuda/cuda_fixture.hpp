@@ -4,14 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdint>
-#include <memory>
 #include <string>
-#include <vector>
 
 #include "common/clock.hpp"
 #include "hal/device.hpp"
 #include "hal/registry.hpp"
+#include "support/device_objects.hpp"
 
 namespace zehal::test {
 
@@ -24,32 +22,5 @@ namespace zehal::test {
 
 // The first device of the cuda backend; false with *why when there is none.
 bool cuda_device(hal::DeviceRef* device, std::string* why);
-
-// Frees what it holds when it goes.
-struct Memory {
-    hal::DeviceRef device;
-    void* ptr = nullptr;
-    Memory(const hal::DeviceRef& d, hal::MemoryKind kind, size_t size, size_t alignment = 0);
-    ~Memory();
-    Memory(const Memory&) = delete;
-    Memory& operator=(const Memory&) = delete;
-    template <typename T = uint8_t>
-    T* as() const { return static_cast<T*>(ptr); }
-};
-
-// A pool of `count` host-visible events with `flags` and its events.
-struct Events {
-    std::shared_ptr<hal::EventPool> pool;
-    std::vector<hal::EventRef> events;
-    Events(const hal::DeviceRef& d, uint32_t count, uint32_t flags = hal::kPoolHostVisible);
-};
-
-// Copies `size` bytes through `queue` and waits for them (fails the test on any error).
-void copy_and_wait(hal::Queue& queue, void* dst, const void* src, size_t size);
-// Bytes of device memory `src`, read back through a copy into pinned host memory.
-std::vector<uint8_t> read_back(const hal::DeviceRef& device, hal::Queue& queue, const void* src, size_t size);
-
-// A wait long enough for any command of these tests; only there to turn a hang into a failure.
-inline constexpr uint64_t kHangGuardNs = 20'000'000'000ull;
 
 }  // namespace zehal::test

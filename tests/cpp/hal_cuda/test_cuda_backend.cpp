@@ -1,4 +1,4 @@
-// The cuda backend in the registry, device properties, clocks and metric groups.
+// The cuda backend in the registry, device properties and metric groups.
 #include <gtest/gtest.h>
 
 #include "cuda_fixture.hpp"
@@ -44,34 +44,6 @@ TEST(CudaBackend, Properties) {
     bool any_uuid_byte = false;
     for (uint8_t b : p.uuid) any_uuid_byte |= b != 0;
     EXPECT_TRUE(any_uuid_byte);
-}
-
-TEST(CudaBackend, GlobalTimestampsMoveWithHostTime) {
-    hal::DeviceRef dev;
-    ZEHAL_REQUIRE_CUDA(dev);
-    uint64_t h = 0, t = 0;
-    EXPECT_EQ(dev->global_timestamps(nullptr, &t), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    EXPECT_EQ(dev->global_timestamps(&h, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    uint64_t h0 = 0, t0 = 0;
-    ASSERT_EQ(dev->global_timestamps(&h0, &t0), ZE_RESULT_SUCCESS);
-    for (int i = 0; i < 100; ++i) {
-        const uint64_t before = host_now_ns();
-        ASSERT_EQ(dev->global_timestamps(&h, &t), ZE_RESULT_SUCCESS);
-        EXPECT_GE(h, before);
-        EXPECT_LE(h, host_now_ns());
-        EXPECT_GE(h, h0);
-        EXPECT_GE(t, t0);
-        h0 = h;
-        t0 = t;
-    }
-}
-
-TEST(CudaBackend, LoseIsSimOnlyAndLeavesTheDeviceUsable) {
-    hal::DeviceRef dev;
-    ZEHAL_REQUIRE_CUDA(dev);
-    EXPECT_EQ(dev->lose(), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
-    Memory m(dev, hal::MemoryKind::device, 4096);
-    EXPECT_NE(m.ptr, nullptr);
 }
 
 TEST(CudaBackend, MetricGroupsWhenTheTracerExists) {

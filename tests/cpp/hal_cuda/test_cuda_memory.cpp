@@ -1,43 +1,12 @@
-// Device, pinned host and managed memory of the CUDA backend: alignment, pointer_info, free,
-// and every bad input with its code.
+// Device, pinned host and managed memory of the CUDA backend: every bad input with its code,
+// CUDA's limits included. Kinds, alignments, pointer_info and frees are the HAL conformance
+// suite's (cuda_contract_test.cpp).
 #include <gtest/gtest.h>
-
-#include <cstring>
 
 #include "cuda_fixture.hpp"
 
 namespace zehal::test {
 namespace {
-
-constexpr hal::MemoryKind kKinds[] = {hal::MemoryKind::host, hal::MemoryKind::device, hal::MemoryKind::shared};
-
-TEST(CudaMemory, EveryKindAndAlignment) {
-    hal::DeviceRef dev;
-    ZEHAL_REQUIRE_CUDA(dev);
-    for (hal::MemoryKind kind : kKinds) {
-        for (size_t alignment : {size_t{0}, size_t{1}, size_t{64}, size_t{256}, size_t{4096}, size_t{1} << 16,
-                                 size_t{1} << 21}) {
-            SCOPED_TRACE(testing::Message() << "kind " << static_cast<int>(kind) << " alignment " << alignment);
-            void* p = nullptr;
-            ASSERT_EQ(dev->allocate(kind, 1000, alignment, 0, 0, &p), ZE_RESULT_SUCCESS);
-            ASSERT_NE(p, nullptr);
-            EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (alignment ? alignment : 1), 0u);
-            hal::PointerInfo info;
-            ASSERT_EQ(dev->pointer_info(static_cast<char*>(p) + 999, &info), ZE_RESULT_SUCCESS);
-            EXPECT_EQ(info.kind, kind);
-            EXPECT_EQ(info.base, p);
-            EXPECT_EQ(info.size, 1000u);
-            EXPECT_GE(info.alignment, alignment);
-            EXPECT_FALSE(info.imported);
-            EXPECT_EQ(dev->pointer_info(static_cast<char*>(p) + 1000, &info), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-            if (kind != hal::MemoryKind::device) std::memset(p, 0x5A, 1000);  // host-accessible
-            EXPECT_EQ(dev->free(static_cast<char*>(p) + 8), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // interior
-            EXPECT_EQ(dev->free(p), ZE_RESULT_SUCCESS);
-            EXPECT_EQ(dev->free(p), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // double free
-            EXPECT_EQ(dev->pointer_info(p, &info), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-        }
-    }
-}
 
 TEST(CudaMemory, BadInput) {
     hal::DeviceRef dev;

@@ -1,4 +1,4 @@
-// The level_zero backend in the registry, device properties, clocks, and its status when
+// The level_zero backend in the registry, device properties, and its status when
 // the loader or the driver is missing.
 #include <gtest/gtest.h>
 #include <dlfcn.h>
@@ -96,32 +96,6 @@ TEST(LevelZeroBackend, WithoutExtensionsKernelTimestampsRemainAndTheReasonIsSaid
     std::shared_ptr<hal::EventPool> pool;
     EXPECT_EQ(dev->create_event_pool(1, hal::kPoolHostVisible | hal::kPoolKernelMappedTimestamp, &pool),
               ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
-}
-
-TEST(LevelZeroBackend, GlobalTimestampsMoveWithHostTime) {
-    hal::DeviceRef dev;
-    ZEHAL_REQUIRE_LEVEL_ZERO(dev);
-    uint64_t h = 0, t = 0;
-    EXPECT_EQ(dev->global_timestamps(nullptr, &t), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    EXPECT_EQ(dev->global_timestamps(&h, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    uint64_t h0 = 0, t0 = 0;
-    ASSERT_EQ(dev->global_timestamps(&h0, &t0), ZE_RESULT_SUCCESS);
-    for (int i = 0; i < 50; ++i) {
-        const uint64_t before = host_now_ns();
-        ASSERT_EQ(dev->global_timestamps(&h, &t), ZE_RESULT_SUCCESS);
-        EXPECT_GE(h, before);
-        EXPECT_LE(h, host_now_ns());
-        EXPECT_GE(h, h0);
-        h0 = h;
-    }
-}
-
-TEST(LevelZeroBackend, LoseIsSimOnly) {
-    hal::DeviceRef dev;
-    ZEHAL_REQUIRE_LEVEL_ZERO(dev);
-    EXPECT_EQ(dev->lose(), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
-    Memory m(dev, hal::MemoryKind::device, 4096);
-    EXPECT_NE(m.ptr, nullptr);
 }
 
 TEST(LevelZeroBackend, MetricGroupsComeFromTheDriverWithDeviceWideIds) {

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <numeric>
 
-#include "support/freed_operands.hpp"
 #include "support/queued_steps.hpp"
 #include "ze_fixture.hpp"
 
@@ -95,13 +94,6 @@ TEST(LevelZeroQueue, HostSynchronizeTimesOutWhileACommandWaitsAndThenCompletes) 
     EXPECT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
     EXPECT_EQ(ev.events[1]->query(), ZE_RESULT_SUCCESS);
     EXPECT_EQ(q->host_synchronize(0), ZE_RESULT_SUCCESS);
-}
-
-TEST(LevelZeroQueue, AFreedOperandIsRefusedAfterCopiesThatUsedIt) {
-    // Queues remember the operands of the copies before (hal::OperandCache).
-    hal::DeviceRef dev;
-    ZEHAL_REQUIRE_LEVEL_ZERO(dev);
-    expect_freed_operands_refused(dev, hal::kComputeOrdinal);
 }
 
 TEST(LevelZeroQueue, ResetsAndTimestampsRunInQueueOrder) {
