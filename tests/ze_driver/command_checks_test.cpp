@@ -1,6 +1,8 @@
 // Commands are checked before anything runs: a regular list refuses a bad operand at
 // append as an immediate list does, an execution of command lists is all or nothing, and
 // a refused kernel timestamp query writes nothing.
+#include <sys/mman.h>
+
 #include <cstring>
 #include <vector>
 
@@ -64,13 +66,12 @@ TEST_F(CommandChecksTest, ARegularListRefusesWhatAnImmediateListRefuses) {
 }
 
 TEST_F(CommandChecksTest, AnExecutionThatFailsRunsNothing) {
-    // `first` fills host2; `second` copies from memory freed after it was recorded (large
-    // enough to be given back to the system, so its pages are no longer mapped: memory of
-    // nobody, not system memory). Executed together, neither runs and the fence stays
+    // `first` fills host2; `second` copies from system memory unmapped after it was recorded
+    // (memory of nobody by then). Executed together, neither runs and the fence stays
     // unsignalled.
-    ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
-    void* doomed = nullptr;
-    ZE_OK(zeMemAllocHost(context, &hd, 4u << 20, 64, &doomed));
+    constexpr size_t kMapped = 1u << 16;
+    void* doomed = mmap(nullptr, kMapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(doomed, MAP_FAILED);
     std::memset(host2, 0, kBytes);
     const uint8_t byte = 0x11;
     ze_command_list_handle_t first = regular_list();
@@ -80,7 +81,7 @@ TEST_F(CommandChecksTest, AnExecutionThatFailsRunsNothing) {
     ZE_OK(zeCommandListAppendMemoryCopy(second, dev, doomed, 64, nullptr, 0, nullptr));
     ZE_OK(zeCommandListClose(first));
     ZE_OK(zeCommandListClose(second));
-    ZE_OK(zeMemFree(context, doomed));
+    ASSERT_EQ(munmap(doomed, kMapped), 0);
 
     ze_command_queue_handle_t q = queue();
     ze_fence_desc_t fd{ZE_STRUCTURE_TYPE_FENCE_DESC, nullptr, 0};
