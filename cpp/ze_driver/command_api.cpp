@@ -187,7 +187,9 @@ ze_result_t zeCommandListAppendMemoryCopy_(ze_command_list_handle_t hCommandList
     return with_list(hCommandList, [&](CommandListObject& l) {
         if (!dstptr || !srcptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         Command c;
-        c.kind = Command::Kind::copy;
+        // An empty copy moves nothing; its events behave as a barrier's in its place (as
+        // Intel's driver does: programs signal an event with one).
+        c.kind = size == 0 ? Command::Kind::barrier : Command::Kind::copy;
         c.dst = dstptr;
         c.src = srcptr;
         c.size = size;
@@ -204,7 +206,7 @@ ze_result_t zeCommandListAppendMemoryFill_(ze_command_list_handle_t hCommandList
         if (pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)))
             return ZE_RESULT_ERROR_INVALID_SIZE;
         Command c;
-        c.kind = Command::Kind::fill;
+        c.kind = size == 0 ? Command::Kind::barrier : Command::Kind::fill;  // as an empty copy
         c.dst = ptr;
         c.size = size;
         const auto* bytes = static_cast<const uint8_t*>(pattern);

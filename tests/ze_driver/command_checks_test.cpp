@@ -42,7 +42,6 @@ TEST_F(CommandChecksTest, ARegularListRefusesWhatAnImmediateListRefuses) {
     ze_command_list_handle_t regular = regular_list();
     for (ze_command_list_handle_t l : {list, regular}) {
         EXPECT_EQ(zeCommandListAppendMemoryCopy(l, dev, host, kBytes + 1, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
-        EXPECT_EQ(zeCommandListAppendMemoryCopy(l, dev, host, 0, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
         EXPECT_EQ(zeCommandListAppendMemoryCopy(l, host, static_cast<char*>(host) + 8, 64, nullptr, 0, nullptr),
                   ZE_RESULT_ERROR_OVERLAPPING_REGIONS);
         const uint32_t word = 7;
@@ -63,6 +62,24 @@ TEST_F(CommandChecksTest, ARegularListRefusesWhatAnImmediateListRefuses) {
     ZE_OK(zeCommandQueueSynchronize(q, kForever));
     ZE_OK(zeCommandQueueDestroy(q));
     ZE_OK(zeCommandListDestroy(regular));
+}
+
+TEST_F(CommandChecksTest, EmptyCopiesAndFillsSignalTheirEventsInQueueOrder) {
+    // Size 0 moves nothing; the command's events behave as a barrier's in its place.
+    auto ev = make_events(3);
+    const uint32_t word = 7;
+    std::memset(host2, 0, kBytes);
+    ZE_OK(zeCommandListAppendMemoryCopy(list, host2, host, 0, ev[1], 1, &ev[0]));
+    ZE_OK(zeCommandListAppendMemoryFill(list, host2, &word, 4, 0, ev[2], 1, &ev[1]));
+    EXPECT_EQ(zeEventQueryStatus(ev[2]), ZE_RESULT_NOT_READY);
+    ZE_OK(zeEventHostSignal(ev[0]));
+    ZE_OK(zeEventHostSynchronize(ev[2], kForever));
+    EXPECT_EQ(zeEventQueryStatus(ev[1]), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(static_cast<uint8_t*>(host2)[0], 0);
+    // A bad pattern is refused whatever the size.
+    EXPECT_EQ(zeCommandListAppendMemoryFill(list, host2, &word, 3, 0, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(list, nullptr, host, 0, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_NULL_POINTER);
 }
 
 TEST_F(CommandChecksTest, AnExecutionThatFailsRunsNothing) {
