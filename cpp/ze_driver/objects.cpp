@@ -19,11 +19,11 @@ DriverState& state() {
     return *s;
 }
 
-// Every device of every available backend but level_zero, in registry order.
+// Every device of every available backend but level_zero, in registry order. The
+// level_zero backend (the loader, which may be loading this driver) is never probed here.
 ze_result_t build(DriverObject* driver) {
-    hal::exclude_level_zero();
-    for (const hal::BackendStatus& b : hal::backends()) {
-        if (!b.available || b.name == "level_zero") continue;
+    for (const hal::BackendStatus& b : hal::native_backends()) {
+        if (!b.available) continue;
         for (const hal::DeviceRef& d : b.backend->devices()) {
             auto object = std::make_unique<DeviceObject>();
             object->device = d;
