@@ -13,7 +13,8 @@ else()
 endif()
 set(ZEHAL_CMAKEDIR ${ZEHAL_LIBDIR}/cmake/zehal)
 
-install(TARGETS zehal EXPORT zehalTargets
+# libzehal.so and the core library it links (one file each: no links to copy into a wheel).
+install(TARGETS zehal zehal_core EXPORT zehalTargets
   LIBRARY DESTINATION ${ZEHAL_LIBDIR}
   INCLUDES DESTINATION ${ZEHAL_INCLUDEDIR})
 

@@ -17,12 +17,26 @@ function(zehal_layer_link target path source)
 endfunction()
 
 # zehal_add_layer(<target> SOURCES ... [DEPENDS <layer targets>...]): a static layer library
-# whose include root (given by zehal_layer_link) is public to the layers above it.
+# whose include root (given by zehal_layer_link) is public to the layers above it. Its
+# symbols keep default visibility: the core library (libzehal_core.so) that holds every
+# layer exports them to the Python module, libzehal.so and the driver built with it.
 function(zehal_add_layer target)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
   add_library(${target} STATIC ${ARG_SOURCES})
   file(MAKE_DIRECTORY ${ZEHAL_ROOTS}/${target})
   target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${ZEHAL_ROOTS}/${target}>)
   target_link_libraries(${target} PUBLIC ${ARG_DEPENDS})
+  set_target_properties(${target} PROPERTIES C_VISIBILITY_PRESET default CXX_VISIBILITY_PRESET default
+    VISIBILITY_INLINES_HIDDEN OFF)
+  zehal_target_options(${target})
+endfunction()
+
+# zehal_add_capi(<target> SOURCES ... LAYER <layer target>): a layer's C API, a static library
+# that libzehal.so embeds. It sees the layer's headers and links nothing: the layer's code
+# comes from the core library.
+function(zehal_add_capi target)
+  cmake_parse_arguments(ARG "" "LAYER" "SOURCES" ${ARGN})
+  add_library(${target} STATIC ${ARG_SOURCES})
+  target_link_libraries(${target} PRIVATE $<COMPILE_ONLY:${ARG_LAYER}>)
   zehal_target_options(${target})
 endfunction()

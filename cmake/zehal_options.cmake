@@ -20,10 +20,29 @@ function(zehal_target_options target)
   endif()
 endfunction()
 
-# A shared library of ours that embeds the layers (the Python module, the Level Zero
-# driver): the layers' symbols stay inside it, so two such libraries in one process never
-# bind to each other's copy.
-function(zehal_embed_layers target)
+# A shared library or module of ours over the core library (the Python module): it links
+# the core, which it finds in its own folder or in `subdir` below it once installed.
+# --exclude-libs keeps any static library it embeds to itself.
+function(zehal_link_core target)
+  cmake_parse_arguments(ARG "" "SUBDIR" "" ${ARGN})
   target_link_libraries(${target} PRIVATE zehal::internal)
   target_link_options(${target} PRIVATE -Wl,--exclude-libs,ALL)
+  zehal_runpath_origin(${target} ${ARG_SUBDIR})
+endfunction()
+
+# The Level Zero driver: a copy of the layers of its own, kept to itself (--exclude-libs
+# makes every symbol of the static layers local), so it never binds to the core library
+# that the same process may hold (docs/build.md, "Why the driver keeps its own copy").
+function(zehal_embed_layers target)
+  target_link_libraries(${target} PRIVATE zehal_layers_static)
+  target_link_options(${target} PRIVATE -Wl,--exclude-libs,ALL)
+endfunction()
+
+# Installed, `target` finds the libraries it needs in its own folder (or `subdir` below it).
+function(zehal_runpath_origin target)
+  set(path "$ORIGIN")
+  if(ARGN)
+    set(path "$ORIGIN/${ARGN}")
+  endif()
+  set_target_properties(${target} PROPERTIES INSTALL_RPATH "${path}")
 endfunction()

@@ -1,8 +1,6 @@
 #include "hal/registry.hpp"
 
-#include <atomic>
 #include <cstdlib>
-#include <mutex>
 
 #include "hal/cuda/cuda_backend.hpp"
 #include "hal/level_zero/level_zero_backend.hpp"
@@ -10,33 +8,26 @@
 
 namespace zehal::hal {
 namespace {
-// Set once by exclude_level_zero before the probe; the probe reads it (acquire/release:
-// a driver's exclusion happens-before its own first probe).
-std::atomic<bool> level_zero_excluded{false};
-std::atomic<bool> probed{false};
 
-BackendStatus excluded_level_zero() {
-    return {.name = "level_zero", .reason = "not probed inside zehal's own Level Zero driver"};
+// A backend's status, probed on first use. Each backend has its own once-flag: the
+// level_zero probe loads zehal's own driver, which reaches cuda's and sim's on the same
+// thread (a shared flag would wait for itself there).
+template <BackendStatus (*Probe)()>
+const BackendStatus& probed() {
+    static const BackendStatus status = Probe();
+    return status;
 }
+
 }  // namespace
 
-bool exclude_level_zero() {
-    level_zero_excluded.store(true, std::memory_order_release);
-    return !probed.load(std::memory_order_acquire);
-}
-
 const std::vector<BackendStatus>& backends() {
-    // Probed once, in registry order; function-local statics are initialised thread-safely.
-    static const std::vector<BackendStatus> all = [] {
-        probed.store(true, std::memory_order_release);
-        std::vector<BackendStatus> v;
-        v.push_back(level_zero_excluded.load(std::memory_order_acquire) ? excluded_level_zero() : level_zero::probe());
-        v.push_back(cuda::probe());
-        v.push_back(sim::probe());
-        return v;
-    }();
+    // Function-local statics are initialised thread-safely, once.
+    static const std::vector<BackendStatus> all{probed<level_zero::probe>(), probed<cuda::probe>(),
+                                                probed<sim::probe>()};
     return all;
 }
+
+std::vector<BackendStatus> native_backends() { return {probed<cuda::probe>(), probed<sim::probe>()}; }
 
 ze_result_t find_backend(std::string_view name, std::shared_ptr<Backend>* out) {
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;

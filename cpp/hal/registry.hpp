@@ -10,13 +10,13 @@
 
 namespace zehal::hal {
 
-// Keeps the level_zero backend out of this copy of zehal: it is listed as unavailable and
-// never probed. zehal's own Level Zero driver calls it before anything else, since probing
-// that backend loads the very loader that is loading the driver. False when the backends
-// were already probed (then it changes nothing).
-bool exclude_level_zero();
 // Every known backend in registry order, probed once (thread-safe).
 const std::vector<BackendStatus>& backends();
+// The backends zehal drives itself (cuda, sim), each probed once on its own: never the
+// level_zero backend, whose probe loads the Level Zero loader and so zehal's own driver.
+// That driver asks for these while the level_zero probe may be running on the same
+// thread: they never wait for it.
+std::vector<BackendStatus> native_backends();
 // The backend named `name`: INVALID_ARGUMENT for an unknown name,
 // DEPENDENCY_UNAVAILABLE for a known one that is not available here.
 ze_result_t find_backend(std::string_view name, std::shared_ptr<Backend>* out);

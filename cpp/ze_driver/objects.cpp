@@ -21,13 +21,13 @@ DriverState& state() {
 }
 
 // Every device of every available backend but level_zero, in registry order, that the
-// affinity mask selects.
+// affinity mask selects. The level_zero backend (the loader, which may be loading this
+// driver) is never probed here.
 ze_result_t build(DriverObject* driver) {
-    hal::exclude_level_zero();
     const std::string_view mask = affinity_mask();
     uint32_t listed = 0;
-    for (const hal::BackendStatus& b : hal::backends()) {
-        if (!b.available || b.name == "level_zero") continue;
+    for (const hal::BackendStatus& b : hal::native_backends()) {
+        if (!b.available) continue;
         for (const hal::DeviceRef& d : b.backend->devices()) {
             if (!affinity_selects(mask, listed++)) continue;
             auto object = std::make_unique<DeviceObject>();

@@ -1,5 +1,6 @@
 #include "hal/sim/sim_config.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
@@ -10,45 +11,67 @@ namespace zehal::sim {
 
 namespace {
 
-// ZEHAL_SIM_<name> as an unsigned integer (decimal, or 0x hex); nothing when unset or
-// malformed (empty, signed, trailing characters, out of range).
-std::optional<uint64_t> env_u64(const char* name) {
-    const std::string var = std::string("ZEHAL_SIM_") + name;
-    const char* text = std::getenv(var.c_str());
-    if (!text || !*text || *text == '-' || *text == '+' || *text == ' ') return std::nullopt;
-    errno = 0;
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(text, &end, 0);
-    if (errno != 0 || end == text || *end != '\0') return std::nullopt;
-    return static_cast<uint64_t>(v);
-}
+// Reads ZEHAL_SIM_* variables into a SimConfig, keeping the first malformed one.
+class EnvReader {
+public:
+    explicit EnvReader(SimConfig* config) : config_(config) {}
 
-template <typename T>
-void override_from_env(const char* name, T* field) {
-    if (auto v = env_u64(name); v && *v <= static_cast<uint64_t>(static_cast<T>(~T{0}))) *field = static_cast<T>(*v);
-}
+    // ZEHAL_SIM_<NAME> into *field when set; `field_name` is NAME in lower case.
+    template <typename T>
+    void read(const char* field_name, T* field) {
+        if (auto v = value(field_name, static_cast<uint64_t>(static_cast<T>(~T{0})))) *field = static_cast<T>(*v);
+    }
+    void read(const char* field_name, std::optional<uint64_t>* field) {
+        if (auto v = value(field_name, ~uint64_t{0})) *field = *v;
+    }
+
+private:
+    // The variable as an unsigned integer (decimal, or 0x hex) of at most `max`; nothing
+    // when unset or empty, or when malformed (signed, blank, trailing characters, above
+    // `max`), which is then recorded.
+    std::optional<uint64_t> value(const char* field_name, uint64_t max) {
+        std::string var = std::string("ZEHAL_SIM_") + field_name;
+        for (char& ch : var) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        const char* text = std::getenv(var.c_str());
+        if (!text || !*text) return std::nullopt;
+        if (std::isdigit(static_cast<unsigned char>(*text))) {
+            errno = 0;
+            char* end = nullptr;
+            const unsigned long long v = std::strtoull(text, &end, 0);
+            if (errno == 0 && end != text && *end == '\0' && v <= max) return static_cast<uint64_t>(v);
+        }
+        if (config_->malformed.empty())
+            config_->malformed = std::string(field_name) + " = \"" + text + "\" (not an unsigned integer of 0.." +
+                                 std::to_string(max) + ", decimal or 0x hexadecimal)";
+        return std::nullopt;
+    }
+
+    SimConfig* config_;
+};
 
 }  // namespace
 
 SimConfig SimConfig::from_env() {
     SimConfig c;
-    override_from_env("COMPUTE_ENGINES", &c.compute_engines);
-    override_from_env("COPY_ENGINES", &c.copy_engines);
-    override_from_env("MEMORY_BYTES", &c.memory_bytes);
-    override_from_env("TIMER_HZ", &c.timer_hz);
-    override_from_env("KERNEL_TIMESTAMP_VALID_BITS", &c.kernel_timestamp_valid_bits);
-    override_from_env("TIMESTAMP_VALID_BITS", &c.timestamp_valid_bits);
-    override_from_env("START_TICKS", &c.start_ticks);
-    override_from_env("SUBDEVICES", &c.subdevices);
-    override_from_env("TRACE_BUFFER_BYTES", &c.trace_buffer_bytes);
-    override_from_env("BANDWIDTH_BYTES_PER_S", &c.bandwidth_bytes_per_s);
-    if (auto v = env_u64("FAIL_ALLOCATION_AFTER")) c.fail_allocation_after = *v;
-    override_from_env("ASYNC_RECORDS_PER_S", &c.async_records_per_s);
-    override_from_env("ASYNC_BURST_RECORDS", &c.async_burst_records);
+    EnvReader env(&c);
+    env.read("compute_engines", &c.compute_engines);
+    env.read("copy_engines", &c.copy_engines);
+    env.read("memory_bytes", &c.memory_bytes);
+    env.read("timer_hz", &c.timer_hz);
+    env.read("kernel_timestamp_valid_bits", &c.kernel_timestamp_valid_bits);
+    env.read("timestamp_valid_bits", &c.timestamp_valid_bits);
+    env.read("start_ticks", &c.start_ticks);
+    env.read("subdevices", &c.subdevices);
+    env.read("trace_buffer_bytes", &c.trace_buffer_bytes);
+    env.read("bandwidth_bytes_per_s", &c.bandwidth_bytes_per_s);
+    env.read("fail_allocation_after", &c.fail_allocation_after);
+    env.read("async_records_per_s", &c.async_records_per_s);
+    env.read("async_burst_records", &c.async_burst_records);
     return c;
 }
 
 std::string SimConfig::problem() const {
+    if (!malformed.empty()) return malformed;
     auto range = [](const char* field, uint64_t value, uint64_t lo, uint64_t hi) -> std::string {
         if (value >= lo && value <= hi) return {};
         return std::string(field) + " = " + std::to_string(value) + " (must be " + std::to_string(lo) + ".." +

@@ -24,17 +24,23 @@ struct SimConfig {
     std::optional<uint64_t> fail_allocation_after;  // allocations after the first N fail
     uint64_t async_records_per_s = 100'000;  // rate of the asynchronous trace source
     uint64_t async_burst_records = 0;        // records it emits at once when started
+    // Set by from_env for the first variable whose text is not a value of its field, as
+    // "<field> = \"<text>\" (<what is allowed>)"; empty otherwise.
+    std::string malformed;
 
     // Defaults overridden by ZEHAL_SIM_COPY_ENGINES, _COMPUTE_ENGINES, _MEMORY_BYTES,
     // _TIMER_HZ, _KERNEL_TIMESTAMP_VALID_BITS, _TIMESTAMP_VALID_BITS, _START_TICKS,
     // _SUBDEVICES, _TRACE_BUFFER_BYTES, _BANDWIDTH_BYTES_PER_S, _FAIL_ALLOCATION_AFTER,
-    // _ASYNC_RECORDS_PER_S, _ASYNC_BURST_RECORDS. A malformed value is ignored.
+    // _ASYNC_RECORDS_PER_S, _ASYNC_BURST_RECORDS. An empty variable counts as unset; any
+    // other text that is not an unsigned integer of the field's type sets `malformed`.
     static SimConfig from_env();
-    // INVALID_ARGUMENT when a field is out of range (no engine, zero memory or clock,
-    // valid bits outside 1..64, trace buffer under one record), or above the limits below.
+    // INVALID_ARGUMENT when a variable was malformed or a field is out of range (no engine,
+    // zero memory or clock, valid bits outside 1..64, trace buffer under one record), or
+    // above the limits below.
     ze_result_t validate() const;
-    // The first field out of range, as "<field> = <value> (<what is allowed>)"; empty when
-    // validate() succeeds. Field names are the Python and ZEHAL_SIM_* ones, in lower case.
+    // `malformed`, else the first field out of range, as "<field> = <value> (<what is
+    // allowed>)"; empty when validate() succeeds. Field names are the Python and
+    // ZEHAL_SIM_* ones, in lower case.
     std::string problem() const;
 
     static constexpr uint32_t kMaxEngines = 64;               // per engine group

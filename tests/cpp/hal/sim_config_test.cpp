@@ -72,15 +72,35 @@ TEST_F(Env, EveryVariableIsRead) {
     EXPECT_EQ(c.validate(), ZE_RESULT_SUCCESS);
 }
 
-TEST_F(Env, MalformedValuesAreIgnored) {
+TEST_F(Env, AnEmptyVariableCountsAsUnset) {
+    set("COPY_ENGINES", "");
+    const SimConfig c = SimConfig::from_env();
+    EXPECT_EQ(c.copy_engines, SimConfig{}.copy_engines);
+    EXPECT_TRUE(c.malformed.empty());
+    EXPECT_EQ(c.validate(), ZE_RESULT_SUCCESS);
+}
+
+TEST_F(Env, AMalformedValueIsNamedWithItsVariable) {
     const SimConfig d;
-    for (const char* bad : {"", "abc", "-1", "+2", " 3", "12x", "0x", "99999999999999999999999", "4294967296"}) {
+    for (const char* bad : {"abc", "-1", "+2", " 3", "12x", "0x", "99999999999999999999999", "4294967296"}) {
         set("COPY_ENGINES", bad);
-        set("FAIL_ALLOCATION_AFTER", bad[0] == '4' ? "x" : bad);
         const SimConfig c = SimConfig::from_env();
         EXPECT_EQ(c.copy_engines, d.copy_engines) << bad;
-        EXPECT_FALSE(c.fail_allocation_after.has_value()) << bad;
+        EXPECT_EQ(c.malformed.rfind(std::string("copy_engines = \"") + bad + "\"", 0), 0u) << c.malformed;
+        EXPECT_EQ(c.problem(), c.malformed);
+        EXPECT_EQ(c.validate(), ZE_RESULT_ERROR_INVALID_ARGUMENT) << bad;
+        hal::DeviceRef device;
+        EXPECT_EQ(create_device(c, &device), ZE_RESULT_ERROR_INVALID_ARGUMENT) << bad;
     }
+    // A 64-bit field takes what a 32-bit one refuses; the first malformed variable is named.
+    set("COPY_ENGINES", "2");
+    set("START_TICKS", "4294967296");
+    set("FAIL_ALLOCATION_AFTER", "x");
+    set("ASYNC_BURST_RECORDS", "y");
+    const SimConfig c = SimConfig::from_env();
+    EXPECT_EQ(c.start_ticks, 4294967296u);
+    EXPECT_FALSE(c.fail_allocation_after.has_value());
+    EXPECT_EQ(c.malformed.rfind("fail_allocation_after = \"x\"", 0), 0u) << c.malformed;
 }
 
 TEST(SimConfigValidate, RangeChecks) {
@@ -136,6 +156,14 @@ TEST_F(Env, ProbeReportsSettingsOutOfRange) {
     EXPECT_FALSE(s.available);
     EXPECT_FALSE(s.reason.empty());
     EXPECT_EQ(s.backend, nullptr);
+}
+
+TEST_F(Env, ProbeNamesAMalformedVariableAndItsValue) {
+    set("TIMER_HZ", "19.2MHz");
+    const hal::BackendStatus s = probe();
+    EXPECT_FALSE(s.available);
+    EXPECT_EQ(s.backend, nullptr);
+    EXPECT_EQ(s.reason.rfind("ZEHAL_SIM_TIMER_HZ = \"19.2MHz\"", 0), 0u) << s.reason;
 }
 
 }  // namespace
