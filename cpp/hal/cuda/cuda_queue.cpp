@@ -17,11 +17,11 @@ CUdeviceptr address(const void* p) noexcept { return reinterpret_cast<CUdevicept
 // Host memory of any kind (the CPU may touch it; the rest goes through staging).
 bool is_host(const hal::Operand& o) noexcept { return o.placement != hal::Placement::device; }
 
-// Host memory the copy engines cannot take, or may not be handed (the driver pinned memory
-// another library allocated, but only zehal's own host memory is filled by them).
-bool cpu_fills(const hal::Operand& o) noexcept {
-    return hal::is_pageable(o.placement) || (o.placement == hal::Placement::own_host && !o.zehal_allocation);
-}
+// Host memory is filled by the CPU, in stream order (a host function): the copy engines
+// cannot take pageable memory, and cuMemsetD*Async into pinned host memory is synchronous
+// with the host (CUDA's API synchronization rules), so behind a wait on an event the host
+// signals later it would block the caller for good.
+bool cpu_fills(const hal::Operand& o) noexcept { return is_host(o); }
 
 bool overlap(const void* a, const void* b, size_t size) noexcept {
     const auto x = reinterpret_cast<uintptr_t>(a);
@@ -166,10 +166,14 @@ ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, cons
     if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
-    // Host functions touch the host operands later, in stream order: they hold them until
-    // then, so that the memory is not freed under them (cuMemFree knows nothing of them).
-    // System memory is not held: the caller keeps it alive.
-    const bool pageable = hal::is_pageable(to.placement) || hal::is_pageable(from.placement);
+    // Pageable memory goes through the copier, and so does a copy between two host memories:
+    // cuMemcpyAsync between host memories is synchronous with the host (CUDA's API
+    // synchronization rules), so behind a wait it would block the caller; the copier's host
+    // function copies on the CPU in stream order. Host functions touch the host operands
+    // later: they hold them until then, so that the memory is not freed under them
+    // (cuMemFree knows nothing of them). System memory is not held: the caller keeps it alive.
+    const bool pageable = hal::is_pageable(to.placement) || hal::is_pageable(from.placement) ||
+                          (is_host(to) && is_host(from));
     HostHolds holds;
     if (pageable && is_host(to)) {
         if (ze_result_t r = device_->hold_memory(dst, size, &holds.of[0]); r != ZE_RESULT_SUCCESS) return r;
@@ -275,9 +279,13 @@ ze_result_t CudaQueue::append_event_reset(const hal::EventRef& event) {
     ContextScope scope(api_, device_->context());
     std::lock_guard lock(mu_);
     resets_queued_ = true;
-    // The start and end ticks (four words after the flag word and its neighbour), then the flag.
+    // The start and end ticks (four words after the flag word and its neighbour), then the
+    // flag: stream writes, since a memset of the slot's pinned host memory would be
+    // synchronous with the host (and block the caller behind a wait).
     const CUdeviceptr ticks = e->flag_address() + (offsetof(EventSlot, start) - offsetof(EventSlot, flag));
-    CUresult r = api_.cuMemsetD32Async(ticks, 0, 4, stream_);
+    CUresult r = CUDA_SUCCESS;
+    for (CUdeviceptr word = ticks; word < ticks + 4 * sizeof(uint32_t) && r == CUDA_SUCCESS; word += sizeof(uint32_t))
+        r = api_.cuStreamWriteValue32(stream_, word, 0, CU_STREAM_WRITE_VALUE_DEFAULT);
     if (r == CUDA_SUCCESS) r = api_.cuStreamWriteValue32(stream_, e->flag_address(), 0, CU_STREAM_WRITE_VALUE_DEFAULT);
     return device_->check(r);
 }
@@ -348,7 +356,9 @@ ze_result_t CudaQueue::append_query_kernel_timestamps(std::span<const hal::Event
         const uint64_t* ticks = &e->slot()->start;
         const CUdeviceptr from = e->flag_address() + (offsetof(EventSlot, start) - offsetof(EventSlot, flag));
         for (size_t half = 0; half < kResult && r == CUDA_SUCCESS; half += kResult / 2) {
-            if (hal::is_pageable(placed[i].placement)) {
+            // Into host memory on the CPU in stream order: a copy between host memories
+            // (the slot is pinned host memory) is synchronous with the host.
+            if (is_host(placed[i])) {
                 // Held until the host function that writes it has run.
                 HostHolds holds;
                 if (device_->hold_memory(out + half, kResult / 2, &holds.of[0]) == ZE_RESULT_SUCCESS)
