@@ -9,7 +9,7 @@
 #include "common/clock.hpp"
 #include "hal/device_handle.hpp"
 #include "hal/event_handle.hpp"
-#include "sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 
 namespace zehal {
 namespace {

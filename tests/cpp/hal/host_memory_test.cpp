@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 
 namespace zehal {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "hal/sim/sim_device.hpp"
 #include "hal/sim/sim_trace.hpp"
-#include "sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 
 namespace zehal {
 namespace {

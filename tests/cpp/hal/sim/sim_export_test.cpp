@@ -13,7 +13,7 @@
 
 #include "hal/sim/sim_trace.hpp"
 #include "hal/trace_record.hpp"
-#include "sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 #include "support/open_fds.hpp"
 
 namespace zehal {

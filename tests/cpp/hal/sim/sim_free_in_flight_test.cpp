@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "hal/pointer_registry.hpp"
-#include "sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 
 namespace zehal::test {
 namespace {

@@ -50,7 +50,7 @@ TEST(CudaQueue, BadInput) {
     EXPECT_EQ(q->index(), copies - 1);
 
     Memory a(dev, hal::MemoryKind::device, 4096), b(dev, hal::MemoryKind::host, 4096);
-    // Pages not mapped (system memory is an operand: tests/cpp/hal_cuda/test_cuda_system_memory.cpp).
+    // Pages not mapped (system memory is an operand: tests/cpp/hal/cuda/cuda_system_memory_test.cpp).
     auto* unmapped = reinterpret_cast<uint8_t*>(uintptr_t{4096});
     const uint8_t pattern[256] = {};
     EXPECT_EQ(q->append_copy(nullptr, b.ptr, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_POINTER);

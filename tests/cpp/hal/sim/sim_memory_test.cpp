@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "hal/sim/sim_device.hpp"
-#include "sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 
 namespace zehal {
 namespace {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "benchmarks.hpp"
-#include "sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 
 namespace zehal {
 namespace {

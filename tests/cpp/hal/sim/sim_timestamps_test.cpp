@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "hal/timestamps.hpp"
-#include "sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 
 namespace zehal {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hal/queue.hpp"
-#include "sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 
 namespace zehal {
 namespace {

@@ -1,5 +1,5 @@
 // Prints the level_zero backend's status as the registry sees it: "available <devices>" or
-// "unavailable <reason>". Run by test_level_zero_backend with the loader or the driver
+// "unavailable <reason>". Run by level_zero_backend_test with the loader or the driver
 // taken away through the environment.
 #include <cstdio>
 
