@@ -158,7 +158,9 @@ def python_round_trip(device: Device | None = None, quick: bool = False) -> list
 
     if cupy_us is not None:
         rows.append(
-            _row("python", "64 B request: Dma.copy + wait", submit_wait, "us", cupy_us, "cupy memcpyAsync + synchronize")
+            _row(
+                "python", "64 B request: Dma.copy + wait", submit_wait, "us", cupy_us, "cupy memcpyAsync + synchronize"
+            )
         )
     rows.extend(_pool_rows(device, iterations, repeats))
     return rows

@@ -127,7 +127,11 @@ def describe_difference(report: dict[str, Any], device: dict[str, Any], quick: b
     if isinstance(saved, dict):
         for field in ("backend", "name"):
             if field in saved and saved.get(field) != device.get(field):
-                notes.append(f"note: the saved run's device {field} was {saved.get(field)!r}, this run's {device.get(field)!r}")
+                notes.append(
+                    f"note: the saved run's device {field} was {saved.get(field)!r}, this run's {device.get(field)!r}"
+                )
     if "quick" in report and bool(report["quick"]) != quick:
-        notes.append(f"note: the saved run was {'' if report['quick'] else 'not '}a --quick run, this one is{'' if quick else ' not'}")
+        notes.append(
+            f"note: the saved run was {'' if report['quick'] else 'not '}a --quick run, this one is{'' if quick else ' not'}"
+        )
     return notes
