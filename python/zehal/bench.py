@@ -293,7 +293,10 @@ def format_table(rows: list[Row]) -> str:
     numeric = {2, 4, 6}
     lines = []
     for k, c in enumerate(cells):
-        parts = [str(v).rjust(w) if i in numeric and k else str(v).ljust(w) for i, (v, w) in enumerate(zip(c, widths))]
+        parts = [
+            str(v).rjust(w) if i in numeric and k else str(v).ljust(w)
+            for i, (v, w) in enumerate(zip(c, widths, strict=True))
+        ]
         lines.append("  ".join(parts).rstrip())
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
