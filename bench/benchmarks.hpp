@@ -14,11 +14,11 @@ namespace zehal::bench {
 // One line of a benchmark table. `ratio` is value / baseline for rates (higher is
 // better) and baseline / value for times (higher is better too), 0 without a baseline.
 struct Row {
-    std::string suite;     // "copy", "request", "area", "timestamps", "ring", "tracer", ...
-    std::string name;      // e.g. "host->device 64 MiB"
-    double value = 0;      // zehal's figure
-    std::string unit;      // "GB/s", "us", "Mrec/s", ...
-    double baseline = 0;   // the baseline's figure in the same unit (0: none)
+    std::string suite;          // "copy", "request", "area", "timestamps", "ring", "tracer", ...
+    std::string name;           // e.g. "host->device 64 MiB"
+    double value = 0;           // zehal's figure
+    std::string unit;           // "GB/s", "us", "Mrec/s", ...
+    double baseline = 0;        // the baseline's figure in the same unit (0: none)
     std::string baseline_name;  // "memcpy", "cuMemcpyAsync", "mutex ring", ...
     double ratio = 0;
     std::string note;  // the known cause of a surprising ratio (e.g. above 1), or empty

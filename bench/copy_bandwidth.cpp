@@ -81,8 +81,10 @@ uint64_t time_memcpy(void* dst, const void* src, size_t size, size_t reps) {
 // The known cause of a ratio above 1 in the table's note; empty at or below 1.
 std::string note_for(bool same_buffers, double ratio) {
     if (ratio <= 1.0) return "";
-    if (!same_buffers) return "the device's copy engine beside a host memcpy: different hardware, not a like-for-like ratio";
-    if (ratio <= 1.05) return "both sides run the same memcpy on the same buffers (zehal's on the engine thread): run-to-run noise";
+    if (!same_buffers)
+        return "the device's copy engine beside a host memcpy: different hardware, not a like-for-like ratio";
+    if (ratio <= 1.05)
+        return "both sides run the same memcpy on the same buffers (zehal's on the engine thread): run-to-run noise";
     return "no known cause: the same memcpy on the same buffers; measure again";
 }
 

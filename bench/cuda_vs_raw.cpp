@@ -412,8 +412,8 @@ std::vector<Row> cuda_vs_raw(const hal::DeviceRef& device, const Options& option
             CUdeviceptr p = 0;
             return raw.cu.cuMemAlloc(&p, kBytes) == kCudaSuccess && raw.cu.cuMemFree(p) == kCudaSuccess;
         });
-        rows.push_back(row("cuda", "device allocate+free 1 MiB", ours / 1e3, "us", theirs / 1e3,
-                           "cuMemAlloc+cuMemFree", false));
+        rows.push_back(
+            row("cuda", "device allocate+free 1 MiB", ours / 1e3, "us", theirs / 1e3, "cuMemAlloc+cuMemFree", false));
 
         // The same through a pooled area, beside the raw calls and CUDA's own stream-ordered
         // pool (cuMemAllocFromPoolAsync + cuMemFreeAsync, no synchronization).
@@ -437,8 +437,8 @@ std::vector<Row> cuda_vs_raw(const hal::DeviceRef& device, const Options& option
             rows.push_back(row("cuda", "pooled device mmap+munmap 1 MiB", pool_ns / 1e3, "us", theirs / 1e3,
                                "cuMemAlloc+cuMemFree", false));
             rows.push_back(row("cuda", "pooled device mmap+munmap 1 MiB", pool_ns / 1e3, "us",
-                               ns_per_call(rounds, m, cuda_pool_once) / 1e3,
-                               "cuMemAllocFromPoolAsync+cuMemFreeAsync", false));
+                               ns_per_call(rounds, m, cuda_pool_once) / 1e3, "cuMemAllocFromPoolAsync+cuMemFreeAsync",
+                               false));
             raw.cu.cuStreamSynchronize(raw.stream);
             const double area_ns = ns_per_call(rounds, n, [&] {
                 void* p = nullptr;
@@ -457,7 +457,8 @@ std::vector<Row> cuda_vs_raw(const hal::DeviceRef& device, const Options& option
         uint32_t engine = ~0u;
         const auto& groups = dev.metric_groups();
         for (uint32_t i = 0; i < groups.size() && engine == ~0u; ++i)
-            if ((groups[i].sampling_types & hal::kSamplingTracerBased) && !(groups[i].type_flags & hal::kGroupExportDmaBuf))
+            if ((groups[i].sampling_types & hal::kSamplingTracerBased) &&
+                !(groups[i].type_flags & hal::kGroupExportDmaBuf))
                 engine = i;
         const int kernels = options.quick ? 2000 : 20000;
         const int traced_rounds = options.quick ? 2 : 5;

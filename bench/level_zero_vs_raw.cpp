@@ -16,7 +16,6 @@
 #include "ze_raw_copy.hpp"
 #include "zehal/zehal.hpp"
 
-
 int main(int argc, char** argv) {
     const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
     const int rounds = quick ? 2 : 8;
@@ -48,7 +47,8 @@ int main(int argc, char** argv) {
     uint32_t groups = 0;
     ZEHAL_BENCH_ZE_CHECK(zeDeviceGetCommandQueueGroupProperties(zdev, &groups, nullptr));
     std::vector<ze_command_queue_group_properties_t> gp(
-        groups, ze_command_queue_group_properties_t{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES, nullptr, 0, 0, 0});
+        groups,
+        ze_command_queue_group_properties_t{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES, nullptr, 0, 0, 0});
     ZEHAL_BENCH_ZE_CHECK(zeDeviceGetCommandQueueGroupProperties(zdev, &groups, gp.data()));
     // The group zehal's ordinal names: the first with COMPUTE, or the first copy-only one.
     uint32_t ze_ordinal = 0;
@@ -69,8 +69,8 @@ int main(int argc, char** argv) {
 
     std::printf("device: %s (level_zero)\n", device.properties().name);
     std::printf("%-36s %12s %12s %8s\n", "figure", "zehal", "raw L0", "ratio");
-    std::printf("%-36s %10.2f us %10.2f us %8.3f\n", "64 B immediate copy round trip", small.a * 1e6,
-                small.b * 1e6, small.b / small.a);
+    std::printf("%-36s %10.2f us %10.2f us %8.3f\n", "64 B immediate copy round trip", small.a * 1e6, small.b * 1e6,
+                small.b / small.a);
     std::printf("%-36s %8.2f GB/s %8.2f GB/s %8.3f\n", (std::to_string(big >> 20) + " MiB host->device copy").c_str(),
                 big / large.a / 1e9, big / large.b / 1e9, large.b / large.a);
     std::printf("ratio: raw Level Zero time / zehal time (at least 0.95 is the goal)\n");

@@ -11,13 +11,13 @@
 #include <functional>
 
 // Exits with the call and its result when a Level Zero call fails.
-#define ZEHAL_BENCH_ZE_CHECK(call)                                            \
-    do {                                                                      \
-        ze_result_t r_ = (call);                                              \
-        if (r_ != ZE_RESULT_SUCCESS) {                                        \
-            std::fprintf(stderr, "%s failed: 0x%x\n", #call, unsigned(r_));    \
-            std::exit(1);                                                     \
-        }                                                                     \
+#define ZEHAL_BENCH_ZE_CHECK(call)                                          \
+    do {                                                                    \
+        ze_result_t r_ = (call);                                            \
+        if (r_ != ZE_RESULT_SUCCESS) {                                      \
+            std::fprintf(stderr, "%s failed: 0x%x\n", #call, unsigned(r_)); \
+            std::exit(1);                                                   \
+        }                                                                   \
     } while (0)
 
 namespace zehal::bench {

@@ -137,16 +137,18 @@ std::vector<Row> pool_latency(const hal::DeviceRef& device, const Options& optio
             // milliseconds and the start of the threads weighs little in the span.
             const Timing pooled_timing = time_rounds(calls * 5, threads, map_unmap(*pooled));
             const double pool_us = pooled_timing.us;
-            const std::string what =
-                "pooled device mmap+munmap " + size + ", " + std::to_string(threads) + " thread" + (threads > 1 ? "s" : "");
-            if (threads == 1) one_thread_rate = pooled_timing.mops_per_s;
+            const std::string what = "pooled device mmap+munmap " + size + ", " + std::to_string(threads) + " thread" +
+                                     (threads > 1 ? "s" : "");
+            if (threads == 1)
+                one_thread_rate = pooled_timing.mops_per_s;
             else if (pool_us > 0 && one_thread_rate > 0)
                 rows.push_back(throughput_row(what, pooled_timing.mops_per_s, one_thread_rate));
             rows.push_back(row(what, pool_us, median_us(calls * 5, threads, malloc_free), "malloc+free"));
             // Unpooled calls cost from a fraction of a microsecond (sim) to a hundred (a GPU
             // driver's allocation, slower still from many threads): as many as fit in about
             // 20 ms of one thread at one thread's pace, between 10 and `calls`.
-            const size_t slow = std::clamp<size_t>(static_cast<size_t>(20'000 / std::max(unpooled_us, 1e-3)), 10, calls);
+            const size_t slow = std::clamp<size_t>(static_cast<size_t>(20'000 / std::max(unpooled_us, 1e-3)), 10,
+                                                   calls);
             rows.push_back(row(what, pool_us, median_us(slow, threads, map_unmap(*plain)), "unpooled area"));
             rows.push_back(row(what, pool_us, median_us(slow, threads, hal_alloc_free), "HAL allocate+free"));
         }

@@ -87,8 +87,8 @@ Row tracer_row(const std::string& name, const Outcome& o, double offered) {
 // Fresh sim devices whose asynchronous source offers `rates` records per second in turn
 // (hardware buffer and host ring of the sizes given); the best rate that arrives whole
 // is the figure, in *row. False when not even the first rate arrives whole.
-bool best_zero_drop_rate(const std::vector<uint64_t>& rates, nanoseconds window, size_t buffer_bytes,
-                         size_t ring_bytes, const std::string& what, Row* row) {
+bool best_zero_drop_rate(const std::vector<uint64_t>& rates, nanoseconds window, size_t buffer_bytes, size_t ring_bytes,
+                         const std::string& what, Row* row) {
     Outcome best;
     uint64_t best_rate = 0;
     for (uint64_t rate : rates) {
@@ -102,7 +102,8 @@ bool best_zero_drop_rate(const std::vector<uint64_t>& rates, nanoseconds window,
         best = o;
         best_rate = rate;
     }
-    if (best_rate) *row = tracer_row("async source -> reader, " + what + ", zero drops", best, static_cast<double>(best_rate));
+    if (best_rate)
+        *row = tracer_row("async source -> reader, " + what + ", zero drops", best, static_cast<double>(best_rate));
     return best_rate != 0;
 }
 
@@ -162,11 +163,12 @@ std::vector<Row> tracer_throughput(const hal::DeviceRef& device, const Options& 
         // loop's, not the scheduler's). The defaults (1 MiB hardware buffer, 4 MiB ring)
         // hold 1.6 ms of records at that rate.
         const std::vector<uint64_t> rates = options.quick ? std::vector<uint64_t>{1'000'000, 4'000'000}
-                                                          : std::vector<uint64_t>{1'000'000, 2'000'000, 4'000'000,
-                                                                                  8'000'000, 16'000'000, 24'000'000,
+                                                          : std::vector<uint64_t>{1'000'000,  2'000'000,  4'000'000,
+                                                                                  8'000'000,  16'000'000, 24'000'000,
                                                                                   32'000'000, 48'000'000, 64'000'000};
         const size_t defaults_ring = metrics::TracerOptions{}.ring_bytes;
-        if (Row r; best_zero_drop_rate(rates, window, kBufferBytes, kBufferBytes, "16 MiB buffers", &r)) rows.push_back(r);
+        if (Row r; best_zero_drop_rate(rates, window, kBufferBytes, kBufferBytes, "16 MiB buffers", &r))
+            rows.push_back(r);
         if (Row r; best_zero_drop_rate(rates, window, sim::SimConfig{}.trace_buffer_bytes, defaults_ring,
                                        "default buffers (1 MiB, ring 4 MiB)", &r))
             rows.push_back(r);
@@ -202,14 +204,16 @@ std::vector<Row> tracer_throughput(const hal::DeviceRef& device, const Options& 
         device->create_queue(hal::kComputeOrdinal, 0, &q) == ZE_RESULT_SUCCESS) {
         const Outcome o = trace_for(device, {"EngineEvents"}, window, metrics::TracerOptions{}.ring_bytes,
                                     [&](steady_clock::time_point until) {
-            const uint8_t pattern = 1;
-            while (steady_clock::now() < until) {
-                for (int i = 0; i < 64; ++i) q->append_fill(p, &pattern, 1, 4096, nullptr, {});
-                q->host_synchronize(kWaitForever);
-            }
-        });
+                                        const uint8_t pattern = 1;
+                                        while (steady_clock::now() < until) {
+                                            for (int i = 0; i < 64; ++i)
+                                                q->append_fill(p, &pattern, 1, 4096, nullptr, {});
+                                            q->host_synchronize(kWaitForever);
+                                        }
+                                    });
         if (o.ok) {
-            Row row = tracer_row("commands -> reader", o, static_cast<double>(o.produced) / duration<double>(window).count());
+            Row row = tracer_row("commands -> reader", o,
+                                 static_cast<double>(o.produced) / duration<double>(window).count());
             row.name += o.dropped ? " (with drops)" : ", zero drops";
             rows.push_back(row);
         }

@@ -76,8 +76,8 @@ int main(int argc, char** argv) {
 
     std::printf("device: %s (%s)\n", device.properties().name, backend.c_str());
     std::printf("%-36s %12s %12s %8s\n", "figure", "driver", "C++ API", "ratio");
-    std::printf("%-36s %10.2f us %10.2f us %8.3f\n", "64 B immediate copy round trip", small.a * 1e6,
-                small.b * 1e6, small.a / small.b);
+    std::printf("%-36s %10.2f us %10.2f us %8.3f\n", "64 B immediate copy round trip", small.a * 1e6, small.b * 1e6,
+                small.a / small.b);
     std::printf("%-36s %8.2f GB/s %8.2f GB/s %8.3f\n", (std::to_string(big >> 20) + " MiB host->device copy").c_str(),
                 big / large.a / 1e9, big / large.b / 1e9, large.a / large.b);
     std::printf("ratio: driver time / C++ API time (at most 1.05 is the goal)\n");

@@ -18,8 +18,9 @@ public:
     ZeRawCopy(ze_driver_handle_t driver, ze_device_handle_t device, uint32_t ze_ordinal, size_t bytes) {
         ze_context_desc_t cd{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
         ZEHAL_BENCH_ZE_CHECK(zeContextCreate(driver, &cd, &ctx_));
-        ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, ze_ordinal, 0, 0,
-                                   ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+        ze_command_queue_desc_t qd{
+            ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, ze_ordinal, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+            ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
         ZEHAL_BENCH_ZE_CHECK(zeCommandListCreateImmediate(ctx_, device, &qd, &list_));
         ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
         ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};

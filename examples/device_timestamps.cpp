@@ -43,8 +43,8 @@ int run() {
     if (kernel) {
         const auto ticks = event.kernel_timestamps();
         for (size_t i = 0; i < ticks.size(); ++i) {
-            const uint64_t t =
-                zehal::elapsed_ticks(ticks[i].global.kernel_start, ticks[i].global.kernel_end, p.kernel_timestamp_valid_bits);
+            const uint64_t t = zehal::elapsed_ticks(ticks[i].global.kernel_start, ticks[i].global.kernel_end,
+                                                    p.kernel_timestamp_valid_bits);
             std::printf("packet %zu: %llu ticks = %.0f ns\n", i, static_cast<unsigned long long>(t),
                         static_cast<double>(t) * 1e9 / static_cast<double>(p.timer_hz));
         }

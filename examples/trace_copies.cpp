@@ -41,7 +41,8 @@ int run() {
     tracer.disable();
     for (std::vector<uint8_t> chunk = tracer.read(); !chunk.empty(); chunk = tracer.read())
         raw.insert(raw.end(), chunk.begin(), chunk.end());
-    std::printf("raw: %zu bytes, %llu records dropped\n", raw.size(), static_cast<unsigned long long>(tracer.dropped()));
+    std::printf("raw: %zu bytes, %llu records dropped\n", raw.size(),
+                static_cast<unsigned long long>(tracer.dropped()));
     if (raw.empty()) return 1;
 
     const zehal::Decoded decoded = decoder.decode(raw);

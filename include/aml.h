@@ -47,8 +47,8 @@ struct aml_area_ops {
 
 /* An area: an ops table plus its data. */
 struct aml_area {
-    struct aml_area_ops* ops;    /* operations */
-    struct aml_area_data* data;  /* implementation data */
+    struct aml_area_ops* ops;   /* operations */
+    struct aml_area_data* data; /* implementation data */
 };
 
 /* Maps `size` bytes from `area`. size 0: NULL with aml_errno unchanged. NULL area: NULL,
@@ -102,8 +102,8 @@ struct aml_layout_ops {
 
 /* A layout: an ops table plus its data. */
 struct aml_layout {
-    struct aml_layout_ops* ops;    /* operations */
-    struct aml_layout_data* data;  /* implementation data */
+    struct aml_layout_ops* ops;   /* operations */
+    struct aml_layout_data* data; /* implementation data */
 };
 
 /* Address of the element at `coords` (one per dimension, user order). NULL layout or
@@ -156,20 +156,20 @@ struct aml_dma_ops {
 
 /* A DMA engine: an ops table plus its data. */
 struct aml_dma {
-    struct aml_dma_ops* ops;    /* operations */
-    struct aml_dma_data* data;  /* implementation data */
+    struct aml_dma_ops* ops;   /* operations */
+    struct aml_dma_data* data; /* implementation data */
 };
 
 /* Copies `src` into `dst` with operator `op` (NULL: the engine's default) and waits.
  * -AML_EINVAL for a NULL dma, dst or src; else the operator's or the copy's result. */
-ZEHAL_API int aml_dma_copy_custom(struct aml_dma* dma, struct aml_layout* dst, struct aml_layout* src, aml_dma_operator op,
-                        void* op_arg);
+ZEHAL_API int aml_dma_copy_custom(struct aml_dma* dma, struct aml_layout* dst, struct aml_layout* src,
+                                  aml_dma_operator op, void* op_arg);
 
 /* Submits the copy and returns at once; *req receives a request for aml_dma_wait or
  * aml_dma_cancel. req NULL: fire-and-forget (only a barrier waits for it; zehal frees
  * it). -AML_EINVAL for a NULL dma, dst or src; *req is untouched on failure. */
 ZEHAL_API int aml_dma_async_copy_custom(struct aml_dma* dma, struct aml_dma_request** req, struct aml_layout* dst,
-                              struct aml_layout* src, aml_dma_operator op, void* op_arg);
+                                        struct aml_layout* src, aml_dma_operator op, void* op_arg);
 
 /* Copies with the default operator. */
 #define aml_dma_copy(dma, d, s) aml_dma_copy_custom(dma, d, s, NULL, NULL)

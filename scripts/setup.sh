@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Installs what building and testing zehal needs on a fresh Debian machine:
 # GoogleTest and the Level Zero loader and headers (libze1, libze-dev) from Debian, the
-# Python build and test packages from PyPI.
+# formatter clang-format from Debian, the Python build, test and lint packages from PyPI.
 set -euo pipefail
 
-if [ ! -f /usr/include/gtest/gtest.h ] || [ ! -f /usr/include/level_zero/ze_api.h ]; then
+if [ ! -f /usr/include/gtest/gtest.h ] || [ ! -f /usr/include/level_zero/ze_api.h ] ||
+   ! command -v clang-format >/dev/null; then
   sudo_cmd=""
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq libgtest-dev libze1 libze-dev cmake >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq libgtest-dev libze1 libze-dev cmake clang-format >/dev/null
 fi
 
 python3 -m pip install -q --disable-pip-version-check \
-  "scikit-build-core>=0.10" "pybind11>=3.0" "numpy>=2.0" "pytest>=8" mypy ninja cmake
+  "scikit-build-core>=0.10" "pybind11>=3.0" "numpy>=2.0" "pytest>=8" mypy ninja cmake "ruff==0.17.5"

@@ -9,17 +9,18 @@ namespace zehal::aml {
 
 namespace {
 
-bool power_of_two(size_t v) {
-    return v != 0 && (v & (v - 1)) == 0;
-}
+bool power_of_two(size_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 }  // namespace
 
 const char* kind_name(hal::MemoryKind kind) noexcept {
     switch (kind) {
-    case hal::MemoryKind::host: return "host";
-    case hal::MemoryKind::device: return "device";
-    case hal::MemoryKind::shared: return "shared";
+        case hal::MemoryKind::host:
+            return "host";
+        case hal::MemoryKind::device:
+            return "device";
+        case hal::MemoryKind::shared:
+            return "shared";
     }
     return "unknown";
 }
@@ -50,8 +51,8 @@ ze_result_t Area::create_pool(std::shared_ptr<Area> upstream, size_t initial_byt
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (!upstream || upstream->closed()) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (maximum_bytes && initial_bytes > maximum_bytes) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    std::shared_ptr<Area> area(new Area(upstream->device_, upstream->kind_, upstream->ordinal_, upstream->flags_,
-                                        upstream->alignment_));
+    std::shared_ptr<Area> area(
+        new Area(upstream->device_, upstream->kind_, upstream->ordinal_, upstream->flags_, upstream->alignment_));
     area->pool_ = std::make_unique<Pool>(std::move(upstream), maximum_bytes);
     if (ze_result_t r = area->pool_->reserve(initial_bytes); r != ZE_RESULT_SUCCESS) return r;
     *out = std::move(area);
@@ -59,7 +60,11 @@ ze_result_t Area::create_pool(std::shared_ptr<Area> upstream, size_t initial_byt
 }
 
 Area::Area(hal::DeviceRef device, hal::MemoryKind kind, uint32_t ordinal, uint32_t flags, size_t alignment)
-    : device_(std::move(device)), kind_(kind), ordinal_(ordinal), flags_(flags), alignment_(alignment) {}
+    : device_(std::move(device)),
+      kind_(kind),
+      ordinal_(ordinal),
+      flags_(flags),
+      alignment_(alignment) {}
 
 Area::~Area() {
     for (const auto& [ptr, size] : mappings_) device_->free(ptr);
@@ -130,9 +135,7 @@ void Area::close() noexcept {
     closed_.store(true, std::memory_order_release);
 }
 
-bool Area::closed() const noexcept {
-    return closed_.load(std::memory_order_acquire);
-}
+bool Area::closed() const noexcept { return closed_.load(std::memory_order_acquire); }
 
 bool Area::mapped(const void* ptr, size_t* size) const {
     if (pool_) return pool_->find(ptr, size);
@@ -164,7 +167,8 @@ void Area::describe(FILE* stream, const char* prefix) const {
     if (pool_) {
         const PoolStats st = pool_->stats();
         std::fprintf(stream, "%spool: %llu bytes in use, %llu reserved, %llu upstream allocations\n", p,
-                     static_cast<unsigned long long>(st.bytes_in_use), static_cast<unsigned long long>(st.bytes_reserved),
+                     static_cast<unsigned long long>(st.bytes_in_use),
+                     static_cast<unsigned long long>(st.bytes_reserved),
                      static_cast<unsigned long long>(st.upstream_allocations));
     }
 }

@@ -36,9 +36,15 @@ void* map_kind(const aml_area_data* data, size_t size, MemoryKind kind) {
 int make_handle(std::shared_ptr<Area> impl, aml_area** out) {
     auto* h = new AreaHandle();
     switch (impl->kind()) {
-    case MemoryKind::device: h->ops = &aml_area_ze_ops_device; break;
-    case MemoryKind::shared: h->ops = &aml_area_ze_ops_shared; break;
-    case MemoryKind::host: h->ops = &aml_area_ze_ops_host; break;
+        case MemoryKind::device:
+            h->ops = &aml_area_ze_ops_device;
+            break;
+        case MemoryKind::shared:
+            h->ops = &aml_area_ze_ops_shared;
+            break;
+        case MemoryKind::host:
+            h->ops = &aml_area_ze_ops_host;
+            break;
     }
     h->data = reinterpret_cast<aml_area_data*>(impl.get());
     h->impl = std::move(impl);
@@ -63,8 +69,8 @@ struct aml_area_ops aml_area_ze_ops_device = {aml_area_ze_mmap_device, aml_area_
 struct aml_area_ops aml_area_ze_ops_shared = {aml_area_ze_mmap_shared, aml_area_ze_munmap, aml_area_ze_fprintf};
 struct aml_area_ops aml_area_ze_ops_host = {aml_area_ze_mmap_host, aml_area_ze_munmap, aml_area_ze_fprintf};
 
-int aml_area_ze_device_create(struct aml_area** area, zehal_device_t device, uint32_t ordinal,
-                              uint32_t device_flags, size_t alignment, int flags) {
+int aml_area_ze_device_create(struct aml_area** area, zehal_device_t device, uint32_t ordinal, uint32_t device_flags,
+                              size_t alignment, int flags) {
     if (!area || !device) return -AML_EINVAL;
     MemoryKind kind;
     if (flags == AML_AREA_ZE_MMAP_DEVICE_FLAGS)
@@ -75,8 +81,8 @@ int aml_area_ze_device_create(struct aml_area** area, zehal_device_t device, uin
         return -AML_EINVAL;
     return guarded([&] {
         std::shared_ptr<Area> impl;
-        const ze_result_t r =
-            Area::create(zehal::aml::capi::device_ref(device), kind, ordinal, device_flags, alignment, &impl);
+        const ze_result_t r = Area::create(zehal::aml::capi::device_ref(device), kind, ordinal, device_flags, alignment,
+                                           &impl);
         if (r != ZE_RESULT_SUCCESS) return to_aml(r);
         return make_handle(std::move(impl), area);
     });
@@ -159,8 +165,8 @@ int aml_area_ze_pool_create(struct aml_area** area, struct aml_area* upstream, s
     if (!up) return -AML_EINVAL;
     return guarded([&] {
         std::shared_ptr<Area> impl;
-        const ze_result_t r =
-            Area::create_pool(static_cast<AreaHandle*>(upstream)->impl, initial_bytes, maximum_bytes, &impl);
+        const ze_result_t r = Area::create_pool(static_cast<AreaHandle*>(upstream)->impl, initial_bytes, maximum_bytes,
+                                                &impl);
         if (r != ZE_RESULT_SUCCESS) return to_aml(r);
         return make_handle(std::move(impl), area);
     });
@@ -185,8 +191,8 @@ int aml_area_ze_pool_stats(const struct aml_area* area, struct aml_area_ze_pool_
     const Area* a = zehal_area(area);
     if (!a || !a->pool() || !stats) return -AML_EINVAL;
     const zehal::aml::PoolStats s = a->pool()->stats();
-    *stats = {s.bytes_in_use, s.peak_bytes_in_use, s.bytes_reserved, s.allocations, s.total_allocations,
-              s.upstream_allocations, s.cache_hits};
+    *stats = {s.bytes_in_use,      s.peak_bytes_in_use,    s.bytes_reserved, s.allocations,
+              s.total_allocations, s.upstream_allocations, s.cache_hits};
     return AML_SUCCESS;
 }
 

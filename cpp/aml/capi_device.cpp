@@ -85,7 +85,6 @@ extern "C" ze_result_t zehal_device_get_properties(zehal_device_t device, zehal_
     });
 }
 
-
 extern "C" ze_result_t zehal_backend_get(uint32_t* count, zehal_backend_properties_t* backends) {
     return zehal::ze_guarded([&]() -> ze_result_t {
         if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;

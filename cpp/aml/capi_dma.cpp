@@ -118,8 +118,8 @@ int aml_dma_ze_request_create(struct aml_dma_data* data, struct aml_dma_request*
     });
 }
 
-int aml_dma_ze_copy_signal(struct aml_dma* dma, struct aml_dma_request** req, void* dst, const void* src,
-                           size_t size, struct zehal_event* signal) {
+int aml_dma_ze_copy_signal(struct aml_dma* dma, struct aml_dma_request** req, void* dst, const void* src, size_t size,
+                           struct zehal_event* signal) {
     if (!dma || dma->ops != &aml_dma_ze_ops || !dst || !src || size == 0) return -AML_EINVAL;
     DmaHandle* h = dma_of(dma->data);
     return guarded([&] {
@@ -195,8 +195,7 @@ int aml_dma_ze_memcpy_op(struct aml_layout* dst, const struct aml_layout* src, v
 
 int aml_dma_copy_custom(struct aml_dma* dma, struct aml_layout* dst, struct aml_layout* src, aml_dma_operator op,
                         void* op_arg) {
-    if (!dma || !dma->ops || !dma->ops->create_request || !dma->ops->wait_request || !dst || !src)
-        return -AML_EINVAL;
+    if (!dma || !dma->ops || !dma->ops->create_request || !dma->ops->wait_request || !dst || !src) return -AML_EINVAL;
     aml_dma_request* req = nullptr;
     if (int r = dma->ops->create_request(dma->data, &req, dst, src, op, op_arg); r != AML_SUCCESS) return r;
     return dma->ops->wait_request(dma->data, &req);

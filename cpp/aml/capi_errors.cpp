@@ -6,13 +6,9 @@
 
 extern "C" {
 
-int* aml_errno_location(void) {
-    return &zehal::aml::thread_errno();
-}
+int* aml_errno_location(void) { return &zehal::aml::thread_errno(); }
 
-const char* aml_strerror(const int err) {
-    return zehal::aml::error_message(err);
-}
+const char* aml_strerror(const int err) { return zehal::aml::error_message(err); }
 
 void aml_perror(const char* msg) {
     const char* text = zehal::aml::error_message(zehal::aml::thread_errno());
@@ -22,8 +18,6 @@ void aml_perror(const char* msg) {
         std::fprintf(stderr, "%s\n", text);
 }
 
-int aml_errno_from_ze_result(ze_result_t err) {
-    return zehal::aml::errno_from_result(err);
-}
+int aml_errno_from_ze_result(ze_result_t err) { return zehal::aml::errno_from_result(err); }
 
 }  // extern "C"

@@ -50,9 +50,7 @@ struct DmaHandle : aml_dma {
 inline Area* area_of(const aml_area_data* data) noexcept {
     return reinterpret_cast<Area*>(const_cast<aml_area_data*>(data));
 }
-inline const Layout* layout_of(const aml_layout_data* data) noexcept {
-    return reinterpret_cast<const Layout*>(data);
-}
+inline const Layout* layout_of(const aml_layout_data* data) noexcept { return reinterpret_cast<const Layout*>(data); }
 inline DmaHandle* dma_of(const aml_dma_data* data) noexcept {
     return reinterpret_cast<DmaHandle*>(const_cast<aml_dma_data*>(data));
 }

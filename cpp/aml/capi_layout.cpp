@@ -21,40 +21,28 @@ void* dense_deref(const aml_layout_data* data, const size_t* coords) {
     return out;
 }
 
-void* dense_rawptr(const aml_layout_data* data) {
-    return layout_of(data)->rawptr();
-}
+void* dense_rawptr(const aml_layout_data* data) { return layout_of(data)->rawptr(); }
 
-int dense_order(const aml_layout_data* data) {
-    return layout_of(data)->order();
-}
+int dense_order(const aml_layout_data* data) { return layout_of(data)->order(); }
 
 int dense_dims(const aml_layout_data* data, size_t* dims) {
     layout_of(data)->dims(dims);
     return AML_SUCCESS;
 }
 
-size_t dense_ndims(const aml_layout_data* data) {
-    return layout_of(data)->ndims();
-}
+size_t dense_ndims(const aml_layout_data* data) { return layout_of(data)->ndims(); }
 
-size_t dense_element_size(const aml_layout_data* data) {
-    return layout_of(data)->element_size();
-}
+size_t dense_element_size(const aml_layout_data* data) { return layout_of(data)->element_size(); }
 
 int dense_fprintf(const aml_layout_data* data, FILE* stream, const char* prefix) {
     layout_of(data)->describe(stream, prefix);
     return AML_SUCCESS;
 }
 
-void dense_destroy(aml_layout* layout) {
-    delete static_cast<LayoutHandle*>(layout);
-}
+void dense_destroy(aml_layout* layout) { delete static_cast<LayoutHandle*>(layout); }
 
 // A usable layout: not null, with ops and data.
-bool usable(const aml_layout* layout) {
-    return layout && layout->ops && layout->data;
-}
+bool usable(const aml_layout* layout) { return layout && layout->ops && layout->data; }
 
 }  // namespace
 

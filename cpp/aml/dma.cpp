@@ -22,11 +22,11 @@ ze_result_t Dma::create(const hal::DeviceRef& device, uint32_t ordinal, uint32_t
 }
 
 Dma::Dma(std::shared_ptr<detail::Engine> engine, uint32_t ordinal, uint32_t index)
-    : engine_(std::move(engine)), ordinal_(ordinal), index_(index) {}
+    : engine_(std::move(engine)),
+      ordinal_(ordinal),
+      index_(index) {}
 
-Dma::~Dma() {
-    engine_->close();
-}
+Dma::~Dma() { engine_->close(); }
 
 ze_result_t Dma::copy(void* dst, const void* src, size_t size, std::shared_ptr<Request>* request,
                       const hal::EventRef& signal) {
@@ -60,37 +60,21 @@ ze_result_t Dma::append_copy(void* dst, const void* src, size_t size, Request* r
     return engine_->append_copy(dst, src, size, request, nullptr);
 }
 
-ze_result_t Dma::barrier() {
-    return engine_->barrier();
-}
+ze_result_t Dma::barrier() { return engine_->barrier(); }
 
-void Dma::poll() {
-    engine_->poll();
-}
+void Dma::poll() { engine_->poll(); }
 
-void Dma::watch(Request& request) {
-    engine_->watch(request);
-}
+void Dma::watch(Request& request) { engine_->watch(request); }
 
-ze_result_t Dma::close() {
-    return engine_->close();
-}
+ze_result_t Dma::close() { return engine_->close(); }
 
-bool Dma::closed() const {
-    return engine_->closed();
-}
+bool Dma::closed() const { return engine_->closed(); }
 
-bool Dma::owns(const Request& request) const noexcept {
-    return request.engine_ == engine_;
-}
+bool Dma::owns(const Request& request) const noexcept { return request.engine_ == engine_; }
 
-size_t Dma::pending() const {
-    return engine_->pending();
-}
+size_t Dma::pending() const { return engine_->pending(); }
 
-const hal::DeviceRef& Dma::device() const noexcept {
-    return engine_->device();
-}
+const hal::DeviceRef& Dma::device() const noexcept { return engine_->device(); }
 
 void Dma::describe(FILE* stream, const char* prefix) const {
     const char* p = prefix ? prefix : "";

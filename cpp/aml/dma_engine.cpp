@@ -9,7 +9,9 @@
 namespace zehal::aml::detail {
 
 Engine::Engine(hal::DeviceRef device, std::shared_ptr<hal::Queue> queue)
-    : device_(std::move(device)), queue_(std::move(queue)), events_(device_) {}
+    : device_(std::move(device)),
+      queue_(std::move(queue)),
+      events_(device_) {}
 
 ze_result_t Engine::new_request(const hal::EventRef& signal, std::shared_ptr<Request>* out) {
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -189,9 +191,7 @@ void Engine::poll_locked(Unlinked* keep) {
     }
 }
 
-ze_result_t Engine::barrier() {
-    return barrier_impl(false);
-}
+ze_result_t Engine::barrier() { return barrier_impl(false); }
 
 ze_result_t Engine::barrier_impl(bool allow_closed) {
     hal::EventRef event;

@@ -114,11 +114,11 @@ private:
     // submitted; dropped by close(), which breaks its reference back to the engine.
     std::shared_ptr<Request> spare_;  // guarded by mutex_
 
-    size_t watched_ = 0;            // tracked requests that are watched, guarded by mutex_
-    bool watcher_idle_ = false;     // the watcher sleeps on watch_cv_, guarded by mutex_
-    bool watcher_stop_ = false;     // guarded by mutex_
+    size_t watched_ = 0;         // tracked requests that are watched, guarded by mutex_
+    bool watcher_idle_ = false;  // the watcher sleeps on watch_cv_, guarded by mutex_
+    bool watcher_stop_ = false;  // guarded by mutex_
     std::condition_variable watch_cv_;
-    std::thread watcher_;           // started by the first watch(), joined by close()
+    std::thread watcher_;  // started by the first watch(), joined by close()
 };
 
 }  // namespace detail

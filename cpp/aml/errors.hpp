@@ -16,8 +16,6 @@ const char* error_message(int code) noexcept;
 int& thread_errno() noexcept;
 
 // For C functions returning a code: the negative AML code of a failed `r` (0 on SUCCESS).
-inline int to_aml(ze_result_t r) noexcept {
-    return -errno_from_result(r);
-}
+inline int to_aml(ze_result_t r) noexcept { return -errno_from_result(r); }
 
 }  // namespace zehal::aml

@@ -29,7 +29,7 @@ private:
 
     const hal::DeviceRef device_;
     std::mutex mutex_;
-    std::vector<hal::EventRef> free_;        // guarded by mutex_
+    std::vector<hal::EventRef> free_;           // guarded by mutex_
     uint32_t next_pool_size_ = kFirstPoolSize;  // guarded by mutex_
 };
 

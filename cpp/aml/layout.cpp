@@ -9,13 +9,9 @@ namespace zehal::aml {
 namespace {
 
 // a * b into *out; false on overflow.
-bool mul(size_t a, size_t b, size_t* out) {
-    return !__builtin_mul_overflow(a, b, out);
-}
+bool mul(size_t a, size_t b, size_t* out) { return !__builtin_mul_overflow(a, b, out); }
 
-bool add(size_t a, size_t b, size_t* out) {
-    return !__builtin_add_overflow(a, b, out);
-}
+bool add(size_t a, size_t b, size_t* out) { return !__builtin_add_overflow(a, b, out); }
 
 // `v` in native order: reversed for row-major layouts.
 std::vector<size_t> to_native(std::span<const size_t> v, int order) {
@@ -55,8 +51,7 @@ int Layout::dense(void* ptr, int order, size_t element_size, std::span<const siz
         if (!mul(elements, l->dims_[i], &elements)) return -AML_EINVAL;
         size_t step = 0;
         size_t span = 0;
-        if (!mul(l->stride_[i], l->cpitch_[i], &step) || !mul(l->dims_[i] - 1, step, &span) ||
-            !add(last, span, &last))
+        if (!mul(l->stride_[i], l->cpitch_[i], &step) || !mul(l->dims_[i] - 1, step, &span) || !add(last, span, &last))
             return -AML_EINVAL;
     }
     size_t extent = 0;

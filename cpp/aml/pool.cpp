@@ -154,8 +154,10 @@ ze_result_t Pool::take_over_cap(Shard& mine, Take take) {
         assigned_ += want;
     }
     for (size_t i = 0; i < kShards; ++i) {
-        if (shards_[i].cap) capped_ |= uint32_t{1} << i;
-        else capped_ &= ~(uint32_t{1} << i);
+        if (shards_[i].cap)
+            capped_ |= uint32_t{1} << i;
+        else
+            capped_ &= ~(uint32_t{1} << i);
     }
     for (size_t i = count; i-- > 0;) held[i]->mu.unlock();
     return r;
@@ -323,7 +325,8 @@ ze_result_t Pool::trim() {
                 }
                 const size_t bytes = static_cast<size_t>(slab->blocks) * block;
                 const char* lo = slab->base;
-                std::erase_if(bin.free, [&](const std::pair<char*, Slab*>& f) { return f.first >= lo && f.first < lo + bytes; });
+                std::erase_if(bin.free,
+                              [&](const std::pair<char*, Slab*>& f) { return f.first >= lo && f.first < lo + bytes; });
                 std::lock_guard arena(arena_mu_);
                 uncarve(slab->base, bytes);
             }

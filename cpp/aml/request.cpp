@@ -7,7 +7,9 @@
 namespace zehal::aml {
 
 Request::Request(Key, std::shared_ptr<detail::Engine> engine, hal::EventRef event, hal::EventRef signal)
-    : engine_(std::move(engine)), event_(std::move(event)), signal_(std::move(signal)) {
+    : engine_(std::move(engine)),
+      event_(std::move(event)),
+      signal_(std::move(signal)) {
     handle_.flags = AML_DMA_ZE_REQUEST_FLAGS_PENDING;
     handle_.owner = this;
 }

@@ -86,7 +86,7 @@ private:
     Request* prev_ = nullptr;
     Request* next_ = nullptr;
     uint64_t seq_ = 0;
-    bool watched_ = false;  // see Engine::watch
+    bool watched_ = false;                   // see Engine::watch
     std::shared_ptr<Request> tracked_self_;  // keeps a listed request alive (pending, or seen done until unlinked)
 };
 

@@ -25,9 +25,9 @@ public:
 
     T* allocate(size_t n) {
         const size_t bytes = (n * sizeof(T) + kCacheLineBytes - 1) / kCacheLineBytes * kCacheLineBytes;
-        return static_cast<T*>(::operator new(bytes, std::align_val_t{kCacheLineBytes}));
+        return static_cast<T*>(::operator new (bytes, std::align_val_t{kCacheLineBytes}));
     }
-    void deallocate(T* p, size_t) noexcept { ::operator delete(p, std::align_val_t{kCacheLineBytes}); }
+    void deallocate(T* p, size_t) noexcept { ::operator delete (p, std::align_val_t{kCacheLineBytes}); }
 
     template <typename U>
     bool operator==(const CacheLineAllocator<U>&) const noexcept {

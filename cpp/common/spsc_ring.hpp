@@ -44,7 +44,7 @@ public:
     explicit SpscByteRing(size_t capacity)
         : capacity_(std::bit_ceil(std::max(capacity, kCacheLine))),
           mask_(capacity_ - 1),
-          data_(static_cast<std::byte*>(::operator new(capacity_, std::align_val_t{kCacheLine}))) {}
+          data_(static_cast<std::byte*>(::operator new (capacity_, std::align_val_t{kCacheLine}))) {}
 
     SpscByteRing(const SpscByteRing&) = delete;
     SpscByteRing& operator=(const SpscByteRing&) = delete;
@@ -149,7 +149,7 @@ public:
 
 private:
     struct Free {
-        void operator()(std::byte* p) const noexcept { ::operator delete(p, std::align_val_t{kCacheLine}); }
+        void operator()(std::byte* p) const noexcept { ::operator delete (p, std::align_val_t{kCacheLine}); }
     };
 
     RingRegions regions(uint64_t pos, size_t bytes) const noexcept {
@@ -174,6 +174,7 @@ private:
 };
 
 static_assert(alignof(SpscByteRing) == SpscByteRing::kCacheLine, "the ring starts on a cache line of its own");
-static_assert(sizeof(SpscByteRing) == 3 * SpscByteRing::kCacheLine, "shared, producer and consumer lines, nothing more");
+static_assert(sizeof(SpscByteRing) == 3 * SpscByteRing::kCacheLine,
+              "shared, producer and consumer lines, nothing more");
 
 }  // namespace zehal

@@ -25,7 +25,7 @@ public:
 struct BackendStatus {
     std::string name;
     bool available = false;
-    std::string reason{};              // why not available; empty when available
+    std::string reason{};                // why not available; empty when available
     std::shared_ptr<Backend> backend{};  // null when not available
 };
 

@@ -35,8 +35,8 @@ public:
     // OUT_OF_DEVICE_MEMORY (device, shared) or OUT_OF_HOST_MEMORY (host).
     // Host memory is allocated and freed through any device of the backend, and usable by
     // every device of every backend (hal/host_memory.hpp).
-    virtual ze_result_t allocate(MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
-                                 uint32_t ordinal, void** out) = 0;
+    virtual ze_result_t allocate(MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
+                                 void** out) = 0;
     // Frees what allocate or import_dma_buf returned; INVALID_NULL_POINTER for null,
     // INVALID_ARGUMENT for any other pointer (foreign, interior, already freed).
     virtual ze_result_t free(void* ptr) = 0;

@@ -157,7 +157,8 @@ ze_result_t zehal_event_pool_create(zehal_device_t device, uint32_t flags, uint3
         std::shared_ptr<zehal::hal::EventPool> made;
         if (ze_result_t r = d->create_event_pool(count, flags, &made); r != ZE_RESULT_SUCCESS) return r;
         try {
-            *pool = reinterpret_cast<zehal_event_pool_t>(HandleTable::get().add(zehal::capi::PoolEntry{std::move(made), 0}));
+            *pool = reinterpret_cast<zehal_event_pool_t>(
+                HandleTable::get().add(zehal::capi::PoolEntry{std::move(made), 0}));
         } catch (const std::bad_alloc&) {
             return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
         }
@@ -233,9 +234,10 @@ ze_result_t zehal_event_query_kernel_timestamps_ext(zehal_event_t event, uint32_
         auto e = event_from_handle(event);
         if (!e) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
         if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        auto* ticks = results ? reinterpret_cast<zehal::hal::KernelTimestampResult*>(results->kernel_timestamps) : nullptr;
-        auto* synced =
-            results ? reinterpret_cast<zehal::hal::KernelTimestampResult*>(results->synchronized_timestamps) : nullptr;
+        auto* ticks = results ? reinterpret_cast<zehal::hal::KernelTimestampResult*>(results->kernel_timestamps)
+                              : nullptr;
+        auto* synced = results ? reinterpret_cast<zehal::hal::KernelTimestampResult*>(results->synchronized_timestamps)
+                               : nullptr;
         if (*count != 0 && !ticks && !synced) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         // With only synchronized results asked, the synchronized query decides (its pool check).
         if (synced && !ticks) return e->query_synchronized_timestamps(count, synced);

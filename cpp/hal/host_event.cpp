@@ -93,7 +93,10 @@ void EventDomain::notify_signal() {
 // ---------------------------------------------------------------- HostEventPool
 
 HostEventPool::HostEventPool(std::shared_ptr<EventDomain> domain, uint32_t count, uint32_t flags)
-    : domain_(std::move(domain)), count_(count), flags_(flags), events_(std::make_unique<HostEvent[]>(count)) {
+    : domain_(std::move(domain)),
+      count_(count),
+      flags_(flags),
+      events_(std::make_unique<HostEvent[]>(count)) {
     const bool timestamps = flags & (kPoolKernelTimestamp | kPoolKernelMappedTimestamp);
     for (uint32_t i = 0; i < count; ++i) {
         events_[i].pool_ = this;
@@ -131,7 +134,8 @@ ze_result_t HostEvent::host_synchronize(uint64_t timeout_ns) {
     if (domain().lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (signalled()) return ZE_RESULT_SUCCESS;
     if (timeout_ns == 0) return ZE_RESULT_NOT_READY;
-    const bool done = wait_until(state_, [this] { return state_.load() != 0; }, deadline_after(timeout_ns));
+    const bool done = wait_until(
+        state_, [this] { return state_.load() != 0; }, deadline_after(timeout_ns));
     if (domain().lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     return done && signalled() ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
 }

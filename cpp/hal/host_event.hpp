@@ -27,10 +27,10 @@ class EventDomain : public std::enable_shared_from_this<EventDomain> {
 public:
     // Fixed facts of the device.
     struct Params {
-        uint64_t timer_hz = 0;                     // device clock frequency
-        uint32_t kernel_timestamp_valid_bits = 64; // valid bits of kernel timestamps
-        uint32_t timestamp_flags = 0;              // TimestampCapability bits of the device
-        uint32_t max_packets = 1;                  // packets one command may record
+        uint64_t timer_hz = 0;                      // device clock frequency
+        uint32_t kernel_timestamp_valid_bits = 64;  // valid bits of kernel timestamps
+        uint32_t timestamp_flags = 0;               // TimestampCapability bits of the device
+        uint32_t max_packets = 1;                   // packets one command may record
     };
     // Samples (host ns of CLOCK_MONOTONIC_RAW, device ticks masked to the kernel timestamp
     // valid bits) together. Called from any thread.

@@ -156,8 +156,7 @@ std::vector<Allocation> HostMemoryRegistry::take_all() {
 }
 
 ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host, const void* p,
-                         size_t size, Operand* out, PointerRegistry::InFlight** held,
-                         const ForeignMemory* foreign) {
+                         size_t size, Operand* out, PointerRegistry::InFlight** held, const ForeignMemory* foreign) {
     Operand found;
     ze_result_t r = held ? device_memory.hold_range(p, size, &found.allocation, held)
                          : device_memory.find_range(p, size, &found.allocation);

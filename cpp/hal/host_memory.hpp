@@ -136,7 +136,9 @@ class OperandCache {
 public:
     OperandCache(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host,
                  const ForeignMemory* foreign = nullptr) noexcept
-        : device_memory_(device_memory), own_host_(own_host), foreign_(foreign) {}
+        : device_memory_(device_memory),
+          own_host_(own_host),
+          foreign_(foreign) {}
     // As find_operand(device_memory, own_host, p, size, out, foreign). Only operands zehal
     // allocated are kept (nothing tells when other memory goes).
     ze_result_t find(const void* p, size_t size, Operand* out);

@@ -31,8 +31,6 @@ ze_result_t check_import_fd(int fd, uint64_t* bytes) noexcept {
     return ZE_RESULT_SUCCESS;
 }
 
-bool seal_against_shrinking(int fd) noexcept {
-    return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) == 0;
-}
+bool seal_against_shrinking(int fd) noexcept { return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) == 0; }
 
 }  // namespace zehal::hal

@@ -94,13 +94,14 @@ inline MetricGroupInfo export_memory_group(uint32_t domain, uint32_t first_metri
         .type_flags = kGroupExportDmaBuf,
         .domain = domain,
         .first_metric_id = first_metric_id,
-        .metrics = {
-            make_metric("ExportWrite",
-                        "A device command wrote into the exported memory; value: first 32-bit word written",
-                        "export", kMetricEvent, kUint32, ""),
-            make_metric("ExportMemory", "The exported memory itself (dma-buf fd and size)", "export",
-                        kMetricExpExportDmaBuf, kUint64, "bytes"),
-        },
+        .metrics =
+            {
+                make_metric("ExportWrite",
+                            "A device command wrote into the exported memory; value: first 32-bit word written",
+                            "export", kMetricEvent, kUint32, ""),
+                make_metric("ExportMemory", "The exported memory itself (dma-buf fd and size)", "export",
+                            kMetricExpExportDmaBuf, kUint64, "bytes"),
+            },
     };
 }
 
@@ -116,21 +117,22 @@ inline MetricGroupInfo engine_events_group(std::string description, uint32_t fir
         .type_flags = kGroupOther,
         .domain = 0,
         .first_metric_id = first_metric_id,
-        .metrics = {
-            make_metric("CommandStart", "A command started on its engine; value: the command's id", "engine",
-                        kMetricEventExpStart, kUint64, ""),
-            make_metric("CommandEnd", "A command completed on its engine; value: the command's id", "engine",
-                        kMetricEventExpEnd, kUint64, ""),
-            make_metric("BytesMoved", "Bytes the command wrote (0 for kernels)", "engine", kMetricEvent, kUint64,
-                        "bytes"),
-            make_metric("EngineOrdinal", "Engine group of the command (0 compute, 1 copy)", "engine", kMetricRaw,
-                        kUint32, ""),
-            make_metric("EngineIndex", "Engine of the command inside its group", "engine", kMetricRaw, kUint32, ""),
-            make_metric("QueueId", "Number of the command's queue (a CUDA stream id on CUDA)", "engine", kMetricRaw,
-                        kUint64, ""),
-            make_metric("CommandType", "Kind of command (0 copy, 1 fill, 2 barrier, 3 kernel)", "engine",
-                        kMetricRaw, kUint32, ""),
-        },
+        .metrics =
+            {
+                make_metric("CommandStart", "A command started on its engine; value: the command's id", "engine",
+                            kMetricEventExpStart, kUint64, ""),
+                make_metric("CommandEnd", "A command completed on its engine; value: the command's id", "engine",
+                            kMetricEventExpEnd, kUint64, ""),
+                make_metric("BytesMoved", "Bytes the command wrote (0 for kernels)", "engine", kMetricEvent, kUint64,
+                            "bytes"),
+                make_metric("EngineOrdinal", "Engine group of the command (0 compute, 1 copy)", "engine", kMetricRaw,
+                            kUint32, ""),
+                make_metric("EngineIndex", "Engine of the command inside its group", "engine", kMetricRaw, kUint32, ""),
+                make_metric("QueueId", "Number of the command's queue (a CUDA stream id on CUDA)", "engine", kMetricRaw,
+                            kUint64, ""),
+                make_metric("CommandType", "Kind of command (0 copy, 1 fill, 2 barrier, 3 kernel)", "engine",
+                            kMetricRaw, kUint32, ""),
+            },
     };
 }
 

@@ -9,14 +9,11 @@
 namespace zehal::hal {
 
 // Largest value of a counter with `bits` valid bits: bits >= 64 ? ~0 : (1 << bits) - 1.
-constexpr uint64_t timestamp_max(uint32_t bits) noexcept {
-    return bits >= 64 ? ~0ull : (1ull << bits) - 1;
-}
+constexpr uint64_t timestamp_max(uint32_t bits) noexcept { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
 
 // `ticks` of a `hz` clock in ns, rounded down: ticks × 1e9 / hz (no overflow).
 constexpr uint64_t ticks_to_ns(uint64_t ticks, uint64_t hz) noexcept {
-    return hz == 0 ? 0
-                   : static_cast<uint64_t>(static_cast<unsigned __int128>(ticks) * 1'000'000'000u / hz);
+    return hz == 0 ? 0 : static_cast<uint64_t>(static_cast<unsigned __int128>(ticks) * 1'000'000'000u / hz);
 }
 
 // Ticks from `start` to `end` of a counter with `bits` valid bits, across one wrap:
@@ -42,8 +39,7 @@ struct TimestampReference {
 
 // Host ns of device tick `ticks` (masked to `bits`) relative to `ref`, in the host domain:
 // ref.host_ns + ((ticks - ref.ticks) mod wrap) × 1e9 / hz.
-constexpr uint64_t synchronized_ns(uint64_t ticks, const TimestampReference& ref, uint64_t hz,
-                                   uint32_t bits) noexcept {
+constexpr uint64_t synchronized_ns(uint64_t ticks, const TimestampReference& ref, uint64_t hz, uint32_t bits) noexcept {
     return ref.host_ns + ticks_to_ns((ticks - ref.ticks) & timestamp_max(bits), hz);
 }
 

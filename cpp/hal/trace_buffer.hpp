@@ -19,7 +19,9 @@ class TraceBuffer {
 public:
     // A buffer of `slots` records (at least one).
     explicit TraceBuffer(size_t slots)
-        : slots_(std::max<size_t>(1, slots)), records_(new TraceRecord[slots_]), gaps_(new Gap[slots_]) {}
+        : slots_(std::max<size_t>(1, slots)),
+          records_(new TraceRecord[slots_]),
+          gaps_(new Gap[slots_]) {}
 
     // Records the buffer holds when full.
     size_t slots() const noexcept { return slots_; }

@@ -147,7 +147,8 @@ ze_result_t Decoder::create(const std::shared_ptr<Tracer>& tracer, std::shared_p
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     Sync start;
     if (tracer->device()->global_timestamps(&start.host_ns, &start.ticks) == ZE_RESULT_SUCCESS) start.valid = true;
-    std::shared_ptr<Decoder> d(new (std::nothrow) Decoder(tracer->decodable_metrics(), tracer->device()->properties(), start));
+    std::shared_ptr<Decoder> d(new (std::nothrow)
+                                   Decoder(tracer->decodable_metrics(), tracer->device()->properties(), start));
     if (!d) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     *out = std::move(d);
     return ZE_RESULT_SUCCESS;
@@ -228,8 +229,8 @@ ze_result_t Decoder::decode(size_t* raw_size, const void* raw, std::span<const M
     std::vector<uint32_t> selected;
     Sync start;
     if (ze_result_t r = select(metrics, &selected, &start); r != ZE_RESULT_SUCCESS) return r;
-    const RecordWalk walk{static_cast<const uint8_t*>(raw), *raw_size, selected, start, timer_hz_, tick_mask_,
-                          subdevices_};
+    const RecordWalk walk{
+        static_cast<const uint8_t*>(raw), *raw_size, selected, start, timer_hz_, tick_mask_, subdevices_};
     if (counting) return count_entries(walk, sets_, set_count, entries_per_set, entry_count);
 
     std::vector<uint64_t> per_set;

@@ -10,7 +10,9 @@ const hal::MetricInfo& Metric::info() const { return group_->info().metrics[inde
 uint32_t Metric::device_id() const { return group_->info().first_metric_id + index_; }
 
 MetricGroup::MetricGroup(const DeviceMetrics* owner, uint32_t index, const hal::MetricGroupInfo* info)
-    : owner_(owner), index_(index), info_(info) {
+    : owner_(owner),
+      index_(index),
+      info_(info) {
     metrics_.reserve(info->metrics.size());
     for (uint32_t i = 0; i < info->metrics.size(); ++i) metrics_.emplace_back(this, i);
 }
@@ -141,7 +143,7 @@ ze_result_t metric_groups(const hal::DeviceRef& device, std::vector<MetricGroupR
 ze_result_t device_alive(hal::Device& device) {
     uint64_t host = 0, ticks = 0;
     return device.global_timestamps(&host, &ticks) == ZE_RESULT_ERROR_DEVICE_LOST ? ZE_RESULT_ERROR_DEVICE_LOST
-                                                                                   : ZE_RESULT_SUCCESS;
+                                                                                  : ZE_RESULT_SUCCESS;
 }
 
 ze_result_t activate(const hal::DeviceRef& device, std::span<const MetricGroupRef> groups) {

@@ -70,7 +70,8 @@ ze_result_t hand_out(uint32_t* count, Handle* out, const std::vector<T>& items) 
     }
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *count = std::min(*count, total);
-    for (uint32_t i = 0; i < *count; ++i) out[i] = reinterpret_cast<Handle>(const_cast<void*>(static_cast<const void*>(items[i])));
+    for (uint32_t i = 0; i < *count; ++i)
+        out[i] = reinterpret_cast<Handle>(const_cast<void*>(static_cast<const void*>(items[i])));
     return ZE_RESULT_SUCCESS;
 }
 
@@ -265,7 +266,8 @@ ze_result_t zehal_metric_decoder_get_decodable_metrics(zehal_metric_decoder_t de
         if (ze_result_t r = decoders().get(decoder, &d); r != ZE_RESULT_SUCCESS) return r;
         if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         std::vector<const metrics::Metric*> out(*count);
-        if (ze_result_t r = d->decodable_metrics(count, metrics ? out.data() : nullptr); r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = d->decodable_metrics(count, metrics ? out.data() : nullptr); r != ZE_RESULT_SUCCESS)
+            return r;
         if (metrics)
             for (uint32_t i = 0; i < *count && i < out.size(); ++i)
                 metrics[i] = reinterpret_cast<zehal_metric_t>(const_cast<metrics::Metric*>(out[i]));

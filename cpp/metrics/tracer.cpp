@@ -27,7 +27,8 @@ hal::TraceRecord control_record(uint16_t kind, uint64_t ticks, uint64_t value) {
 // every kMaxSyncIntervalNs, so decoding never has to guess across a wrap.
 uint64_t sync_interval_ns(const hal::DeviceProperties& p) {
     if (p.timer_hz == 0 || p.timestamp_valid_bits >= 64) return kMaxSyncIntervalNs;
-    const unsigned __int128 wrap_ns = (static_cast<unsigned __int128>(1) << p.timestamp_valid_bits) * 1'000'000'000u / p.timer_hz;
+    const unsigned __int128 wrap_ns = (static_cast<unsigned __int128>(1) << p.timestamp_valid_bits) * 1'000'000'000u /
+                                      p.timer_hz;
     return static_cast<uint64_t>(std::clamp<unsigned __int128>(wrap_ns / 4, 1, kMaxSyncIntervalNs));
 }
 
@@ -44,7 +45,7 @@ struct Tracer::RingWriter {
     bool put(const hal::TraceRecord& r) {
         if (used_ + kRecord > regions_.size()) return false;
         std::byte* at = used_ < regions_.first.size() ? regions_.first.data() + used_
-                                                       : regions_.second.data() + (used_ - regions_.first.size());
+                                                      : regions_.second.data() + (used_ - regions_.first.size());
         std::memcpy(at, &r, kRecord);
         used_ += kRecord;
         return true;
@@ -54,7 +55,8 @@ struct Tracer::RingWriter {
     std::span<hal::TraceRecord> contiguous() const {
         const bool in_first = used_ < regions_.first.size();
         std::span<std::byte> span = in_first ? regions_.first.subspan(used_)
-                                             : regions_.second.subspan(std::min(used_ - regions_.first.size(), regions_.second.size()));
+                                             : regions_.second.subspan(
+                                                   std::min(used_ - regions_.first.size(), regions_.second.size()));
         return {reinterpret_cast<hal::TraceRecord*>(span.data()), span.size() / kRecord};
     }
     // Counts `n` records written in place at the start of contiguous().
@@ -279,8 +281,10 @@ void Tracer::run() {
         } else if (moved) {
             const uint64_t max_ns = std::chrono::nanoseconds(kMaxPause).count();
             const uint64_t since = std::clamp<uint64_t>(started - std::exchange(last_pump_ns_, started), 1, max_ns);
-            const double quarter_ns = static_cast<double>(source_records_ / 4) * static_cast<double>(since) / static_cast<double>(moved);
-            pause = std::clamp(std::chrono::microseconds(static_cast<int64_t>(quarter_ns / 1000)), kMinPause, kMaxPause);
+            const double quarter_ns = static_cast<double>(source_records_ / 4) * static_cast<double>(since) /
+                                      static_cast<double>(moved);
+            pause = std::clamp(std::chrono::microseconds(static_cast<int64_t>(quarter_ns / 1000)), kMinPause,
+                               kMaxPause);
         }
         if (!moved || ring_full_) last_pump_ns_ = started;
         wake_.wait_for(lock, pause, woken);

@@ -111,9 +111,9 @@ private:
     const hal::DeviceRef device_;
     const std::shared_ptr<DeviceMetrics> state_;
     hal::TraceSource* const source_;
-    const std::vector<uint32_t> groups_;      // group indices on the device
-    const std::vector<MetricRef> metrics_;    // decodable metrics
-    std::vector<uint32_t> index_of_;          // device-wide metric id -> decodable index
+    const std::vector<uint32_t> groups_;    // group indices on the device
+    const std::vector<MetricRef> metrics_;  // decodable metrics
+    std::vector<uint32_t> index_of_;        // device-wide metric id -> decodable index
     const uint32_t notify_bytes_;
     const hal::EventRef notification_;
     uint64_t sync_interval_ns_ = 0;
@@ -145,9 +145,10 @@ private:
     uint32_t sequence_ = 0;
     uint64_t last_sync_ns_ = 0;
     uint64_t last_ticks_ = 0;
-    uint64_t last_pump_ns_ = 0;   // when the previous pump started
-    uint64_t taken_ = 0;          // records drained or reported lost since start()
-    bool ring_full_ = false;      // the last pump stopped for want of room in the ring  // since when the ring has had no room (0: it has room)
+    uint64_t last_pump_ns_ = 0;  // when the previous pump started
+    uint64_t taken_ = 0;         // records drained or reported lost since start()
+    bool ring_full_ =
+        false;  // the last pump stopped for want of room in the ring  // since when the ring has had no room (0: it has room)
 
     std::thread thread_;
 };

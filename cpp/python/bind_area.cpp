@@ -45,8 +45,9 @@ std::shared_ptr<aml::Area> make_area(const hal::DeviceRef& device, hal::MemoryKi
               std::string(what) + ": alignment = " + std::to_string(a) + " (must be a non-zero power of two)");
     const hal::DeviceRef d = device_or_default(device);
     if (kind != hal::MemoryKind::host && o >= d->properties().memory_ordinals)
-        check(ZE_RESULT_ERROR_INVALID_ARGUMENT, std::string(what) + ": ordinal = " + std::to_string(o) + " (the device has " +
-                                                    std::to_string(d->properties().memory_ordinals) + " memory ordinals)");
+        check(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+              std::string(what) + ": ordinal = " + std::to_string(o) + " (the device has " +
+                  std::to_string(d->properties().memory_ordinals) + " memory ordinals)");
     std::shared_ptr<aml::Area> area;
     check(aml::Area::create(d, kind, o, f, a, &area), what);
     return area;
@@ -103,7 +104,6 @@ BufferRef import_dma_buf(pyb::handle fd, pyb::handle size, const hal::DeviceRef&
 }
 
 // --- Layout ---------------------------------------------------------------------------
-
 
 std::vector<size_t> size_list(pyb::handle seq, std::string_view what) {
     std::vector<size_t> out;
@@ -166,74 +166,80 @@ uintptr_t layout_deref(const PyLayout& l, pyb::args args) {
 void bind_area(pyb::module_& m) {
     using aml::Area;
     using AreaRef = std::shared_ptr<Area>;
-    auto cls = pyb::class_<Area, AreaRef>(m, "Area",
-                               "Maps host, device or shared memory of one device with a fixed alignment (a power of "
-                               "two). Buffers keep their area alive; close() refuses later mmap calls.")
-        .def_static(
-            "shared",
-            [](const hal::DeviceRef& device, pyb::handle alignment) {
-                return make_area(device, hal::MemoryKind::shared, pyb::int_(0), pyb::int_(0), alignment,
-                                 "Area.shared");
-            },
-            pyb::arg("device") = pyb::none(), pyb::arg("alignment") = kDefaultAlignment,
-            "Shared memory of `device`: one pointer on the host and the device.")
-        .def_static(
-            "host",
-            [](pyb::handle flags, pyb::handle alignment) {
-                return make_area(nullptr, hal::MemoryKind::host, pyb::int_(0), flags, alignment, "Area.host");
-            },
-            pyb::arg("flags") = 0, pyb::arg("alignment") = kDefaultAlignment,
-            "Host memory of the default backend, usable by every device of every backend.")
-        .def_static(
-            "default_device",
-            [] {
-                return make_area(nullptr, hal::MemoryKind::device, pyb::int_(0),
-                                 pyb::int_(AML_AREA_ZE_ALLOC_FLAG_BIAS_CACHED), pyb::int_(kDefaultAlignment),
-                                 "Area.default_device");
-            },
-            "A device area as aml_area_ze_device: the default device, alignment 64, cached bias.")
-        .def_static(
-            "default_host",
-            [] {
-                return make_area(nullptr, hal::MemoryKind::host, pyb::int_(0),
-                                 pyb::int_(AML_AREA_ZE_ALLOC_FLAG_BIAS_CACHED), pyb::int_(kDefaultAlignment),
-                                 "Area.default_host");
-            },
-            "A host area as aml_area_ze_host: the default backend, alignment 64, cached bias.")
-        .def_static("_import_dma_buf", &import_dma_buf, pyb::arg("fd"), pyb::arg("size"),
-                    pyb::arg("device") = pyb::none(),
-                    "Device memory over the pages of dma-buf `fd` (not taken over: the caller keeps and closes it), "
-                    "as a Buffer of kind 'device'.")
-        .def("munmap", &area_munmap, pyb::arg("buffer"),
-             "Unmaps `buffer` (as buffer.close()); InvalidArgumentError for a buffer of another area or one already "
-             "unmapped.")
-        .def_property_readonly(
-            "kind", [](const Area& a) { return std::string(aml::kind_name(a.kind())); },
-            "'host', 'device' or 'shared'.")
-        .def_property_readonly("alignment", &Area::alignment, "Alignment of every mapped pointer.")
-        .def_property_readonly("flags", &Area::flags, "The backend's allocation flags.")
-        .def_property_readonly("ordinal", &Area::ordinal, "Memory ordinal.")
-        .def_property_readonly("closed", &Area::closed, "True after close().")
-        .def("close", &Area::close, "Refuses later mmap calls; buffers already mapped stay valid. Idempotent.")
-        .def("__enter__", &enter<Area>)
-        .def("__exit__", [](Area& a, pyb::args) { a.close(); })
-        .def("fprintf", [](const Area& a) {
-            // The text aml_area_fprintf writes, as a string.
-            char* text = nullptr;
-            size_t size = 0;
-            FILE* f = open_memstream(&text, &size);
-            if (!f) throw std::bad_alloc();
-            a.describe(f, "");
-            std::fclose(f);
-            std::string out(text, size);
-            std::free(text);
-            return out;
-        }, "The description aml_area_fprintf prints (kind, backend, device, alignment, flags).")
-        .def("__repr__", [](const Area& a) {
-            return "<zehal.Area " + std::string(aml::kind_name(a.kind())) + " alignment=" +
-                   std::to_string(a.alignment()) + " on " + std::string(a.device()->backend_name()) +
-                   (a.closed() ? " closed>" : ">");
-        });
+    auto cls =
+        pyb::class_<Area, AreaRef>(
+            m, "Area",
+            "Maps host, device or shared memory of one device with a fixed alignment (a power of "
+            "two). Buffers keep their area alive; close() refuses later mmap calls.")
+            .def_static(
+                "shared",
+                [](const hal::DeviceRef& device, pyb::handle alignment) {
+                    return make_area(device, hal::MemoryKind::shared, pyb::int_(0), pyb::int_(0), alignment,
+                                     "Area.shared");
+                },
+                pyb::arg("device") = pyb::none(), pyb::arg("alignment") = kDefaultAlignment,
+                "Shared memory of `device`: one pointer on the host and the device.")
+            .def_static(
+                "host",
+                [](pyb::handle flags, pyb::handle alignment) {
+                    return make_area(nullptr, hal::MemoryKind::host, pyb::int_(0), flags, alignment, "Area.host");
+                },
+                pyb::arg("flags") = 0, pyb::arg("alignment") = kDefaultAlignment,
+                "Host memory of the default backend, usable by every device of every backend.")
+            .def_static(
+                "default_device",
+                [] {
+                    return make_area(nullptr, hal::MemoryKind::device, pyb::int_(0),
+                                     pyb::int_(AML_AREA_ZE_ALLOC_FLAG_BIAS_CACHED), pyb::int_(kDefaultAlignment),
+                                     "Area.default_device");
+                },
+                "A device area as aml_area_ze_device: the default device, alignment 64, cached bias.")
+            .def_static(
+                "default_host",
+                [] {
+                    return make_area(nullptr, hal::MemoryKind::host, pyb::int_(0),
+                                     pyb::int_(AML_AREA_ZE_ALLOC_FLAG_BIAS_CACHED), pyb::int_(kDefaultAlignment),
+                                     "Area.default_host");
+                },
+                "A host area as aml_area_ze_host: the default backend, alignment 64, cached bias.")
+            .def_static(
+                "_import_dma_buf", &import_dma_buf, pyb::arg("fd"), pyb::arg("size"), pyb::arg("device") = pyb::none(),
+                "Device memory over the pages of dma-buf `fd` (not taken over: the caller keeps and closes it), "
+                "as a Buffer of kind 'device'.")
+            .def(
+                "munmap", &area_munmap, pyb::arg("buffer"),
+                "Unmaps `buffer` (as buffer.close()); InvalidArgumentError for a buffer of another area or one already "
+                "unmapped.")
+            .def_property_readonly(
+                "kind", [](const Area& a) { return std::string(aml::kind_name(a.kind())); },
+                "'host', 'device' or 'shared'.")
+            .def_property_readonly("alignment", &Area::alignment, "Alignment of every mapped pointer.")
+            .def_property_readonly("flags", &Area::flags, "The backend's allocation flags.")
+            .def_property_readonly("ordinal", &Area::ordinal, "Memory ordinal.")
+            .def_property_readonly("closed", &Area::closed, "True after close().")
+            .def("close", &Area::close, "Refuses later mmap calls; buffers already mapped stay valid. Idempotent.")
+            .def("__enter__", &enter<Area>)
+            .def("__exit__", [](Area& a, pyb::args) { a.close(); })
+            .def(
+                "fprintf",
+                [](const Area& a) {
+                    // The text aml_area_fprintf writes, as a string.
+                    char* text = nullptr;
+                    size_t size = 0;
+                    FILE* f = open_memstream(&text, &size);
+                    if (!f) throw std::bad_alloc();
+                    a.describe(f, "");
+                    std::fclose(f);
+                    std::string out(text, size);
+                    std::free(text);
+                    return out;
+                },
+                "The description aml_area_fprintf prints (kind, backend, device, alignment, flags).")
+            .def("__repr__", [](const Area& a) {
+                return "<zehal.Area " + std::string(aml::kind_name(a.kind())) +
+                       " alignment=" + std::to_string(a.alignment()) + " on " +
+                       std::string(a.device()->backend_name()) + (a.closed() ? " closed>" : ">");
+            });
 
     // Area.device (factory and attribute), Area.import_dma_buf and Area.pool are put on the
     // class by python/zehal/_descriptors.py over these, so that on an instance they act on it.
@@ -261,11 +267,13 @@ void bind_layout(pyb::module_& m) {
         .def("deref", &layout_deref,
              "Address (int) of the element at the coordinates, given as arguments or one sequence; "
              "InvalidArgumentError out of bounds.")
-        .def_property_readonly("dims", [](const PyLayout& l) { return pyb::tuple(pyb::cast(l.layout->dims())); },
-                               "Dimensions in user order.")
-        .def_property_readonly("ndims", [](const PyLayout& l) { return l.layout->ndims(); }, "Number of dimensions.")
-        .def_property_readonly("element_size", [](const PyLayout& l) { return l.layout->element_size(); },
-                               "Bytes of one element.")
+        .def_property_readonly(
+            "dims", [](const PyLayout& l) { return pyb::tuple(pyb::cast(l.layout->dims())); },
+            "Dimensions in user order.")
+        .def_property_readonly(
+            "ndims", [](const PyLayout& l) { return l.layout->ndims(); }, "Number of dimensions.")
+        .def_property_readonly(
+            "element_size", [](const PyLayout& l) { return l.layout->element_size(); }, "Bytes of one element.")
         .def_property_readonly(
             "order", [](const PyLayout& l) { return l.layout->order() == aml::Layout::kRowMajor ? "C" : "F"; },
             "'C' or 'F'.")
@@ -275,11 +283,14 @@ void bind_layout(pyb::module_& m) {
         .def_property_readonly(
             "nbytes", [](const PyLayout& l) { return l.layout->element_size() * l.layout->elements(); },
             "Bytes of the elements (element_size x product of dims).")
-        .def_property_readonly("extent", [](const PyLayout& l) { return l.layout->extent_bytes(); },
-                               "Bytes from ptr to the end of the last element.")
-        .def_property_readonly("contiguous", [](const PyLayout& l) { return l.layout->contiguous(); },
-                               "True when the elements are packed without gaps.")
-        .def_property_readonly("buffer", [](const PyLayout& l) { return l.buffer; }, "The Buffer it describes.")
+        .def_property_readonly(
+            "extent", [](const PyLayout& l) { return l.layout->extent_bytes(); },
+            "Bytes from ptr to the end of the last element.")
+        .def_property_readonly(
+            "contiguous", [](const PyLayout& l) { return l.layout->contiguous(); },
+            "True when the elements are packed without gaps.")
+        .def_property_readonly(
+            "buffer", [](const PyLayout& l) { return l.buffer; }, "The Buffer it describes.")
         .def("__repr__", [](const PyLayout& l) {
             return "<zehal.Layout dense " + pyb::repr(pyb::tuple(pyb::cast(l.layout->dims()))).cast<std::string>() +
                    " element_size=" + std::to_string(l.layout->element_size()) +

@@ -56,7 +56,7 @@ void def_device_bench(pyb::module_& m, const char* name, Fn fn, const char* doc)
 
 void bind_bench(pyb::module_& m) {
     pyb::module_ b = m.def_submodule("benchmarks", "Native benchmarks: each returns a list of rows (dicts with suite, "
-                                              "name, value, unit, baseline, baseline_name, ratio, note).");
+                                                   "name, value, unit, baseline, baseline_name, ratio, note).");
     def_device_bench(b, "copy_bandwidth", &bench::copy_bandwidth,
                      "Copy bandwidth through a queue (h->d, d->h, d->d, h->h, 4 KiB to max_bytes) beside memcpy.");
     def_device_bench(b, "pool_latency", &bench::pool_latency,

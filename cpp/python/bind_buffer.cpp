@@ -116,9 +116,7 @@ int buffer_getbuffer(PyObject* self, Py_buffer* view, int flags) {
     return -1;
 }
 
-void buffer_releasebuffer(PyObject* self, Py_buffer*) {
-    pyb::cast<Buffer&>(pyb::handle(self)).drop_export();
-}
+void buffer_releasebuffer(PyObject* self, Py_buffer*) { pyb::cast<Buffer&>(pyb::handle(self)).drop_export(); }
 
 // (DLPack device type, device id) of a buffer: sim host and shared memory are CPU memory,
 // sim device memory an external device; CUDA memory is CUDA, pinned host or managed;
@@ -209,11 +207,13 @@ pyb::capsule buffer_dlpack(pyb::object self, pyb::object stream, pyb::object max
     if (!stream.is_none() && !PyLong_Check(stream.ptr()))
         throw pyb::type_error("Buffer.__dlpack__: stream must be None or an integer");
     if (!copy.is_none() && !PyBool_Check(copy.ptr()))
-        throw pyb::type_error("Buffer.__dlpack__: copy must be None or a bool, not " + pyb::repr(copy).cast<std::string>());
+        throw pyb::type_error("Buffer.__dlpack__: copy must be None or a bool, not " +
+                              pyb::repr(copy).cast<std::string>());
     using Device = std::pair<int32_t, int32_t>;
     const bool versioned = !max_version.is_none() && int_pair<int64_t>(max_version, "max_version").first >= 1;
-    const std::optional<Device> device_asked =
-        dl_device.is_none() ? std::nullopt : std::optional<Device>(int_pair<int32_t>(dl_device, "dl_device"));
+    const std::optional<Device> device_asked = dl_device.is_none()
+                                                   ? std::nullopt
+                                                   : std::optional<Device>(int_pair<int32_t>(dl_device, "dl_device"));
     void* ptr = b.live("Buffer.__dlpack__");
     const auto [type, id] = dlpack_device(b);
     if (copy.ptr() == Py_True) {

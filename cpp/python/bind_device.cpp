@@ -85,7 +85,8 @@ const PropertyField kPropertyFields[] = {
      [](const P& p) { return pyb::cast(p.kernel_timestamp_valid_bits); }},
     {"timestamp_valid_bits", "Valid bits of global timestamps and trace ticks.",
      [](const P& p) { return pyb::cast(p.timestamp_valid_bits); }},
-    {"compute_engines", "Engines of engine group (ordinal) 0.", [](const P& p) { return pyb::cast(p.compute_engines); }},
+    {"compute_engines", "Engines of engine group (ordinal) 0.",
+     [](const P& p) { return pyb::cast(p.compute_engines); }},
     {"copy_engines", "Engines of engine group (ordinal) 1.", [](const P& p) { return pyb::cast(p.copy_engines); }},
     {"subdevices", "Number of sub-devices (0: none).", [](const P& p) { return pyb::cast(p.subdevices); }},
     {"memory_ordinals", "Memory ordinals an allocation may name.",
@@ -114,7 +115,8 @@ void bind_properties(pyb::module_& m) {
     auto cls = pyb::class_<P>(m, "DeviceProperties", "What a device is and can do (a snapshot, read-only).");
     pyb::list names;
     for (const PropertyField& f : kPropertyFields) {
-        cls.def_property_readonly(f.name, [get = f.get](const P& p) { return get(p); }, f.doc);
+        cls.def_property_readonly(
+            f.name, [get = f.get](const P& p) { return get(p); }, f.doc);
         names.append(f.name);
     }
     cls.attr("FIELDS") = pyb::tuple(names);
@@ -127,7 +129,8 @@ void bind_properties(pyb::module_& m) {
                 throw pyb::key_error(key);
             },
             pyb::arg("key"), "A property by name, as the attribute of that name (KeyError for others).")
-        .def("__repr__", [](const P& p) { return "DeviceProperties(" + pyb::repr(properties_dict(p)).cast<std::string>() + ")"; });
+        .def("__repr__",
+             [](const P& p) { return "DeviceProperties(" + pyb::repr(properties_dict(p)).cast<std::string>() + ")"; });
 }
 
 void bind_backend_info(pyb::module_& m) {
@@ -187,9 +190,7 @@ void bind_device_class(pyb::module_& m) {
             "lose", [](Device& d) { check(d.lose(), "Device.lose"); },
             "Sim only: the device is lost; every later call raises DeviceLostError. "
             "Other backends raise UnsupportedError.")
-        .def("__eq__", [](const Device& a, pyb::object b) {
-            return &a == instance_of<Device>(b.ptr());
-        })
+        .def("__eq__", [](const Device& a, pyb::object b) { return &a == instance_of<Device>(b.ptr()); })
         .def("__hash__", [](const Device& d) { return std::hash<const void*>{}(&d); })
         .def("__repr__", [](const Device& d) {
             return "<zehal.Device " + std::string(d.backend_name()) + " " +
@@ -230,8 +231,7 @@ void bind_device(pyb::module_& m) {
           "with a device) when None. A known backend that is not available here has none; an unknown "
           "name raises InvalidArgumentError.");
     m.def(
-        "default_device", [] { return device_or_default(nullptr); },
-        "First device of the default backend.");
+        "default_device", [] { return device_or_default(nullptr); }, "First device of the default backend.");
     m.def(
         "sim_device",
         [](pyb::handle copy_engines, pyb::handle memory_bytes, pyb::handle timer_hz,
@@ -243,7 +243,8 @@ void bind_device(pyb::module_& m) {
             c.copy_engines = int_arg<uint32_t>(copy_engines, "copy_engines");
             c.memory_bytes = int_arg<uint64_t>(memory_bytes, "memory_bytes");
             c.timer_hz = int_arg<uint64_t>(timer_hz, "timer_hz");
-            c.kernel_timestamp_valid_bits = int_arg<uint32_t>(kernel_timestamp_valid_bits, "kernel_timestamp_valid_bits");
+            c.kernel_timestamp_valid_bits = int_arg<uint32_t>(kernel_timestamp_valid_bits,
+                                                              "kernel_timestamp_valid_bits");
             c.timestamp_valid_bits = int_arg<uint32_t>(timestamp_valid_bits, "timestamp_valid_bits");
             c.start_ticks = int_arg<uint64_t>(start_ticks, "start_ticks");
             c.subdevices = int_arg<uint32_t>(subdevices, "subdevices");
@@ -267,8 +268,7 @@ void bind_device(pyb::module_& m) {
         pyb::arg("start_ticks") = sim::SimConfig{}.start_ticks, pyb::arg("subdevices") = sim::SimConfig{}.subdevices,
         pyb::arg("trace_buffer_bytes") = sim::SimConfig{}.trace_buffer_bytes,
         pyb::arg("bandwidth_bytes_per_s") = sim::SimConfig{}.bandwidth_bytes_per_s,
-        pyb::arg("fail_allocation_after") = pyb::none(),
-        pyb::arg("compute_engines") = sim::SimConfig{}.compute_engines,
+        pyb::arg("fail_allocation_after") = pyb::none(), pyb::arg("compute_engines") = sim::SimConfig{}.compute_engines,
         pyb::arg("async_records_per_s") = sim::SimConfig{}.async_records_per_s,
         pyb::arg("async_burst_records") = sim::SimConfig{}.async_burst_records,
         "A fresh software device with this configuration (it shares the sim backend's host memory). "

@@ -41,10 +41,10 @@ hal::EventRef optional_event(pyb::handle h, std::string_view what) {
 
 // One operand of Dma.copy, classified before any native state is read.
 struct OperandArg {
-    pyb::object obj;                    // what the copy keeps alive: the Buffer, the Layout, or a memoryview
-    Buffer* buffer = nullptr;           // a zehal Buffer
-    const PyLayout* layout = nullptr;   // else a Layout over one
-                                        // else obj is a memoryview holding host memory's export
+    pyb::object obj;                   // what the copy keeps alive: the Buffer, the Layout, or a memoryview
+    Buffer* buffer = nullptr;          // a zehal Buffer
+    const PyLayout* layout = nullptr;  // else a Layout over one
+                                       // else obj is a memoryview holding host memory's export
 };
 
 // The arguments of Dma.copy, converted from Python first: converting runs Python code
@@ -73,8 +73,9 @@ OperandArg operand_arg(PyObject* obj, bool writable, std::string_view what) {
     if (PyObject_TypeCheck(obj, type_of<Buffer>().type) || PyObject_TypeCheck(obj, type_of<PyLayout>().type))
         throw pyb::type_error(std::string(what) + ": the object was not initialized");
     if (!PyObject_CheckBuffer(obj))
-        throw pyb::type_error(std::string(what) + " must be a zehal.Buffer, a zehal.Layout or host memory of the buffer "
-                                                  "protocol (a NumPy array, bytearray, memoryview), not " +
+        throw pyb::type_error(std::string(what) +
+                              " must be a zehal.Buffer, a zehal.Layout or host memory of the buffer "
+                              "protocol (a NumPy array, bytearray, memoryview), not " +
                               Py_TYPE(obj)->tp_name);
     arg.obj = pyb::reinterpret_steal<pyb::object>(PyMemoryView_FromObject(obj));
     if (!arg.obj) throw pyb::error_already_set();
@@ -83,8 +84,8 @@ OperandArg operand_arg(PyObject* obj, bool writable, std::string_view what) {
         check(ZE_RESULT_ERROR_INVALID_ARGUMENT, std::string(what) + " is read-only memory (" + Py_TYPE(obj)->tp_name +
                                                     "); a copy needs a writable destination");
     if (!PyBuffer_IsContiguous(&view, 'A'))
-        check(ZE_RESULT_ERROR_INVALID_ARGUMENT, std::string(what) + " is not contiguous memory (" + Py_TYPE(obj)->tp_name +
-                                                    "); copy it into a contiguous array first");
+        check(ZE_RESULT_ERROR_INVALID_ARGUMENT, std::string(what) + " is not contiguous memory (" +
+                                                    Py_TYPE(obj)->tp_name + "); copy it into a contiguous array first");
     return arg;
 }
 
@@ -212,14 +213,15 @@ private:
     // Why a copy was refused, for the message: the operand (or event) that does not belong
     // to the engine's device, named with where it lives. Host memory of any backend is
     // never the reason (contract §2.2): only device and shared memory are tied to a device.
-    static std::string copy_failure(aml::Dma& dma, const Operand& d, const Operand& s, const hal::EventRef& signal, ze_result_t r) {
+    static std::string copy_failure(aml::Dma& dma, const Operand& d, const Operand& s, const hal::EventRef& signal,
+                                    ze_result_t r) {
         if (r != ZE_RESULT_ERROR_INVALID_ARGUMENT) return {};
         const hal::Device* engine = dma.device().get();
         auto where = [](const Operand& o) {
             if (!o.buffer) return std::string("host memory of another exporter");
-            return std::string(o.buffer->kind() == hal::MemoryKind::host ? "host" : o.buffer->kind() == hal::MemoryKind::device
-                                                                                       ? "device"
-                                                                                       : "shared") +
+            return std::string(o.buffer->kind() == hal::MemoryKind::host     ? "host"
+                               : o.buffer->kind() == hal::MemoryKind::device ? "device"
+                                                                             : "shared") +
                    " memory of " + o.buffer->device()->properties().name + " (" +
                    std::string(o.buffer->device()->backend_name()) + ")";
         };
@@ -386,29 +388,33 @@ void adopt_operands(PyObject* dma, std::shared_ptr<aml::Request> request, Operan
 
 void bind_dma(pyb::module_& m) {
     bind_request(m);
-    pyb::class_<PyDma> dma_class = pyb::class_<PyDma>(m, "Dma",
-                       "An engine: asynchronous copies on engine `index` of engine group `ordinal` (1: copy "
-                       "engines, 0: compute engines) of a device. Copies complete in submission order; many "
-                       "threads may submit at once.")
-        .def(pyb::init<const hal::DeviceRef&, pyb::handle, pyb::handle>(), pyb::arg("device") = pyb::none(),
-             pyb::arg("ordinal") = 1, pyb::arg("index") = 0)
-        .def_static("default", &PyDma::make_default,
-                    "An engine as aml_dma_ze_default: copy engine 0 of the default device.")
-        .def_property_readonly("pending", &PyDma::pending,
-                               "Copies with a request that have not completed (asked at once).")
-        .def_property_readonly("device", [](PyDma& d) { return d.live("Dma.device").device(); }, "The device.")
-        .def_property_readonly("ordinal", [](PyDma& d) { return d.live("Dma.ordinal").ordinal(); }, "Engine group.")
-        .def_property_readonly("index", [](PyDma& d) { return d.live("Dma.index").index(); }, "Engine index.")
-        .def_property_readonly("closed", &PyDma::closed, "True after close().")
-        .def("close", &PyDma::close, "Waits for every copy, then releases the engine. Idempotent.")
-        .def("__enter__", &enter<PyDma>)
-        .def("__exit__", [](PyDma& d, pyb::args) { d.close(); })
-        .def("__repr__", [](PyDma& d) {
-            if (d.closed()) return std::string("<zehal.Dma closed>");
-            aml::Dma& dma = d.live("Dma");
-            return "<zehal.Dma ordinal=" + std::to_string(dma.ordinal()) + " index=" + std::to_string(dma.index()) +
-                   " on " + std::string(dma.device()->backend_name()) + ">";
-        });
+    pyb::class_<PyDma> dma_class =
+        pyb::class_<PyDma>(m, "Dma",
+                           "An engine: asynchronous copies on engine `index` of engine group `ordinal` (1: copy "
+                           "engines, 0: compute engines) of a device. Copies complete in submission order; many "
+                           "threads may submit at once.")
+            .def(pyb::init<const hal::DeviceRef&, pyb::handle, pyb::handle>(), pyb::arg("device") = pyb::none(),
+                 pyb::arg("ordinal") = 1, pyb::arg("index") = 0)
+            .def_static("default", &PyDma::make_default,
+                        "An engine as aml_dma_ze_default: copy engine 0 of the default device.")
+            .def_property_readonly("pending", &PyDma::pending,
+                                   "Copies with a request that have not completed (asked at once).")
+            .def_property_readonly(
+                "device", [](PyDma& d) { return d.live("Dma.device").device(); }, "The device.")
+            .def_property_readonly(
+                "ordinal", [](PyDma& d) { return d.live("Dma.ordinal").ordinal(); }, "Engine group.")
+            .def_property_readonly(
+                "index", [](PyDma& d) { return d.live("Dma.index").index(); }, "Engine index.")
+            .def_property_readonly("closed", &PyDma::closed, "True after close().")
+            .def("close", &PyDma::close, "Waits for every copy, then releases the engine. Idempotent.")
+            .def("__enter__", &enter<PyDma>)
+            .def("__exit__", [](PyDma& d, pyb::args) { d.close(); })
+            .def("__repr__", [](PyDma& d) {
+                if (d.closed()) return std::string("<zehal.Dma closed>");
+                aml::Dma& dma = d.live("Dma");
+                return "<zehal.Dma ordinal=" + std::to_string(dma.ordinal()) + " index=" + std::to_string(dma.index()) +
+                       " on " + std::string(dma.device()->backend_name()) + ">";
+            });
     add_fast_method(dma_class, &kDmaCopyDef);
     add_fast_method(dma_class, &kDmaBarrierDef);
 }

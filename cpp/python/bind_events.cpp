@@ -78,8 +78,8 @@ namespace {
 
 // Waits until `e` is signalled or `seconds` passed (interruptible, without the GIL).
 void synchronize(hal::Event& e, const std::optional<double>& seconds) {
-    const ze_result_t r =
-        interruptible_wait(seconds, "Event.synchronize", [&](uint64_t slice) { return e.host_synchronize(slice); });
+    const ze_result_t r = interruptible_wait(seconds, "Event.synchronize",
+                                             [&](uint64_t slice) { return e.host_synchronize(slice); });
     check(r, r == ZE_RESULT_NOT_READY ? "Event.synchronize: timed out" : "Event.synchronize");
 }
 
@@ -133,13 +133,13 @@ void bind_pool(pyb::module_& m) {
         .def("__getitem__", &PyEventPool::event, pyb::arg("index"))
         .def("__len__", &PyEventPool::count)
         .def_property_readonly("count", &PyEventPool::count, "Number of events.")
-        .def_property_readonly("flags", &PyEventPool::flags, "Event pool flag bits (HOST_VISIBLE 1, IPC 2, "
-                                                              "KERNEL_TIMESTAMP 4, KERNEL_MAPPED_TIMESTAMP 8).")
+        .def_property_readonly("flags", &PyEventPool::flags,
+                               "Event pool flag bits (HOST_VISIBLE 1, IPC 2, "
+                               "KERNEL_TIMESTAMP 4, KERNEL_MAPPED_TIMESTAMP 8).")
         .def_property_readonly("timestamps", &PyEventPool::timestamps, "None, 'kernel' or 'mapped'.")
         .def_property_readonly("device", &PyEventPool::device, "The device of the pool.")
         .def_property_readonly("closed", &PyEventPool::closed, "True after close().")
-        .def("close", &PyEventPool::close,
-             "Drops the pool; events taken from it stay usable. Idempotent.")
+        .def("close", &PyEventPool::close, "Drops the pool; events taken from it stay usable. Idempotent.")
         .def("__enter__", &enter<PyEventPool>)
         .def("__exit__", [](PyEventPool& p, pyb::args) { p.close(); })
         .def("__repr__", [](PyEventPool& p) {
@@ -181,7 +181,8 @@ void bind_event(pyb::module_& m) {
             pyb::arg("count") = pyb::none(),
             "Kernel timestamps in device ticks, one row per packet (an engine or sub-device that took "
             "part): a NumPy structured array with uint64 fields global_start, global_end, context_start, "
-            "context_end. count: at most this many packets (None or 0: all; more than recorded: all). NotReadyError before the event "
+            "context_end. count: at most this many packets (None or 0: all; more than recorded: all). NotReadyError "
+            "before the event "
             "is signalled; UnsupportedError for a pool without timestamps.")
         .def(
             "synchronized_timestamps",
@@ -211,7 +212,8 @@ void bind_event(pyb::module_& m) {
             },
             "None, 'kernel' or 'mapped': what the event's pool records.")
         .def("__repr__", [](Event& e) {
-            return std::string("<zehal.Event ") + (e.query() == ZE_RESULT_SUCCESS ? "signalled" : "not signalled") + ">";
+            return std::string("<zehal.Event ") + (e.query() == ZE_RESULT_SUCCESS ? "signalled" : "not signalled") +
+                   ">";
         });
 
     m.attr("TIMESTAMP_DTYPE") = timestamp_dtype();

@@ -87,36 +87,39 @@ void bind_constants(pyb::module_& m) {
 void bind_groups(pyb::module_& m) {
     auto group = pyb::class_<PyMetricGroup>(m, "MetricGroup",
                                             "A metric group of a device (its handle keeps the device alive).")
-        .def_property_readonly(
-            "name", [](const PyMetricGroup& g) { return g.group->info().name; }, "Short name.")
-        .def_property_readonly(
-            "description", [](const PyMetricGroup& g) { return g.group->info().description; }, "What it measures.")
-        .def_property_readonly(
-            "sampling_types", [](const PyMetricGroup& g) { return g.group->info().sampling_types; },
-            "Sampling type bits: EVENT_BASED 1, TIME_BASED 2, TRACER_BASED 4.")
-        .def_property_readonly(
-            "type_flags", [](const PyMetricGroup& g) { return g.group->info().type_flags; },
-            "Group type bits: EXPORT_DMA_BUF 1, USER_CREATED 2, OTHER 4, MARKER 8.")
-        .def_property_readonly(
-            "domain", [](const PyMetricGroup& g) { return g.group->info().domain; },
-            "Domain: one activated group per domain.")
-        .def_property_readonly("metrics", &group_metrics, "Its metrics, in order (a list of Metric).")
-        .def_property_readonly(
-            "tracer_based", [](const PyMetricGroup& g) { return g.group->tracer_based(); },
-            "True when a MetricTracer can trace it.")
-        .def_property_readonly(
-            "device", [](const PyMetricGroup& g) { return g.group->owner().device(); }, "The device.")
-        .def("export_dma_buf", &export_of_group,
-             "(fd, size) of the group's exported memory (groups with EXPORT_DMA_BUF; InvalidArgumentError "
-             "for the others). The fd belongs to the group: do not close it; os.dup() it to keep it.")
-        .def("__eq__", [](const PyMetricGroup& a, pyb::object b) {
-            const PyMetricGroup* other = instance_of<PyMetricGroup>(b.ptr());
-            return other && a.group.get() == other->group.get();
-        })
-        .def("__hash__", [](const PyMetricGroup& g) { return std::hash<const void*>{}(g.group.get()); })
-        .def("__repr__", [](const PyMetricGroup& g) {
-            return "<zehal.MetricGroup " + pyb::repr(pyb::str(g.group->info().name)).cast<std::string>() + ">";
-        });
+                     .def_property_readonly(
+                         "name", [](const PyMetricGroup& g) { return g.group->info().name; }, "Short name.")
+                     .def_property_readonly(
+                         "description", [](const PyMetricGroup& g) { return g.group->info().description; },
+                         "What it measures.")
+                     .def_property_readonly(
+                         "sampling_types", [](const PyMetricGroup& g) { return g.group->info().sampling_types; },
+                         "Sampling type bits: EVENT_BASED 1, TIME_BASED 2, TRACER_BASED 4.")
+                     .def_property_readonly(
+                         "type_flags", [](const PyMetricGroup& g) { return g.group->info().type_flags; },
+                         "Group type bits: EXPORT_DMA_BUF 1, USER_CREATED 2, OTHER 4, MARKER 8.")
+                     .def_property_readonly(
+                         "domain", [](const PyMetricGroup& g) { return g.group->info().domain; },
+                         "Domain: one activated group per domain.")
+                     .def_property_readonly("metrics", &group_metrics, "Its metrics, in order (a list of Metric).")
+                     .def_property_readonly(
+                         "tracer_based", [](const PyMetricGroup& g) { return g.group->tracer_based(); },
+                         "True when a MetricTracer can trace it.")
+                     .def_property_readonly(
+                         "device", [](const PyMetricGroup& g) { return g.group->owner().device(); }, "The device.")
+                     .def("export_dma_buf", &export_of_group,
+                          "(fd, size) of the group's exported memory (groups with EXPORT_DMA_BUF; InvalidArgumentError "
+                          "for the others). The fd belongs to the group: do not close it; os.dup() it to keep it.")
+                     .def("__eq__",
+                          [](const PyMetricGroup& a, pyb::object b) {
+                              const PyMetricGroup* other = instance_of<PyMetricGroup>(b.ptr());
+                              return other && a.group.get() == other->group.get();
+                          })
+                     .def("__hash__", [](const PyMetricGroup& g) { return std::hash<const void*>{}(g.group.get()); })
+                     .def("__repr__", [](const PyMetricGroup& g) {
+                         return "<zehal.MetricGroup " + pyb::repr(pyb::str(g.group->info().name)).cast<std::string>() +
+                                ">";
+                     });
     group.attr("EVENT_BASED") = static_cast<uint32_t>(hal::kSamplingEventBased);
     group.attr("TIME_BASED") = static_cast<uint32_t>(hal::kSamplingTimeBased);
     group.attr("TRACER_BASED") = static_cast<uint32_t>(hal::kSamplingTracerBased);
@@ -125,40 +128,40 @@ void bind_groups(pyb::module_& m) {
     group.attr("OTHER") = static_cast<uint32_t>(hal::kGroupOther);
     group.attr("MARKER") = static_cast<uint32_t>(hal::kGroupMarker);
 
-    auto metric = pyb::class_<PyMetric>(m, "Metric", "A metric of a group.")
-        .def_property_readonly(
-            "name", [](const PyMetric& x) { return x.metric->info().name; }, "Short name.")
-        .def_property_readonly(
-            "description", [](const PyMetric& x) { return x.metric->info().description; }, "What it measures.")
-        .def_property_readonly(
-            "component", [](const PyMetric& x) { return x.metric->info().component; }, "Part of the device.")
-        .def_property_readonly(
-            "tier", [](const PyMetric& x) { return x.metric->info().tier; }, "Tier.")
-        .def_property_readonly(
-            "metric_type", [](const PyMetric& x) { return x.metric->info().metric_type; },
-            "Level Zero metric type (METRIC_TYPE_*).")
-        .def_property_readonly(
-            "result_type", [](const PyMetric& x) { return x.metric->info().result_type; },
-            "Value type: UINT32 0, UINT64 1, FP32 2, FP64 3, BOOL8 4.")
-        .def_property_readonly(
-            "units", [](const PyMetric& x) { return x.metric->info().units; }, "Units ('' when none).")
-        .def_property_readonly(
-            "group",
-            [](const PyMetric& x) {
-                return PyMetricGroup{metrics::MetricGroupRef(x.metric, &x.metric->group())};
-            },
-            "The group it belongs to.")
-        .def("export_dma_buf", &export_of_metric,
-             "(fd, size) of its group's exported memory, for metrics of type EXP_EXPORT_DMA_BUF "
-             "(InvalidArgumentError for the others).")
-        .def("__eq__", [](const PyMetric& a, pyb::object b) {
-            const PyMetric* other = instance_of<PyMetric>(b.ptr());
-            return other && a.metric.get() == other->metric.get();
-        })
-        .def("__hash__", [](const PyMetric& x) { return std::hash<const void*>{}(x.metric.get()); })
-        .def("__repr__", [](const PyMetric& x) {
-            return "<zehal.Metric " + pyb::repr(pyb::str(x.metric->info().name)).cast<std::string>() + ">";
-        });
+    auto metric =
+        pyb::class_<PyMetric>(m, "Metric", "A metric of a group.")
+            .def_property_readonly(
+                "name", [](const PyMetric& x) { return x.metric->info().name; }, "Short name.")
+            .def_property_readonly(
+                "description", [](const PyMetric& x) { return x.metric->info().description; }, "What it measures.")
+            .def_property_readonly(
+                "component", [](const PyMetric& x) { return x.metric->info().component; }, "Part of the device.")
+            .def_property_readonly(
+                "tier", [](const PyMetric& x) { return x.metric->info().tier; }, "Tier.")
+            .def_property_readonly(
+                "metric_type", [](const PyMetric& x) { return x.metric->info().metric_type; },
+                "Level Zero metric type (METRIC_TYPE_*).")
+            .def_property_readonly(
+                "result_type", [](const PyMetric& x) { return x.metric->info().result_type; },
+                "Value type: UINT32 0, UINT64 1, FP32 2, FP64 3, BOOL8 4.")
+            .def_property_readonly(
+                "units", [](const PyMetric& x) { return x.metric->info().units; }, "Units ('' when none).")
+            .def_property_readonly(
+                "group",
+                [](const PyMetric& x) { return PyMetricGroup{metrics::MetricGroupRef(x.metric, &x.metric->group())}; },
+                "The group it belongs to.")
+            .def("export_dma_buf", &export_of_metric,
+                 "(fd, size) of its group's exported memory, for metrics of type EXP_EXPORT_DMA_BUF "
+                 "(InvalidArgumentError for the others).")
+            .def("__eq__",
+                 [](const PyMetric& a, pyb::object b) {
+                     const PyMetric* other = instance_of<PyMetric>(b.ptr());
+                     return other && a.metric.get() == other->metric.get();
+                 })
+            .def("__hash__", [](const PyMetric& x) { return std::hash<const void*>{}(x.metric.get()); })
+            .def("__repr__", [](const PyMetric& x) {
+                return "<zehal.Metric " + pyb::repr(pyb::str(x.metric->info().name)).cast<std::string>() + ">";
+            });
     metric.attr("EVENT_EXP_TIMESTAMP") = static_cast<uint32_t>(hal::kMetricEventExpTimestamp);
     metric.attr("EVENT_EXP_START") = static_cast<uint32_t>(hal::kMetricEventExpStart);
     metric.attr("EVENT_EXP_END") = static_cast<uint32_t>(hal::kMetricEventExpEnd);

@@ -18,15 +18,17 @@ using AreaRef = std::shared_ptr<aml::Area>;
 // The pool of `area`, or UnsupportedError naming the call for an area that is not a pool.
 aml::Pool& pool_of(const aml::Area& area, const char* what) {
     if (!area.pool())
-        check(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, std::string(what) + ": the area is not a pool (Area.pool makes one)");
+        check(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE,
+              std::string(what) + ": the area is not a pool (Area.pool makes one)");
     return *area.pool();
 }
 
 AreaRef make_pool(const AreaRef& upstream, pyb::handle initial_bytes, pyb::handle maximum_bytes) {
     if (!upstream) check(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "Area.pool: upstream is None");
     const auto initial = int_arg<size_t>(initial_bytes, "Area.pool: initial_bytes", ZE_RESULT_ERROR_INVALID_SIZE);
-    const size_t maximum =
-        maximum_bytes.is_none() ? 0 : int_arg<size_t>(maximum_bytes, "Area.pool: maximum_bytes", ZE_RESULT_ERROR_INVALID_SIZE);
+    const size_t maximum = maximum_bytes.is_none() ? 0
+                                                   : int_arg<size_t>(maximum_bytes, "Area.pool: maximum_bytes",
+                                                                     ZE_RESULT_ERROR_INVALID_SIZE);
     if (!maximum_bytes.is_none() && maximum == 0)
         check(ZE_RESULT_ERROR_INVALID_SIZE, "Area.pool: maximum_bytes = 0 (None means no limit)");
     if (maximum && initial > maximum)
@@ -72,8 +74,8 @@ void bind_area_pool(pyb::module_& m) {
             check(without_gil([&] { return pool.trim(); }), "Area.trim");
         },
         "Gives back to upstream every chunk of a pool that nothing is mapped from.");
-    cls.def_property_readonly("is_pool", [](const aml::Area& area) { return area.pool() != nullptr; },
-                              "True for a pooled area.");
+    cls.def_property_readonly(
+        "is_pool", [](const aml::Area& area) { return area.pool() != nullptr; }, "True for a pooled area.");
 }
 
 }  // namespace zehal::py

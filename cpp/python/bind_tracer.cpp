@@ -29,10 +29,10 @@ pyb::dtype entry_dtype() {
         pyb::dict spec;
         spec["names"] = pyb::make_tuple("value", "timestamp", "metric_index", "on_subdevice", "subdevice_id");
         spec["formats"] = pyb::make_tuple("<u8", "<u8", "<u4", "?", "<u4");
-        spec["offsets"] = pyb::make_tuple(offsetof(metrics::MetricEntry, value), offsetof(metrics::MetricEntry, timestamp),
-                                          offsetof(metrics::MetricEntry, metric_index),
-                                          offsetof(metrics::MetricEntry, on_subdevice),
-                                          offsetof(metrics::MetricEntry, subdevice_id));
+        spec["offsets"] = pyb::make_tuple(
+            offsetof(metrics::MetricEntry, value), offsetof(metrics::MetricEntry, timestamp),
+            offsetof(metrics::MetricEntry, metric_index), offsetof(metrics::MetricEntry, on_subdevice),
+            offsetof(metrics::MetricEntry, subdevice_id));
         spec["itemsize"] = sizeof(metrics::MetricEntry);
         return pyb::dtype::from_args(spec);
     }());
@@ -61,7 +61,8 @@ class PyTracer {
 public:
     PyTracer(const hal::DeviceRef& device, const pyb::iterable& groups, pyb::handle notify_every_n_bytes,
              const hal::EventRef& notification)
-        : device_(device_or_default(device)), groups_(groups_arg(groups, "MetricTracer")) {
+        : device_(device_or_default(device)),
+          groups_(groups_arg(groups, "MetricTracer")) {
         uint32_t notify = int_arg<uint32_t>(notify_every_n_bytes, "MetricTracer: notify_every_n_bytes",
                                             ZE_RESULT_ERROR_INVALID_SIZE);
         std::vector<const metrics::MetricGroup*> raw;
@@ -97,11 +98,11 @@ public:
         // A reference of our own: a close() from another thread while the GIL is released
         // must not free the tracer under this call.
         // max_bytes is converted first: its __index__ may close the tracer.
-        const std::optional<size_t> asked =
-            max_bytes.is_none()
-                ? std::nullopt
-                : std::optional<size_t>(
-                      int_arg<size_t>(max_bytes, "MetricTracer.read: max_bytes", ZE_RESULT_ERROR_INVALID_SIZE));
+        const std::optional<size_t> asked = max_bytes.is_none()
+                                                ? std::nullopt
+                                                : std::optional<size_t>(int_arg<size_t>(max_bytes,
+                                                                                        "MetricTracer.read: max_bytes",
+                                                                                        ZE_RESULT_ERROR_INVALID_SIZE));
         const std::shared_ptr<metrics::Tracer> keep = live_ref("MetricTracer.read");
         metrics::Tracer& t = *keep;
         // Never more than the ring holds: no need for a larger buffer.
@@ -116,7 +117,8 @@ public:
             // Nothing asked for: only the state, as a size query tells it.
             r = t.read(&size, nullptr);
             size = 0;
-        } else r = without_gil([&] { return t.read(&size, buffer.data()); });
+        } else
+            r = without_gil([&] { return t.read(&size, buffer.data()); });
         if (r != ZE_RESULT_WARNING_DROPPED_DATA) check(r, "MetricTracer.read");
         return pyb::bytes(buffer.data(), size);
     }
@@ -309,9 +311,7 @@ private:
 ZEHAL_PY_MADE_CASTER(zehal::py::PyDecoder)
 
 namespace zehal::py {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 void bind_tracer(pyb::module_& m) {
     m.attr("METRIC_ENTRY_DTYPE") = entry_dtype();
@@ -373,9 +373,8 @@ void bind_tracer(pyb::module_& m) {
         .def("close", &PyDecoder::close, "Destroys the decoder. Idempotent.")
         .def("__enter__", &enter<PyDecoder>)
         .def("__exit__", [](PyDecoder& d, pyb::args) { d.close(); })
-        .def("__repr__", [](const PyDecoder& d) {
-            return std::string("<zehal.MetricDecoder") + (d.closed() ? " closed>" : ">");
-        });
+        .def("__repr__",
+             [](const PyDecoder& d) { return std::string("<zehal.MetricDecoder") + (d.closed() ? " closed>" : ">"); });
 }
 
 }  // namespace zehal::py

@@ -21,7 +21,9 @@ namespace zehal::py {
 class Buffer {
 public:
     Buffer(std::shared_ptr<aml::Area> area, void* ptr, size_t nbytes)
-        : area_(std::move(area)), ptr_(ptr), nbytes_(nbytes) {}
+        : area_(std::move(area)),
+          ptr_(ptr),
+          nbytes_(nbytes) {}
     ~Buffer() {
         if (closed_ || !ptr_) return;
         // Never unmapped under a copy (contract §11). Waited for without touching the GIL
@@ -46,7 +48,8 @@ public:
     void* for_copy(std::string_view what) const {
         if (closers_ > 0 && !closed_)
             check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
-                  std::string(what) + ": the buffer is being closed (close() waits for its copies and takes no new one)");
+                  std::string(what) +
+                      ": the buffer is being closed (close() waits for its copies and takes no new one)");
         return live(what);
     }
 

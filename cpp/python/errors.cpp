@@ -125,8 +125,8 @@ void bind_errors(pyb::module_& m) {
         pyb::arg("code"), "The Level Zero name of a ze_result_t value.");
     m.def(
         "aml_errno_from_ze_result",
-        [](uint32_t code) { return aml_errno_from_ze_result(static_cast<ze_result_t>(code)); },
-        pyb::arg("code"), "The positive AML error code a ze_result_t value translates to.");
+        [](uint32_t code) { return aml_errno_from_ze_result(static_cast<ze_result_t>(code)); }, pyb::arg("code"),
+        "The positive AML error code a ze_result_t value translates to.");
     m.def(
         "_raise_result", [](uint32_t code, std::string_view what) { check(static_cast<ze_result_t>(code), what); },
         pyb::arg("code"), pyb::arg("what") = "", "Raises what a call failing with `code` raises (tests).");

@@ -24,7 +24,8 @@ namespace zehal::py {
 class FastParams {
 public:
     FastParams(std::initializer_list<const char*> names, size_t positional, size_t required = 0)
-        : positional_(positional), required_(required) {
+        : positional_(positional),
+          required_(required) {
         for (const char* n : names) names_.push_back(PyUnicode_InternFromString(n));
     }
     // Places each argument of a vectorcall (args[0, nargs) by position, then one per name of
@@ -39,8 +40,8 @@ public:
             return false;
         }
         if (static_cast<size_t>(nargs) > positional_) {
-            PyErr_Format(PyExc_TypeError, "%s takes at most %zu positional arguments (%zd given)", method,
-                         positional_, nargs);
+            PyErr_Format(PyExc_TypeError, "%s takes at most %zu positional arguments (%zd given)", method, positional_,
+                         nargs);
             return false;
         }
         for (Py_ssize_t i = 0; i < nargs; ++i) slots[static_cast<size_t>(i)] = args[i];

@@ -29,10 +29,10 @@ public:
 // Makes MadeCaster the caster of class T. Declared, at namespace scope, in every translation
 // unit that casts T, before the first cast: next to the class for the bindings' own classes,
 // here for the classes of the layers below.
-#define ZEHAL_PY_MADE_CASTER(T)                                                        \
-    namespace pybind11::detail {                                                       \
-    template <>                                                                        \
-    class type_caster<T> : public zehal::py::MadeCaster<T> {};                         \
+#define ZEHAL_PY_MADE_CASTER(T)                                \
+    namespace pybind11::detail {                               \
+    template <>                                                \
+    class type_caster<T> : public zehal::py::MadeCaster<T> {}; \
     }
 
 ZEHAL_PY_MADE_CASTER(zehal::hal::Device)

@@ -23,8 +23,7 @@ namespace {
 // The object: CPython's header, then what a request holds. Its members are constructed by
 // new_request_object and destroyed by request_dealloc (the type has no other constructor).
 struct RequestObject {
-    PyObject_HEAD
-    PyObject* weakrefs;                     // CPython's list of weak references, or null
+    PyObject_HEAD PyObject* weakrefs;       // CPython's list of weak references, or null
     PyObject* dma;                          // the zehal.Dma that submitted the copy (owned)
     std::shared_ptr<aml::Request> request;  // never null
     Operands keep;                          // the operands while the copy may be pending
@@ -35,9 +34,7 @@ static_assert(std::is_standard_layout_v<RequestObject>);
 // The type, made once by bind_request and kept for the life of the process.
 PyTypeObject* g_request_type = nullptr;
 
-RequestObject& state_of(PyObject* self) {
-    return *reinterpret_cast<RequestObject*>(self);
-}
+RequestObject& state_of(PyObject* self) { return *reinterpret_cast<RequestObject*>(self); }
 
 // Drops the operands once the copy is done.
 void release_if_done(RequestObject& r) {
@@ -77,8 +74,8 @@ void wait(RequestObject& r, const std::optional<double>& timeout) {
     timeout_ns(timeout, "Request.wait");
     if (!r.request->done()) {
         aml::Request& request = *r.request;
-        const ze_result_t w =
-            interruptible_wait(timeout, "Request.wait", [&](uint64_t slice) { return request.wait(slice); });
+        const ze_result_t w = interruptible_wait(timeout, "Request.wait",
+                                                 [&](uint64_t slice) { return request.wait(slice); });
         if (w == ZE_RESULT_NOT_READY) check(w, "Request.wait: timed out");
     }
     release_if_done(r);
@@ -147,9 +144,7 @@ PyObject* request_flags(PyObject* self, void*) {
     });
 }
 
-PyObject* request_cancelled(PyObject* self, void*) {
-    return PyBool_FromLong(state_of(self).request->cancelled());
-}
+PyObject* request_cancelled(PyObject* self, void*) { return PyBool_FromLong(state_of(self).request->cancelled()); }
 
 PyObject* request_repr(PyObject* self) {
     return fast_call_guarded([&]() -> PyObject* {

@@ -102,7 +102,8 @@ ze_result_t zeCommandListCreate_(ze_context_handle_t hContext, ze_device_handle_
 }
 
 ze_result_t zeCommandListCreateImmediate_(ze_context_handle_t hContext, ze_device_handle_t hDevice,
-                                          const ze_command_queue_desc_t* altdesc, ze_command_list_handle_t* phCommandList) {
+                                          const ze_command_queue_desc_t* altdesc,
+                                          ze_command_list_handle_t* phCommandList) {
     return ze_guarded([&] {
         std::shared_ptr<ContextObject> c;
         if (ze_result_t r = contexts().get(hContext, &c); r != ZE_RESULT_SUCCESS) return r;
@@ -283,7 +284,8 @@ ze_result_t zeFenceCreate_(ze_command_queue_handle_t hCommandQueue, const ze_fen
         if (ze_result_t r = queues().get(hCommandQueue, &q); r != ZE_RESULT_SUCCESS) return r;
         if (!desc || !phFence) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;  // flags other than SIGNALED: ignored
         std::shared_ptr<hal::EventPool> pool;
-        if (ze_result_t r = q->device->device->create_event_pool(1, hal::kPoolHostVisible, &pool); r != ZE_RESULT_SUCCESS)
+        if (ze_result_t r = q->device->device->create_event_pool(1, hal::kPoolHostVisible, &pool);
+            r != ZE_RESULT_SUCCESS)
             return r;
         auto fence = std::make_shared<FenceObject>();
         fence->queue = q;

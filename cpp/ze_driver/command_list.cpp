@@ -24,44 +24,45 @@ ze_result_t check_events(const Command& c, const hal::Device& device) {
 // The operands of a command, in the order a queue checks them.
 ze_result_t check_operands(const Command& c, const hal::Device& device) {
     switch (c.kind) {
-    case Command::Kind::copy:
-        if (!c.dst || !c.src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        if (c.size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-        if (ze_result_t r = device.check_operand(c.dst, c.size); r != ZE_RESULT_SUCCESS) return r;
-        if (ze_result_t r = device.check_operand(c.src, c.size); r != ZE_RESULT_SUCCESS) return r;
-        return overlap(c.dst, c.src, c.size) ? ZE_RESULT_ERROR_OVERLAPPING_REGIONS : ZE_RESULT_SUCCESS;
-    case Command::Kind::fill: {
-        const size_t p = c.pattern.size();
-        if (!c.dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        if (c.size == 0 || p == 0 || p > kMaxPattern || (p & (p - 1)) || c.size % p)
-            return ZE_RESULT_ERROR_INVALID_SIZE;
-        return device.check_operand(c.dst, c.size);
-    }
-    case Command::Kind::barrier:
-        return ZE_RESULT_SUCCESS;
-    case Command::Kind::reset:
-        if (!c.reset_event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-        return device.owns_event(*c.reset_event) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    case Command::Kind::write_timestamp:
-        if (!c.dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        if (reinterpret_cast<uintptr_t>(c.dst) % alignof(uint64_t)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        return device.check_operand(c.dst, sizeof(uint64_t));
-    case Command::Kind::query_timestamps:
-        if (!c.dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        if (c.queried.empty() || (!c.offsets.empty() && c.offsets.size() != c.queried.size()))
-            return ZE_RESULT_ERROR_INVALID_SIZE;
-        for (size_t i = 0; i < c.queried.size(); ++i) {
-            const hal::EventRef& e = c.queried[i];
-            if (!e) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-            if (!device.owns_event(*e)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-            if (!(e->pool().flags() & (hal::kPoolKernelTimestamp | hal::kPoolKernelMappedTimestamp)))
-                return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-            const size_t offset = c.offsets.empty() ? i * sizeof(hal::KernelTimestampResult) : c.offsets[i];
-            const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(c.dst) + offset);
-            if (ze_result_t r = device.check_operand(at, sizeof(hal::KernelTimestampResult)); r != ZE_RESULT_SUCCESS)
-                return r;
+        case Command::Kind::copy:
+            if (!c.dst || !c.src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+            if (c.size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+            if (ze_result_t r = device.check_operand(c.dst, c.size); r != ZE_RESULT_SUCCESS) return r;
+            if (ze_result_t r = device.check_operand(c.src, c.size); r != ZE_RESULT_SUCCESS) return r;
+            return overlap(c.dst, c.src, c.size) ? ZE_RESULT_ERROR_OVERLAPPING_REGIONS : ZE_RESULT_SUCCESS;
+        case Command::Kind::fill: {
+            const size_t p = c.pattern.size();
+            if (!c.dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+            if (c.size == 0 || p == 0 || p > kMaxPattern || (p & (p - 1)) || c.size % p)
+                return ZE_RESULT_ERROR_INVALID_SIZE;
+            return device.check_operand(c.dst, c.size);
         }
-        return ZE_RESULT_SUCCESS;
+        case Command::Kind::barrier:
+            return ZE_RESULT_SUCCESS;
+        case Command::Kind::reset:
+            if (!c.reset_event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+            return device.owns_event(*c.reset_event) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        case Command::Kind::write_timestamp:
+            if (!c.dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+            if (reinterpret_cast<uintptr_t>(c.dst) % alignof(uint64_t)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+            return device.check_operand(c.dst, sizeof(uint64_t));
+        case Command::Kind::query_timestamps:
+            if (!c.dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+            if (c.queried.empty() || (!c.offsets.empty() && c.offsets.size() != c.queried.size()))
+                return ZE_RESULT_ERROR_INVALID_SIZE;
+            for (size_t i = 0; i < c.queried.size(); ++i) {
+                const hal::EventRef& e = c.queried[i];
+                if (!e) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+                if (!device.owns_event(*e)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+                if (!(e->pool().flags() & (hal::kPoolKernelTimestamp | hal::kPoolKernelMappedTimestamp)))
+                    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+                const size_t offset = c.offsets.empty() ? i * sizeof(hal::KernelTimestampResult) : c.offsets[i];
+                const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(c.dst) + offset);
+                if (ze_result_t r = device.check_operand(at, sizeof(hal::KernelTimestampResult));
+                    r != ZE_RESULT_SUCCESS)
+                    return r;
+            }
+            return ZE_RESULT_SUCCESS;
     }
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
 }
@@ -75,19 +76,19 @@ ze_result_t check(const Command& c, const hal::Device& device) {
 
 ze_result_t run(const Command& c, hal::Queue& queue) {
     switch (c.kind) {
-    case Command::Kind::copy:
-        return queue.append_copy(c.dst, c.src, c.size, c.signal, c.waits);
-    case Command::Kind::fill:
-        return queue.append_fill(c.dst, c.pattern.data(), c.pattern.size(), c.size, c.signal, c.waits);
-    case Command::Kind::barrier:
-        return queue.append_barrier(c.signal, c.waits);
-    case Command::Kind::reset:
-        return queue.append_event_reset(c.reset_event);
-    case Command::Kind::write_timestamp:
-        return queue.append_write_global_timestamp(static_cast<uint64_t*>(c.dst), c.signal, c.waits);
-    case Command::Kind::query_timestamps:
-        return queue.append_query_kernel_timestamps(c.queried, c.dst, c.offsets.empty() ? nullptr : c.offsets.data(),
-                                                    c.signal, c.waits);
+        case Command::Kind::copy:
+            return queue.append_copy(c.dst, c.src, c.size, c.signal, c.waits);
+        case Command::Kind::fill:
+            return queue.append_fill(c.dst, c.pattern.data(), c.pattern.size(), c.size, c.signal, c.waits);
+        case Command::Kind::barrier:
+            return queue.append_barrier(c.signal, c.waits);
+        case Command::Kind::reset:
+            return queue.append_event_reset(c.reset_event);
+        case Command::Kind::write_timestamp:
+            return queue.append_write_global_timestamp(static_cast<uint64_t*>(c.dst), c.signal, c.waits);
+        case Command::Kind::query_timestamps:
+            return queue.append_query_kernel_timestamps(
+                c.queried, c.dst, c.offsets.empty() ? nullptr : c.offsets.data(), c.signal, c.waits);
     }
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
 }
@@ -103,7 +104,9 @@ ze_result_t execute(std::span<const Recorded> lists, hal::Queue& queue, const ha
 }
 
 CommandListObject::CommandListObject(DeviceObject* device, std::shared_ptr<hal::Queue> queue)
-    : device_(device), queue_(std::move(queue)), ordinal_(queue_->ordinal()) {}
+    : device_(device),
+      queue_(std::move(queue)),
+      ordinal_(queue_->ordinal()) {}
 
 CommandListObject::CommandListObject(DeviceObject* device, uint32_t ordinal) : device_(device), ordinal_(ordinal) {}
 

@@ -28,11 +28,19 @@ constexpr Extension kExtensions[] = {
 
 // The extension functions zeDriverGetExtensionFunctionAddress hands out.
 constexpr std::string_view kExtensionFunctions[] = {
-    "zeEventQueryKernelTimestampsExt", "zetMetricTracerCreateExp",   "zetMetricTracerDestroyExp",
-    "zetMetricTracerEnableExp",        "zetMetricTracerDisableExp",  "zetMetricTracerReadDataExp",
-    "zetMetricDecoderCreateExp",       "zetMetricDecoderDestroyExp", "zetMetricDecoderGetDecodableMetricsExp",
-    "zetMetricTracerDecodeExp",        "zeCommandListImmediateAppendCommandListsExp",
-    "zetDeviceGetConcurrentMetricGroupsExp", "zetMetricGroupGetGlobalTimestampsExp",
+    "zeEventQueryKernelTimestampsExt",
+    "zetMetricTracerCreateExp",
+    "zetMetricTracerDestroyExp",
+    "zetMetricTracerEnableExp",
+    "zetMetricTracerDisableExp",
+    "zetMetricTracerReadDataExp",
+    "zetMetricDecoderCreateExp",
+    "zetMetricDecoderDestroyExp",
+    "zetMetricDecoderGetDecodableMetricsExp",
+    "zetMetricTracerDecodeExp",
+    "zeCommandListImmediateAppendCommandListsExp",
+    "zetDeviceGetConcurrentMetricGroupsExp",
+    "zetMetricGroupGetGlobalTimestampsExp",
 };
 
 constexpr uint32_t kInitFlagsGpuOnly = 1u << 0;
@@ -115,7 +123,8 @@ ze_result_t zeDriverGetExtensionProperties_(ze_driver_handle_t hDriver, uint32_t
     });
 }
 
-ze_result_t zeDriverGetExtensionFunctionAddress_(ze_driver_handle_t hDriver, const char* name, void** ppFunctionAddress) {
+ze_result_t zeDriverGetExtensionFunctionAddress_(ze_driver_handle_t hDriver, const char* name,
+                                                 void** ppFunctionAddress) {
     return ze_guarded([&] {
         DriverObject* d = nullptr;
         if (ze_result_t r = driver_of(hDriver, &d); r != ZE_RESULT_SUCCESS) return r;
@@ -251,7 +260,8 @@ ze_result_t zeDeviceGetMemoryAccessProperties_(ze_device_handle_t hDevice, ze_de
     });
 }
 
-ze_result_t zeDeviceGetCacheProperties_(ze_device_handle_t hDevice, uint32_t* pCount, ze_device_cache_properties_t* props) {
+ze_result_t zeDeviceGetCacheProperties_(ze_device_handle_t hDevice, uint32_t* pCount,
+                                        ze_device_cache_properties_t* props) {
     return ze_guarded([&] {
         DeviceObject* d = nullptr;
         if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
@@ -259,7 +269,8 @@ ze_result_t zeDeviceGetCacheProperties_(ze_device_handle_t hDevice, uint32_t* pC
     });
 }
 
-ze_result_t zeDeviceGetExternalMemoryProperties_(ze_device_handle_t hDevice, ze_device_external_memory_properties_t* p) {
+ze_result_t zeDeviceGetExternalMemoryProperties_(ze_device_handle_t hDevice,
+                                                 ze_device_external_memory_properties_t* p) {
     return ze_guarded([&] {
         DeviceObject* d = nullptr;
         if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
@@ -292,7 +303,8 @@ ze_result_t zeDeviceGetStatus_(ze_device_handle_t hDevice) {
     });
 }
 
-ze_result_t zeDeviceGetGlobalTimestamps_(ze_device_handle_t hDevice, uint64_t* hostTimestamp, uint64_t* deviceTimestamp) {
+ze_result_t zeDeviceGetGlobalTimestamps_(ze_device_handle_t hDevice, uint64_t* hostTimestamp,
+                                         uint64_t* deviceTimestamp) {
     return ze_guarded([&] {
         DeviceObject* d = nullptr;
         if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
@@ -315,7 +327,8 @@ ze_result_t create_context(ze_driver_handle_t hDriver, const ze_context_desc_t* 
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeContextCreate_(ze_driver_handle_t hDriver, const ze_context_desc_t* desc, ze_context_handle_t* phContext) {
+ze_result_t zeContextCreate_(ze_driver_handle_t hDriver, const ze_context_desc_t* desc,
+                             ze_context_handle_t* phContext) {
     return ze_guarded([&] { return create_context(hDriver, desc, 0, nullptr, phContext); });
 }
 

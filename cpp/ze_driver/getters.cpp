@@ -4,10 +4,9 @@
 // array of function pointers (dispatch.cpp).
 #include "dispatch.hpp"
 
-#define ZEHAL_DDI_TABLE(getter)                                                               \
-    extern "C" __attribute__((visibility("default"))) ze_result_t getter(ze_api_version_t version, \
-                                                                          void* table) {           \
-        return ::zehal::ze_driver::fill_table(#getter, version, table);                          \
+#define ZEHAL_DDI_TABLE(getter)                                                                                   \
+    extern "C" __attribute__((visibility("default"))) ze_result_t getter(ze_api_version_t version, void* table) { \
+        return ::zehal::ze_driver::fill_table(#getter, version, table);                                           \
     }
 #define ZEHAL_DDI_MEMBER(function, minor)
 #define ZEHAL_DDI_TABLE_END()

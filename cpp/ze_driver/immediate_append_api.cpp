@@ -17,7 +17,8 @@ namespace {
 // every command is checked, before anything is queued. A target that is no immediate list
 // is INVALID_ARGUMENT.
 ze_result_t zeCommandListImmediateAppendCommandListsExp_(ze_command_list_handle_t hCommandListImmediate,
-                                                         uint32_t numCommandLists, ze_command_list_handle_t* phCommandLists,
+                                                         uint32_t numCommandLists,
+                                                         ze_command_list_handle_t* phCommandLists,
                                                          ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
                                                          ze_event_handle_t* phWaitEvents) {
     return ze_guarded([&] {

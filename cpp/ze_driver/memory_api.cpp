@@ -21,7 +21,8 @@ ze_result_t check_allocation(ze_context_handle_t hContext, size_t size, size_t a
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t allocate(DeviceObject* d, hal::MemoryKind kind, size_t size, size_t alignment, uint32_t ordinal, void** pptr) {
+ze_result_t allocate(DeviceObject* d, hal::MemoryKind kind, size_t size, size_t alignment, uint32_t ordinal,
+                     void** pptr) {
     if (ordinal >= d->device->properties().memory_ordinals) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     return d->device->allocate(kind, size, alignment, 0, ordinal, pptr);
 }
@@ -100,9 +101,15 @@ ze_result_t zeMemGetAllocProperties_(ze_context_handle_t hContext, const void* p
         if (phDevice) *phDevice = nullptr;
         if (!owner) return ZE_RESULT_SUCCESS;  // not zehal's memory: type unknown
         switch (info.kind) {
-        case hal::MemoryKind::host: props->type = ZE_MEMORY_TYPE_HOST; break;
-        case hal::MemoryKind::device: props->type = ZE_MEMORY_TYPE_DEVICE; break;
-        case hal::MemoryKind::shared: props->type = ZE_MEMORY_TYPE_SHARED; break;
+            case hal::MemoryKind::host:
+                props->type = ZE_MEMORY_TYPE_HOST;
+                break;
+            case hal::MemoryKind::device:
+                props->type = ZE_MEMORY_TYPE_DEVICE;
+                break;
+            case hal::MemoryKind::shared:
+                props->type = ZE_MEMORY_TYPE_SHARED;
+                break;
         }
         props->id = reinterpret_cast<uintptr_t>(info.base);
         props->pageSize = std::max<size_t>(info.alignment, 4096);

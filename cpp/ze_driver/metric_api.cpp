@@ -51,15 +51,15 @@ ze_result_t groups_of(uint32_t count, zet_metric_group_handle_t* handles, std::v
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zetMetricGroupGet_(zet_device_handle_t hDevice, uint32_t* pCount, zet_metric_group_handle_t* phMetricGroups) {
+ze_result_t zetMetricGroupGet_(zet_device_handle_t hDevice, uint32_t* pCount,
+                               zet_metric_group_handle_t* phMetricGroups) {
     return ze_guarded([&] {
         DeviceObject* d = nullptr;
         if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
         std::vector<metrics::MetricGroupRef> groups;
         if (ze_result_t r = metrics::metric_groups(d->device, &groups); r != ZE_RESULT_SUCCESS) return r;
-        return hand_out(pCount, phMetricGroups != nullptr, static_cast<uint32_t>(groups.size()), [&](uint32_t i) {
-            phMetricGroups[i] = handle_to<zet_metric_group_handle_t>(groups[i].get());
-        });
+        return hand_out(pCount, phMetricGroups != nullptr, static_cast<uint32_t>(groups.size()),
+                        [&](uint32_t i) { phMetricGroups[i] = handle_to<zet_metric_group_handle_t>(groups[i].get()); });
     });
 }
 
@@ -70,8 +70,8 @@ ze_result_t zetMetricGroupGetProperties_(zet_metric_group_handle_t hMetricGroup,
         metrics::MetricGroupRef g;
         if (ze_result_t r = group_of(hMetricGroup, &g); r != ZE_RESULT_SUCCESS) return r;
         if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        if (auto* dma = find_in_chain<zet_export_dma_buf_exp_properties_t>(p, {ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES},
-                                                                       ZEHAL_STYPE_EXPORT_DMA_BUF_EXP_PROPERTIES))
+        if (auto* dma = find_in_chain<zet_export_dma_buf_exp_properties_t>(
+                p, {ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES}, ZEHAL_STYPE_EXPORT_DMA_BUF_EXP_PROPERTIES))
             if (ze_result_t r = metrics::export_dma_buf(*g, &dma->fd, &dma->size); r != ZE_RESULT_SUCCESS) return r;
         const hal::MetricGroupInfo& info = g->info();
         copy_name(p->name, info.name);
@@ -80,7 +80,7 @@ ze_result_t zetMetricGroupGetProperties_(zet_metric_group_handle_t hMetricGroup,
         p->domain = info.domain;
         p->metricCount = static_cast<uint32_t>(info.metrics.size());
         if (auto* type = find_in_chain<zet_metric_group_type_exp_t>(p, {ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES},
-                                                                ZEHAL_STYPE_METRIC_GROUP_TYPE_EXP))
+                                                                    ZEHAL_STYPE_METRIC_GROUP_TYPE_EXP))
             type->type = info.type_flags;
         return ZE_RESULT_SUCCESS;
     });
@@ -102,7 +102,7 @@ ze_result_t zetMetricGetProperties_(zet_metric_handle_t hMetric, zet_metric_prop
         if (ze_result_t r = metric_of(hMetric, &m); r != ZE_RESULT_SUCCESS) return r;
         if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         if (auto* dma = find_in_chain<zet_export_dma_buf_exp_properties_t>(p, {ZET_STRUCTURE_TYPE_METRIC_PROPERTIES},
-                                                                       ZEHAL_STYPE_EXPORT_DMA_BUF_EXP_PROPERTIES))
+                                                                           ZEHAL_STYPE_EXPORT_DMA_BUF_EXP_PROPERTIES))
             if (ze_result_t r = metrics::export_dma_buf(*m, &dma->fd, &dma->size); r != ZE_RESULT_SUCCESS) return r;
         const hal::MetricInfo& info = m->info();
         copy_name(p->name, info.name);
@@ -146,7 +146,8 @@ ze_result_t zetMetricTracerCreateExp_(zet_context_handle_t hContext, zet_device_
         hal::EventRef notification;
         if (ze_result_t r = optional_event(hNotificationEvent, &notification); r != ZE_RESULT_SUCCESS) return r;
         auto object = std::make_shared<TracerObject>();
-        if (ze_result_t r = metrics::Tracer::create(d->device, raw, &desc->notifyEveryNBytes, notification, &object->tracer);
+        if (ze_result_t r = metrics::Tracer::create(d->device, raw, &desc->notifyEveryNBytes, notification,
+                                                    &object->tracer);
             r != ZE_RESULT_SUCCESS)
             return r;
         *phMetricTracer = to_handle<zet_metric_tracer_exp_handle_t>(tracers().add(std::move(object)));
@@ -246,7 +247,8 @@ ze_result_t zetMetricTracerDecodeExp_(zet_metric_decoder_exp_handle_t hMetricDec
             subset.push_back(m.get());
             refs.push_back(std::move(m));
         }
-        if (*pMetricEntriesCount != 0 && *pSetCount != 0 && !pMetricEntries) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        if (*pMetricEntriesCount != 0 && *pSetCount != 0 && !pMetricEntries)
+            return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         return d.decode(pRawDataSize, pRawData, subset, pSetCount, pMetricEntriesCountPerSet, pMetricEntriesCount,
                         reinterpret_cast<metrics::MetricEntry*>(pMetricEntries));
     });

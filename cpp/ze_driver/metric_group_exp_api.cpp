@@ -59,8 +59,9 @@ ze_result_t zetDeviceGetConcurrentMetricGroupsExp_(zet_device_handle_t hDevice, 
 // The device's global timestamp (host ns when synchronizedWithHost, else device ticks) and
 // the metrics' timestamp (the device timer's ticks, which stamp every metric record),
 // sampled together.
-ze_result_t zetMetricGroupGetGlobalTimestampsExp_(zet_metric_group_handle_t hMetricGroup, ze_bool_t synchronizedWithHost,
-                                                  uint64_t* globalTimestamp, uint64_t* metricTimestamp) {
+ze_result_t zetMetricGroupGetGlobalTimestampsExp_(zet_metric_group_handle_t hMetricGroup,
+                                                  ze_bool_t synchronizedWithHost, uint64_t* globalTimestamp,
+                                                  uint64_t* metricTimestamp) {
     return ze_guarded([&] {
         metrics::MetricGroupRef g;
         if (ze_result_t r = group_of(hMetricGroup, &g); r != ZE_RESULT_SUCCESS) return r;

@@ -68,7 +68,8 @@ std::vector<Command> row_copies(const Side& dst, const Side& src) {
     const ze_copy_region_t& r = *src.region;
     const bool rows_packed = dst.pitch == r.width && src.pitch == r.width;
     const uint64_t slice_bytes = uint64_t{r.width} * r.height;
-    const bool slices_packed = rows_packed && (r.depth == 1 || (dst.slice_pitch == slice_bytes && src.slice_pitch == slice_bytes));
+    const bool slices_packed = rows_packed &&
+                               (r.depth == 1 || (dst.slice_pitch == slice_bytes && src.slice_pitch == slice_bytes));
     std::vector<Command> copies;
     auto add = [&](uint64_t y, uint64_t z, uint64_t bytes) {
         Command c;

@@ -26,7 +26,7 @@ typedef uint32_t ze_event_query_kernel_timestamps_ext_flags_t;
 #define ZE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_FLAG_SYNCHRONIZED (1u << 1)
 
 typedef struct _ze_event_query_kernel_timestamps_ext_properties_t {
-    ze_structure_type_t stype;                    // 0x00010011
+    ze_structure_type_t stype;  // 0x00010011
     void* pNext;
     ze_event_query_kernel_timestamps_ext_flags_t flags;  // [out]
 } ze_event_query_kernel_timestamps_ext_properties_t;
@@ -48,9 +48,9 @@ typedef struct _ze_event_query_kernel_timestamps_results_ext_properties_t {
     ze_synchronized_timestamp_result_ext_t* pSynchronizedTimestampsBuffer;  // [optional]
 } ze_event_query_kernel_timestamps_results_ext_properties_t;
 
-ze_result_t ZE_APICALL zeEventQueryKernelTimestampsExt(ze_event_handle_t hEvent, ze_device_handle_t hDevice,
-                                                       uint32_t* pCount,
-                                                       ze_event_query_kernel_timestamps_results_ext_properties_t* pResults);
+ze_result_t ZE_APICALL
+zeEventQueryKernelTimestampsExt(ze_event_handle_t hEvent, ze_device_handle_t hDevice, uint32_t* pCount,
+                                ze_event_query_kernel_timestamps_results_ext_properties_t* pResults);
 #endif
 
 // Driver initialization by type (API 1.10): what newer loaders call where zeInit was.
@@ -92,7 +92,8 @@ typedef struct _zet_metric_entry_exp_t {
 
 ze_result_t ZE_APICALL zetMetricTracerCreateExp(zet_context_handle_t hContext, zet_device_handle_t hDevice,
                                                 uint32_t metricGroupCount, zet_metric_group_handle_t* phMetricGroups,
-                                                zet_metric_tracer_exp_desc_t* desc, ze_event_handle_t hNotificationEvent,
+                                                zet_metric_tracer_exp_desc_t* desc,
+                                                ze_event_handle_t hNotificationEvent,
                                                 zet_metric_tracer_exp_handle_t* phMetricTracer);
 ze_result_t ZE_APICALL zetMetricTracerDestroyExp(zet_metric_tracer_exp_handle_t hMetricTracer);
 ze_result_t ZE_APICALL zetMetricTracerEnableExp(zet_metric_tracer_exp_handle_t hMetricTracer, ze_bool_t synchronous);
@@ -139,11 +140,9 @@ typedef struct _zet_export_dma_buf_exp_properties_t {
 // where the headers already do is harmless. The last error's description (API 1.6).
 ze_result_t ZE_APICALL zeDriverGetLastErrorDescription(ze_driver_handle_t hDriver, const char** ppString);
 // Regular command lists executed through an immediate one ("ZE_experimental_immediate_command_list_append").
-ze_result_t ZE_APICALL zeCommandListImmediateAppendCommandListsExp(ze_command_list_handle_t hCommandListImmediate,
-                                                                   uint32_t numCommandLists,
-                                                                   ze_command_list_handle_t* phCommandLists,
-                                                                   ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
-                                                                   ze_event_handle_t* phWaitEvents);
+ze_result_t ZE_APICALL zeCommandListImmediateAppendCommandListsExp(
+    ze_command_list_handle_t hCommandListImmediate, uint32_t numCommandLists, ze_command_list_handle_t* phCommandLists,
+    ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents);
 // Metric groups that can be collected together ("ZET_experimental_concurrent_metric_groups").
 ze_result_t ZE_APICALL zetDeviceGetConcurrentMetricGroupsExp(zet_device_handle_t hDevice, uint32_t metricGroupCount,
                                                              zet_metric_group_handle_t* phMetricGroups,

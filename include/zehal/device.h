@@ -30,20 +30,20 @@ ZEHAL_API ze_result_t zehal_device_get(const char* backend, uint32_t index, zeha
 
 /* What a device is (ze_device_properties_t's fields that zehal's devices have). */
 typedef struct zehal_device_properties {
-    char name[ZEHAL_MAX_DEVICE_NAME]; /* e.g. "zehal sim device 0" */
+    char name[ZEHAL_MAX_DEVICE_NAME];     /* e.g. "zehal sim device 0" */
     char backend[ZEHAL_MAX_BACKEND_NAME]; /* "sim", "cuda" or "level_zero" */
-    uint8_t uuid[16];                 /* unique per device */
-    uint64_t memory_bytes;            /* device memory capacity */
-    uint64_t max_allocation_bytes;    /* largest single allocation */
-    uint64_t timer_hz;                /* device clock: ns = ticks * 1e9 / timer_hz */
+    uint8_t uuid[16];                     /* unique per device */
+    uint64_t memory_bytes;                /* device memory capacity */
+    uint64_t max_allocation_bytes;        /* largest single allocation */
+    uint64_t timer_hz;                    /* device clock: ns = ticks * 1e9 / timer_hz */
     uint32_t kernel_timestamp_valid_bits; /* valid bits of kernel timestamps */
-    uint32_t timestamp_valid_bits;    /* valid bits of global timestamps */
-    uint32_t compute_engines;         /* engines of ordinal 0 */
-    uint32_t copy_engines;            /* engines of ordinal 1 */
-    uint32_t subdevices;              /* 0: no sub-devices */
-    uint32_t timestamp_flags;         /* ZEHAL_EVENT_QUERY_KERNEL_TIMESTAMPS_FLAG_* bits */
-    uint8_t dma_buf_export;           /* 1 when metric export memory is supported */
-    uint8_t tracer;                   /* 1 when the device has a metric tracer */
+    uint32_t timestamp_valid_bits;        /* valid bits of global timestamps */
+    uint32_t compute_engines;             /* engines of ordinal 0 */
+    uint32_t copy_engines;                /* engines of ordinal 1 */
+    uint32_t subdevices;                  /* 0: no sub-devices */
+    uint32_t timestamp_flags;             /* ZEHAL_EVENT_QUERY_KERNEL_TIMESTAMPS_FLAG_* bits */
+    uint8_t dma_buf_export;               /* 1 when metric export memory is supported */
+    uint8_t tracer;                       /* 1 when the device has a metric tracer */
 } zehal_device_properties_t;
 
 /* Number of devices of a backend.

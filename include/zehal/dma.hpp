@@ -77,18 +77,21 @@ public:
     Request copy(void* dst, const void* src, size_t bytes, const Event* signal = nullptr) {
         if (signal && !signal->handle()) throw Error(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "zehal::Dma::copy: signal");
         aml_dma_request* req = nullptr;
-        detail::check_aml(aml_dma_ze_copy_signal(dma_.get(), &req, dst, src, bytes, signal ? signal->handle() : nullptr),
-                          "zehal::Dma::copy");
+        detail::check_aml(
+            aml_dma_ze_copy_signal(dma_.get(), &req, dst, src, bytes, signal ? signal->handle() : nullptr),
+            "zehal::Dma::copy");
         return Request(dma_, req);
     }
     // The whole of `src` into `dst` (which must be at least as large).
     Request copy(Buffer& dst, const Buffer& src, const Event* signal = nullptr) {
-        if (dst.size() < src.size()) throw Error(ZE_RESULT_ERROR_INVALID_SIZE, "zehal::Dma::copy: dst is smaller than src");
+        if (dst.size() < src.size())
+            throw Error(ZE_RESULT_ERROR_INVALID_SIZE, "zehal::Dma::copy: dst is smaller than src");
         return copy(dst.data(), src.data(), src.size(), signal);
     }
     // Fire-and-forget: only barrier() waits for it.
     void copy_detached(void* dst, const void* src, size_t bytes) {
-        detail::check_aml(aml_dma_ze_copy_signal(dma_.get(), nullptr, dst, src, bytes, nullptr), "zehal::Dma::copy_detached");
+        detail::check_aml(aml_dma_ze_copy_signal(dma_.get(), nullptr, dst, src, bytes, nullptr),
+                          "zehal::Dma::copy_detached");
     }
     // Returns once every copy submitted before it completed.
     void barrier() { detail::check_aml(aml_dma_barrier(dma_.get()), "zehal::Dma::barrier"); }

@@ -15,7 +15,8 @@ namespace zehal {
 class Error : public std::runtime_error {
 public:
     Error(ze_result_t code, const std::string& what)
-        : std::runtime_error(what + ": ze_result_t " + hex(code)), code_(code) {}
+        : std::runtime_error(what + ": ze_result_t " + hex(code)),
+          code_(code) {}
     // The status code (ZE_RESULT_ERROR_*).
     ze_result_t code() const noexcept { return code_; }
 
@@ -39,12 +40,18 @@ inline void check(ze_result_t r, const char* what) {
 inline void check_aml(int r, const char* what) {
     if (r >= 0) return;
     switch (-r) {
-    case AML_ENOMEM: throw Error(ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, what);
-    case AML_EINVAL: throw Error(ZE_RESULT_ERROR_INVALID_ARGUMENT, what);
-    case AML_EDOM: throw Error(ZE_RESULT_ERROR_OVERLAPPING_REGIONS, what);
-    case AML_ENOTSUP: throw Error(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, what);
-    case AML_EBUSY: throw Error(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE, what);
-    default: throw Error(ZE_RESULT_ERROR_UNKNOWN, what);
+        case AML_ENOMEM:
+            throw Error(ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, what);
+        case AML_EINVAL:
+            throw Error(ZE_RESULT_ERROR_INVALID_ARGUMENT, what);
+        case AML_EDOM:
+            throw Error(ZE_RESULT_ERROR_OVERLAPPING_REGIONS, what);
+        case AML_ENOTSUP:
+            throw Error(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, what);
+        case AML_EBUSY:
+            throw Error(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE, what);
+        default:
+            throw Error(ZE_RESULT_ERROR_UNKNOWN, what);
     }
 }
 

@@ -68,7 +68,7 @@ typedef struct zehal_event_query_kernel_timestamps_results {
  * properties  [out] its capabilities
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE (device NULL); INVALID_NULL_POINTER. */
 ZEHAL_API ze_result_t zehal_device_get_timestamp_properties(zehal_device_t device,
-                                                  zehal_device_timestamp_properties_t* properties);
+                                                            zehal_device_timestamp_properties_t* properties);
 
 /* Host and device clocks read together.
  * device            [in] the device
@@ -76,7 +76,7 @@ ZEHAL_API ze_result_t zehal_device_get_timestamp_properties(zehal_device_t devic
  * device_timestamp  [out] device ticks at that instant (timestamp_valid_bits valid)
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER; DEVICE_LOST. */
 ZEHAL_API ze_result_t zehal_device_get_global_timestamps(zehal_device_t device, uint64_t* host_timestamp,
-                                               uint64_t* device_timestamp);
+                                                         uint64_t* device_timestamp);
 
 /* Creates a pool of events.
  * device  [in] the device whose commands signal them
@@ -87,7 +87,7 @@ ZEHAL_API ze_result_t zehal_device_get_global_timestamps(zehal_device_t device, 
  * 0); UNSUPPORTED_SIZE (count too large); INVALID_ENUMERATION (unknown flags);
  * UNSUPPORTED_FEATURE (a timestamp flag the device cannot honour); DEVICE_LOST. */
 ZEHAL_API ze_result_t zehal_event_pool_create(zehal_device_t device, uint32_t flags, uint32_t count,
-                                    zehal_event_pool_t* pool);
+                                              zehal_event_pool_t* pool);
 
 /* Destroys a pool whose events were all destroyed.
  * pool  [in][release] the pool
@@ -141,7 +141,7 @@ ZEHAL_API ze_result_t zehal_event_host_reset(zehal_event_t event);
  * INVALID_NULL_POINTER; UNSUPPORTED_FEATURE (the pool lacks the timestamp flag needed);
  * DEVICE_LOST. */
 ZEHAL_API ze_result_t zehal_event_query_kernel_timestamps_ext(zehal_event_t event, uint32_t* count,
-                                                    zehal_event_query_kernel_timestamps_results_t* results);
+                                                              zehal_event_query_kernel_timestamps_results_t* results);
 
 #ifdef __cplusplus
 }

@@ -14,9 +14,9 @@ namespace zehal {
 
 // What timestamps a pool's events record.
 enum class Timestamps : uint32_t {
-    none = 0,                                                     // no timestamps
-    kernel = ZEHAL_EVENT_POOL_FLAG_KERNEL_TIMESTAMP,              // kernel timestamps (device ticks)
-    mapped = ZEHAL_EVENT_POOL_FLAG_KERNEL_MAPPED_TIMESTAMP,       // also synchronized ones (host ns)
+    none = 0,                                                // no timestamps
+    kernel = ZEHAL_EVENT_POOL_FLAG_KERNEL_TIMESTAMP,         // kernel timestamps (device ticks)
+    mapped = ZEHAL_EVENT_POOL_FLAG_KERNEL_MAPPED_TIMESTAMP,  // also synchronized ones (host ns)
 };
 
 class EventPool;

@@ -117,7 +117,8 @@ ZEHAL_API ze_result_t zehal_metric_group_get(zehal_device_t device, uint32_t* co
  * properties  [out] its properties
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER; INVALID_ARGUMENT
  * (not a group handle). */
-ZEHAL_API ze_result_t zehal_metric_group_get_properties(zehal_metric_group_t group, zehal_metric_group_properties_t* properties);
+ZEHAL_API ze_result_t zehal_metric_group_get_properties(zehal_metric_group_t group,
+                                                        zehal_metric_group_properties_t* properties);
 
 /* The metrics of a group (zetMetricGet).
  * group    [in] the group
@@ -138,7 +139,8 @@ ZEHAL_API ze_result_t zehal_metric_get_properties(zehal_metric_t metric, zehal_m
  * groups  [in][range(0, count)] groups of that device, at most one per domain
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER (groups NULL with
  * count > 0); INVALID_ARGUMENT (a group of another device, two of one domain). */
-ZEHAL_API ze_result_t zehal_device_activate_metric_groups(zehal_device_t device, uint32_t count, zehal_metric_group_t* groups);
+ZEHAL_API ze_result_t zehal_device_activate_metric_groups(zehal_device_t device, uint32_t count,
+                                                          zehal_metric_group_t* groups);
 
 /* The exported memory of a group whose type has ZEHAL_METRIC_GROUP_TYPE_EXPORT_DMA_BUF
  * (zet_export_dma_buf_exp_properties_t). The fd belongs to the group: do not close it; dup
@@ -171,9 +173,9 @@ ZEHAL_API ze_result_t zehal_metric_get_export_dma_buf(zehal_metric_t metric, int
  * (group_count 0); INVALID_ARGUMENT (a group not tracer-based, of another device or given
  * twice; a notification event not host-visible); NOT_READY (a group not activated);
  * HANDLE_OBJECT_IN_USE (the device has a tracer); UNSUPPORTED_FEATURE (no tracer here). */
-ZEHAL_API ze_result_t zehal_metric_tracer_create(zehal_device_t device, uint32_t group_count, zehal_metric_group_t* groups,
-                                       uint32_t* notify_every_n_bytes, zehal_event_t notification,
-                                       zehal_metric_tracer_t* tracer);
+ZEHAL_API ze_result_t zehal_metric_tracer_create(zehal_device_t device, uint32_t group_count,
+                                                 zehal_metric_group_t* groups, uint32_t* notify_every_n_bytes,
+                                                 zehal_event_t notification, zehal_metric_tracer_t* tracer);
 
 /* Destroys a disabled tracer (zetMetricTracerDestroyExp).
  * tracer  [in][release] the tracer
@@ -229,7 +231,7 @@ ZEHAL_API ze_result_t zehal_metric_decoder_destroy(zehal_metric_decoder_t decode
  * metrics  [out][optional when *count is 0] the metrics
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER. */
 ZEHAL_API ze_result_t zehal_metric_decoder_get_decodable_metrics(zehal_metric_decoder_t decoder, uint32_t* count,
-                                                       zehal_metric_t* metrics);
+                                                                 zehal_metric_t* metrics);
 
 /* Decodes raw data into entries, in sets: one per sub-device, one on a device without
  * sub-devices (zetMetricTracerDecodeExp).
@@ -251,9 +253,9 @@ ZEHAL_API ze_result_t zehal_metric_decoder_get_decodable_metrics(zehal_metric_de
  * (raw_size 0); INVALID_ARGUMENT (a metric not decodable or given twice; truncated or
  * corrupt raw data, after decoding the whole records before it). */
 ZEHAL_API ze_result_t zehal_metric_tracer_decode(zehal_metric_decoder_t decoder, size_t* raw_size, const uint8_t* raw,
-                                       uint32_t metric_count, zehal_metric_t* metrics, uint32_t* set_count,
-                                       uint32_t* entries_per_set, uint32_t* entry_count,
-                                       zehal_metric_entry_t* entries);
+                                                 uint32_t metric_count, zehal_metric_t* metrics, uint32_t* set_count,
+                                                 uint32_t* entries_per_set, uint32_t* entry_count,
+                                                 zehal_metric_entry_t* entries);
 
 #ifdef __cplusplus
 }

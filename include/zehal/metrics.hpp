@@ -118,8 +118,10 @@ public:
         std::vector<uint8_t> out(max_bytes);
         size_t size = out.size();
         const ze_result_t r = zehal_metric_tracer_read_data(tracer_.get(), &size, out.data());
-        if (r == ZE_RESULT_NOT_READY) size = 0;
-        else if (r != ZE_RESULT_WARNING_DROPPED_DATA) detail::check(r, "zehal::Tracer::read");
+        if (r == ZE_RESULT_NOT_READY)
+            size = 0;
+        else if (r != ZE_RESULT_WARNING_DROPPED_DATA)
+            detail::check(r, "zehal::Tracer::read");
         out.resize(size);
         return out;
     }
@@ -193,9 +195,9 @@ public:
         const uint32_t n = static_cast<uint32_t>(m.size());
         size_t size = raw.size();
         uint32_t sets = 0, count = 0;
-        detail::check(zehal_metric_tracer_decode(decoder_.get(), &size, raw.data(), n, m.data(), &sets, nullptr,
-                                                 &count, nullptr),
-                      "zehal::Decoder::decode");
+        detail::check(
+            zehal_metric_tracer_decode(decoder_.get(), &size, raw.data(), n, m.data(), &sets, nullptr, &count, nullptr),
+            "zehal::Decoder::decode");
         if (count == 0) return out;
         out.entries.resize(count);
         out.entries_per_set.resize(sets);

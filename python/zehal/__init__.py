@@ -30,26 +30,15 @@ Packaging
 from __future__ import annotations
 
 from importlib import metadata as _metadata
-from typing import Any
 from pathlib import Path as _Path
+from typing import Any
 
+from . import _descriptors
 from ._zehal import (
-    Area,
-    BackendInfo,
-    Buffer,
-    Device,
-    DeviceLostError,
-    DeviceProperties,
-    Dma,
-    Error,
-    Event,
-    EventPool,
     GROUP_TYPE_EXPORT_DMA_BUF,
     GROUP_TYPE_MARKER,
     GROUP_TYPE_OTHER,
     GROUP_TYPE_USER_CREATED,
-    InvalidArgumentError,
-    Layout,
     METRIC_ENTRY_DTYPE,
     METRIC_TYPE_DURATION,
     METRIC_TYPE_EVENT,
@@ -65,13 +54,6 @@ from ._zehal import (
     METRIC_TYPE_RAW,
     METRIC_TYPE_THROUGHPUT,
     METRIC_TYPE_TIMESTAMP,
-    Metric,
-    MetricDecoder,
-    MetricGroup,
-    MetricTracer,
-    NotReadyError,
-    ObjectInUseError,
-    OutOfMemoryError,
     RECORD_CLOCK_SYNC,
     RECORD_DISABLE,
     RECORD_DROPPED,
@@ -80,18 +62,37 @@ from ._zehal import (
     RECORD_SAMPLE,
     RECORD_SIZE,
     ROOT_DEVICE,
-    Request,
     SAMPLING_TYPE_EVENT_BASED,
     SAMPLING_TYPE_TIME_BASED,
     SAMPLING_TYPE_TRACER_BASED,
     TIMESTAMP_DTYPE,
     TRACE_RECORD_DTYPE,
-    UnsupportedError,
     VALUE_TYPE_BOOL8,
     VALUE_TYPE_FP32,
     VALUE_TYPE_FP64,
     VALUE_TYPE_UINT32,
     VALUE_TYPE_UINT64,
+    Area,
+    BackendInfo,
+    Buffer,
+    Device,
+    DeviceLostError,
+    DeviceProperties,
+    Dma,
+    Error,
+    Event,
+    EventPool,
+    InvalidArgumentError,
+    Layout,
+    Metric,
+    MetricDecoder,
+    MetricGroup,
+    MetricTracer,
+    NotReadyError,
+    ObjectInUseError,
+    OutOfMemoryError,
+    Request,
+    UnsupportedError,
     activate_metric_groups,
     aml_errno_from_ze_result,
     backends,
@@ -100,7 +101,6 @@ from ._zehal import (
     result_name,
     sim_device,
 )
-from . import _descriptors
 from .constants import FLAT_NAMES as _FLAT_NAMES
 from .constants import GroupType, MetricType, RecordKind, SamplingType, ValueType
 

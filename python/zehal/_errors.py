@@ -53,6 +53,13 @@ class DeviceLostError(Error):
     """The device was lost; every later call on it fails (ZE_RESULT_ERROR_DEVICE_LOST)."""
 
 
-for _cls in (Error, OutOfMemoryError, InvalidArgumentError, UnsupportedError, NotReadyError, ObjectInUseError,
-             DeviceLostError):
+for _cls in (
+    Error,
+    OutOfMemoryError,
+    InvalidArgumentError,
+    UnsupportedError,
+    NotReadyError,
+    ObjectInUseError,
+    DeviceLostError,
+):
     _cls.__module__ = "zehal"  # their public home (and where pickle finds them)

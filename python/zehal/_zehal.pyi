@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, final, overload
 
-from typing_extensions import Buffer as _BufferLike, CapsuleType
-
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import Buffer as _BufferLike
+from typing_extensions import CapsuleType
 
 # --- Errors -------------------------------------------------------------------------------
 

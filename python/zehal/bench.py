@@ -158,7 +158,9 @@ def python_round_trip(device: Device | None = None, quick: bool = False) -> list
 
     if cupy_us is not None:
         rows.append(
-            _row("python", "64 B request: Dma.copy + wait", submit_wait, "us", cupy_us, "cupy memcpyAsync + synchronize")
+            _row(
+                "python", "64 B request: Dma.copy + wait", submit_wait, "us", cupy_us, "cupy memcpyAsync + synchronize"
+            )
         )
     rows.extend(_pool_rows(device, iterations, repeats))
     return rows
@@ -291,7 +293,10 @@ def format_table(rows: list[Row]) -> str:
     numeric = {2, 4, 6}
     lines = []
     for k, c in enumerate(cells):
-        parts = [str(v).rjust(w) if i in numeric and k else str(v).ljust(w) for i, (v, w) in enumerate(zip(c, widths))]
+        parts = [
+            str(v).rjust(w) if i in numeric and k else str(v).ljust(w)
+            for i, (v, w) in enumerate(zip(c, widths, strict=True))
+        ]
         lines.append("  ".join(parts).rstrip())
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))

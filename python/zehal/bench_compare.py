@@ -112,7 +112,9 @@ def format_comparison(entries: list[Row]) -> str:
     numeric = {2, 3, 5}
     lines = []
     for k, c in enumerate(cells):
-        parts = [v.rjust(w) if i in numeric and k else v.ljust(w) for i, (v, w) in enumerate(zip(c, widths))]
+        parts = [
+            v.rjust(w) if i in numeric and k else v.ljust(w) for i, (v, w) in enumerate(zip(c, widths, strict=True))
+        ]
         lines.append("  ".join(parts).rstrip())
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
@@ -127,7 +129,11 @@ def describe_difference(report: dict[str, Any], device: dict[str, Any], quick: b
     if isinstance(saved, dict):
         for field in ("backend", "name"):
             if field in saved and saved.get(field) != device.get(field):
-                notes.append(f"note: the saved run's device {field} was {saved.get(field)!r}, this run's {device.get(field)!r}")
+                notes.append(
+                    f"note: the saved run's device {field} was {saved.get(field)!r}, this run's {device.get(field)!r}"
+                )
     if "quick" in report and bool(report["quick"]) != quick:
-        notes.append(f"note: the saved run was {'' if report['quick'] else 'not '}a --quick run, this one is{'' if quick else ' not'}")
+        saved_kind = "" if report["quick"] else "not "
+        this_kind = "" if quick else " not"
+        notes.append(f"note: the saved run was {saved_kind}a --quick run, this one is{this_kind}")
     return notes

@@ -10,12 +10,12 @@ from typing import TextIO
 
 def _format_bytes(n: int) -> str:
     value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024:
-            break
+    units = ("B", "KiB", "MiB", "GiB", "TiB")
+    k = 0
+    while value >= 1024 and k < len(units) - 1:
         value /= 1024
-    else:
-        unit = "TiB"
+        k += 1
+    unit = units[k]
     return f"{int(value)} {unit}" if value.is_integer() else f"{value:.1f} {unit}"
 
 

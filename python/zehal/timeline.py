@@ -150,8 +150,14 @@ def chrome_trace(entries: np.ndarray, metrics: Sequence[Any], *, pid_offset: int
             command = {"start": stamps[k], "id": values[k], "subdevice": sub}
         elif command is not None and name == "CommandEnd":
             command["end"] = stamps[k]
-        elif command is not None and name in ("BytesMoved", "EngineOrdinal", "EngineIndex", "QueueId",
-                                               "CommandType", "QueueDepth"):
+        elif command is not None and name in (
+            "BytesMoved",
+            "EngineOrdinal",
+            "EngineIndex",
+            "QueueId",
+            "CommandType",
+            "QueueDepth",
+        ):
             command[name] = values[k]
         else:
             where = f" (sub-device {sub})" if sub is not None else ""
@@ -211,8 +217,7 @@ class Recorder:
             groups = [
                 g
                 for g in self.device.metric_groups()
-                if g.tracer_based
-                and (g.name == "EngineEvents" or g.type_flags & _zehal.GROUP_TYPE_EXPORT_DMA_BUF)
+                if g.tracer_based and (g.name == "EngineEvents" or g.type_flags & _zehal.GROUP_TYPE_EXPORT_DMA_BUF)
             ]
         self.groups = list(groups)
         _zehal.activate_metric_groups(self.device, self.groups)
@@ -300,7 +305,9 @@ def _start_from_env() -> None:
 
     device = zehal.default_device()
     if not device.properties.tracer:
-        print(f"zehal trace: {device.name} ({device.backend}) has no tracer: the command runs untraced", file=sys.stderr)
+        print(
+            f"zehal trace: {device.name} ({device.backend}) has no tracer: the command runs untraced", file=sys.stderr
+        )
         return
     _process_recorder = Recorder(device)
     path = f"{base}.{os.getpid()}.npz"

@@ -27,7 +27,10 @@ constexpr size_t kMaxAlignment = size_t{1} << 30;
 }  // namespace
 
 CudaDevice::CudaDevice(const DriverApi& api, std::shared_ptr<HostMemory> host, int ordinal, CUdevice device)
-    : api_(api), host_(std::move(host)), ordinal_(ordinal), device_(device) {}
+    : api_(api),
+      host_(std::move(host)),
+      ordinal_(ordinal),
+      device_(device) {}
 
 CudaDevice::~CudaDevice() {
     if (!ctx_) return;
@@ -135,8 +138,8 @@ ze_result_t CudaDevice::hold_memory(const void* p, size_t size, hal::PointerRegi
     return hal::find_operand(memory_, host_->registry, p, size, nullptr, held);
 }
 
-ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
-                                 uint32_t ordinal, void** out) {
+ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
+                                 void** out) {
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if ((kind != hal::MemoryKind::host && kind != hal::MemoryKind::device && kind != hal::MemoryKind::shared) ||

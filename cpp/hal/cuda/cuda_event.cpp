@@ -31,9 +31,9 @@ ze_result_t CudaEventPool::create(const std::shared_ptr<CudaDevice>& device, uin
     const DriverApi& api = device->api();
     ContextScope scope(api, device->context());
     void* slots = nullptr;
-    CUresult r = api.cuMemHostAlloc(&slots, sizeof(EventSlot) * count, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
-    if (r != CUDA_SUCCESS)
-        return r == CUDA_ERROR_OUT_OF_MEMORY ? ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY : device->check(r);
+    CUresult r = api.cuMemHostAlloc(&slots, sizeof(EventSlot) * count,
+                                    CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    if (r != CUDA_SUCCESS) return r == CUDA_ERROR_OUT_OF_MEMORY ? ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY : device->check(r);
     std::memset(slots, 0, sizeof(EventSlot) * count);
     CUdeviceptr device_slots = 0;
     if (r = api.cuMemHostGetDevicePointer(&device_slots, slots, 0); r != CUDA_SUCCESS) {
@@ -52,13 +52,17 @@ ze_result_t CudaEventPool::create(const std::shared_ptr<CudaDevice>& device, uin
 }
 
 CudaEventPool::CudaEventPool(std::shared_ptr<CudaDevice> device, uint32_t count, uint32_t flags)
-    : device_(std::move(device)), count_(count), flags_(flags), events_(new CudaEvent[count]) {}
+    : device_(std::move(device)),
+      count_(count),
+      flags_(flags),
+      events_(new CudaEvent[count]) {}
 
 CudaEventPool::~CudaEventPool() {
     // A stream still waiting on an event of this pool would wait forever on freed memory:
     // release every waiter first (destroying a pool in use is the caller's error; this
     // keeps it from hanging the device). Release: the flags are set before the free.
-    for (uint32_t i = 0; slots_ && i < count_; ++i) flag_of(&slots_[i]).store(kSignalledByHost, std::memory_order_release);
+    for (uint32_t i = 0; slots_ && i < count_; ++i)
+        flag_of(&slots_[i]).store(kSignalledByHost, std::memory_order_release);
     // cuMemFreeHost waits for the device's work, so no command still writes a slot.
     if (slots_) {
         ContextScope scope(device_->api(), device_->context());
@@ -124,7 +128,8 @@ ze_result_t CudaEvent::query_packets(uint32_t* count, hal::KernelTimestampResult
     if (dev.lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     const uint32_t flags = pool_->flags_;
-    if (!(flags & (hal::kPoolKernelTimestamp | hal::kPoolKernelMappedTimestamp))) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    if (!(flags & (hal::kPoolKernelTimestamp | hal::kPoolKernelMappedTimestamp)))
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     if (synchronized && !(flags & hal::kPoolKernelMappedTimestamp)) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     if (*count != 0 && !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     const uint32_t state = flag();

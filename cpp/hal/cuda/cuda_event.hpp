@@ -16,16 +16,16 @@ namespace zehal::cuda {
 
 // An event's memory: written by the device and the host, read by the host.
 struct alignas(32) EventSlot {
-    uint32_t flag;   // 0 not signalled; kSignalledByHost or kSignalledWithTimestamps
+    uint32_t flag;  // 0 not signalled; kSignalledByHost or kSignalledWithTimestamps
     uint32_t reserved;
-    uint64_t start;  // %globaltimer ticks before the command
-    uint64_t end;    // %globaltimer ticks after it
+    uint64_t start;         // %globaltimer ticks before the command
+    uint64_t end;           // %globaltimer ticks after it
     uint64_t submitted_ns;  // host clock when the command was submitted (written by the host)
 };
 static_assert(sizeof(EventSlot) == 32, "slots are 32 bytes");
 
 // Flag values: any non-zero value is "signalled" (stream waits use >= 1).
-inline constexpr uint32_t kSignalledByHost = 1;         // also cuStreamWriteValue32's value
+inline constexpr uint32_t kSignalledByHost = 1;          // also cuStreamWriteValue32's value
 inline constexpr uint32_t kSignalledWithTimestamps = 2;  // written by the timestamp kernel
 
 class CudaEventPool;

@@ -73,8 +73,6 @@ ze_result_t allocate_memory(const DriverApi& api, hal::MemoryKind kind, size_t s
     return ZE_RESULT_SUCCESS;
 }
 
-void release_memory(const DriverApi& api, const hal::Allocation& a) {
-    raw_release(api, a.info.kind, a.mapping);
-}
+void release_memory(const DriverApi& api, const hal::Allocation& a) { raw_release(api, a.info.kind, a.mapping); }
 
 }  // namespace zehal::cuda

@@ -319,7 +319,8 @@ ze_result_t CudaQueue::append_write_global_timestamp(uint64_t* dst, const hal::E
     // The stream runs one command at a time: the scratch word is copied out before the
     // next timestamp overwrites it.
     if (r == CUDA_SUCCESS) r = device_->kernels().timestamp(api_, stream_, pageable ? scratch_ : dst);
-    if (r == CUDA_SUCCESS && pageable) r = pageable_.copy(stream_, dst, true, scratch_, true, sizeof *dst, false, holds.of);
+    if (r == CUDA_SUCCESS && pageable)
+        r = pageable_.copy(stream_, dst, true, scratch_, true, sizeof *dst, false, holds.of);
     if (r == CUDA_SUCCESS) r = probe_export_locked(to.allocation, dst, sizeof *dst);
     if (r == CUDA_SUCCESS) r = end_locked(signal_event);
     return device_->check(r);

@@ -78,7 +78,7 @@ private:
     const uint32_t ordinal_;
     const uint32_t index_;
     const CUstream stream_;
-    std::mutex mu_;  // keeps each command's waits, work and signal together on the stream
+    std::mutex mu_;            // keeps each command's waits, work and signal together on the stream
     PageableCopier pageable_;  // guarded by mu_
     // Pinned word the timer kernel writes for a timestamp bound for pageable memory,
     // allocated on first use. Guarded by mu_.

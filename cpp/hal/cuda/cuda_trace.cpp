@@ -51,16 +51,18 @@ std::vector<hal::MetricGroupInfo> make_groups() {
 }
 
 hal::TraceRecord record(uint16_t kind, uint32_t metric, uint64_t ticks, uint64_t value) {
-    return hal::TraceRecord{kind, static_cast<uint16_t>(sizeof(hal::TraceRecord)), metric, ticks, value,
-                            hal::kRootDevice, 0};
+    return hal::TraceRecord{
+        kind, static_cast<uint16_t>(sizeof(hal::TraceRecord)), metric, ticks, value, hal::kRootDevice, 0};
 }
-
-
 
 class CudaTraceImpl final : public CudaTrace, public CuptiSink {
 public:
     CudaTraceImpl(const DriverApi& api, int ordinal, DeviceClock* clock, ExportProbeSlot* probes)
-        : api_(api), ordinal_(ordinal), clock_(clock), probes_(probes), probe_state_(kProbeSlots, 0),
+        : api_(api),
+          ordinal_(ordinal),
+          clock_(clock),
+          probes_(probes),
+          probe_state_(kProbeSlots, 0),
           buffer_(kBufferRecords) {}
 
     ~CudaTraceImpl() override {
@@ -80,7 +82,8 @@ public:
 
     ze_result_t start(std::span<const uint32_t> groups) override {
         uint32_t mask = 0;
-        if (ze_result_t r = hal::tracer_group_mask(groups, CudaTrace::groups(), &mask); r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = hal::tracer_group_mask(groups, CudaTrace::groups(), &mask); r != ZE_RESULT_SUCCESS)
+            return r;
         std::lock_guard control(control_mu_);
         // A fit of the clock must exist before CUPTI's callbacks convert timestamps.
         uint64_t ticks = 0;
@@ -237,23 +240,22 @@ private:
     DeviceClock* const clock_;
 #ifdef ZEHAL_HAVE_CUPTI_H
     CuptiHub* hub_ = nullptr;
-    bool hub_started_ = false;  // guarded by control_mu_
+    bool hub_started_ = false;              // guarded by control_mu_
     std::atomic<bool> hub_running_{false};  // hub_started_, for the drainer
     uint64_t last_flush_ns_ = 0;
 #endif
 
     std::mutex control_mu_;  // serialises start and stop
 
-    mutable std::mutex mu_;  // everything below
+    mutable std::mutex mu_;          // everything below
     ExportProbeSlot* const probes_;  // pinned, mapped
     std::vector<uint8_t> probe_state_;
-    size_t probe_head_ = 0;  // next slot to hand out (a position; slot = position % kProbeSlots)
-    size_t probe_tail_ = 0;  // oldest slot not yet free
+    size_t probe_head_ = 0;    // next slot to hand out (a position; slot = position % kProbeSlots)
+    size_t probe_tail_ = 0;    // oldest slot not yet free
     hal::TraceBuffer buffer_;  // the hardware buffer
-    uint32_t started_ = 0;    // bit per started group
+    uint32_t started_ = 0;     // bit per started group
     std::atomic<uint64_t> produced_{0};
 };
-
 
 }  // namespace
 

@@ -28,8 +28,7 @@ public:
     // A trace source for device `ordinal` whose ticks come from `clock` and whose export
     // probes live in pinned memory of the current context; null (with *why) when CUPTI
     // is not available.
-    static std::unique_ptr<CudaTrace> create(const DriverApi& api, int ordinal, DeviceClock* clock,
-                                             std::string* why);
+    static std::unique_ptr<CudaTrace> create(const DriverApi& api, int ordinal, DeviceClock* clock, std::string* why);
 
     // A slot for one export probe when the export group is started, else null (and null,
     // counted as a lost record, when every slot is still in flight).

@@ -45,7 +45,8 @@ std::vector<std::string> candidates() {
     roots.emplace_back("/usr/local/cuda");
     add_glob("/usr/local/cuda-*", &roots);
     for (const std::string& root : roots) {
-        for (const char* sub : {"/extras/CUPTI/lib64/libcupti.so*", "/lib64/libcupti.so*"}) add_glob(root + sub, &names);
+        for (const char* sub : {"/extras/CUPTI/lib64/libcupti.so*", "/lib64/libcupti.so*"})
+            add_glob(root + sub, &names);
     }
     return names;
 }
@@ -71,8 +72,8 @@ Loaded* load() {
         return l;
     }
     std::string missing;
-#define ZEHAL_CUPTI_RESOLVE(name)                                             \
-    l->api.name = l->lib.symbol<decltype(&::name)>(#name);                    \
+#define ZEHAL_CUPTI_RESOLVE(name)                          \
+    l->api.name = l->lib.symbol<decltype(&::name)>(#name); \
     if (!l->api.name) missing += (missing.empty() ? "" : ", ") + std::string(#name);
     ZEHAL_CUPTI_FUNCTIONS(ZEHAL_CUPTI_RESOLVE)
 #undef ZEHAL_CUPTI_RESOLVE

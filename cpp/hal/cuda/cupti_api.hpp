@@ -10,10 +10,13 @@
 namespace zehal::cuda {
 
 // The CUPTI entry points zehal uses, with the header's signatures.
+// (An X-macro list, laid out by hand.)
+// clang-format off
 #define ZEHAL_CUPTI_FUNCTIONS(X)                                                                  \
     X(cuptiGetVersion) X(cuptiGetResultString) X(cuptiActivityEnable) X(cuptiActivityDisable)    \
     X(cuptiActivityRegisterCallbacks) X(cuptiActivityFlushAll) X(cuptiActivityGetNextRecord)     \
     X(cuptiActivityGetNumDroppedRecords) X(cuptiActivityRegisterTimestampCallback)
+// clang-format on
 
 struct CuptiApi {
 #define ZEHAL_CUPTI_DECLARE(name) decltype(&::name) name = nullptr;

@@ -48,9 +48,7 @@ void CUPTIAPI CuptiHub::buffer_completed(CUcontext ctx, uint32_t, uint8_t* buffe
 
 void CuptiHub::dispatch(CUcontext ctx, uint8_t* buffer, size_t valid) {
     std::lock_guard lock(dispatch_mu_);
-    auto source = [&](uint32_t device) -> CuptiSink* {
-        return device < sources_.size() ? sources_[device] : nullptr;
-    };
+    auto source = [&](uint32_t device) -> CuptiSink* { return device < sources_.size() ? sources_[device] : nullptr; };
     CUpti_Activity* rec = nullptr;
     while (api_.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
         switch (rec->kind) {
@@ -66,13 +64,15 @@ void CuptiHub::dispatch(CUcontext ctx, uint8_t* buffer, size_t valid) {
             case CUPTI_ACTIVITY_KIND_MEMCPY: {
                 const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
                 if (CuptiSink* t = source(m->deviceId))
-                    t->on_activity({m->start, m->end, m->bytes, 1, m->channelID, m->streamId, kCuptiCopy, m->correlationId});
+                    t->on_activity(
+                        {m->start, m->end, m->bytes, 1, m->channelID, m->streamId, kCuptiCopy, m->correlationId});
                 break;
             }
             case CUPTI_ACTIVITY_KIND_MEMSET: {
                 const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
                 if (CuptiSink* t = source(m->deviceId))
-                    t->on_activity({m->start, m->end, m->bytes, 1, m->channelID, m->streamId, kCuptiFill, m->correlationId});
+                    t->on_activity(
+                        {m->start, m->end, m->bytes, 1, m->channelID, m->streamId, kCuptiFill, m->correlationId});
                 break;
             }
             default:

@@ -22,8 +22,8 @@ struct CuptiActivity {
     uint64_t start_ns;
     uint64_t end_ns;
     uint64_t bytes;
-    uint32_t ordinal;      // engine group: 0 compute (kernels), 1 copy (memcpy, memset)
-    uint32_t engine;       // the CUDA channel
+    uint32_t ordinal;  // engine group: 0 compute (kernels), 1 copy (memcpy, memset)
+    uint32_t engine;   // the CUDA channel
     uint64_t stream;
     uint32_t type;         // kCuptiCopy, kCuptiFill or kCuptiKernel
     uint64_t correlation;  // CUPTI's correlation id
@@ -82,8 +82,7 @@ private:
     static constexpr size_t kCuptiBufferBytes = 1u << 20;
 
     static void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
-    static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size,
-                                          size_t valid);
+    static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid);
     static uint64_t CUPTIAPI timestamp() { return host_now_ns(); }
     void dispatch(CUcontext ctx, uint8_t* buffer, size_t valid);
 

@@ -55,8 +55,7 @@ ze_result_t DeviceClock::sample_batch_locked() {
         // The same path as a timestamp event's end: the kernel reads the timer, fences,
         // sets the flag, and the host polls the flag; so the estimate's error is the
         // same on both sides of every command.
-        if (CUresult r = kernels_->timestamp_signal(*api_, stream_, &slot_->ticks, &slot_->flag, 1);
-            r != CUDA_SUCCESS)
+        if (CUresult r = kernels_->timestamp_signal(*api_, stream_, &slot_->ticks, &slot_->flag, 1); r != CUDA_SUCCESS)
             return to_ze_result(r);
         // Acquire: the ticks written before the flag are visible once the flag is.
         for (uint32_t spins = 1; flag.load(std::memory_order_acquire) == 0; ++spins) {

@@ -10,9 +10,9 @@ namespace zehal::cuda {
 
 // Where zehal_export_probe reports: filled by the device, read by the host.
 struct ExportProbeSlot {
-    uint64_t ticks;   // %globaltimer after the write
-    uint32_t word;    // first 32-bit word written (little-endian, short writes zero-padded)
-    uint32_t ready;   // set to 1 last, after a system-wide fence
+    uint64_t ticks;  // %globaltimer after the write
+    uint32_t word;   // first 32-bit word written (little-endian, short writes zero-padded)
+    uint32_t ready;  // set to 1 last, after a system-wide fence
 };
 static_assert(sizeof(ExportProbeSlot) == 16, "the PTX writes the slot at offsets 0, 8 and 12");
 

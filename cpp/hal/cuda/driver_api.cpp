@@ -27,8 +27,8 @@ Loaded* load() {
         return l;
     }
     std::string missing;
-#define ZEHAL_CUDA_RESOLVE(name)                                                                  \
-    l->api.name = l->lib.symbol<decltype(l->api.name)>(ZEHAL_CUDA_SYMBOL_NAME(name));            \
+#define ZEHAL_CUDA_RESOLVE(name)                                                      \
+    l->api.name = l->lib.symbol<decltype(l->api.name)>(ZEHAL_CUDA_SYMBOL_NAME(name)); \
     if (!l->api.name) missing += (missing.empty() ? "" : ", ") + std::string(ZEHAL_CUDA_SYMBOL_NAME(name));
     ZEHAL_CUDA_DRIVER_FUNCTIONS(ZEHAL_CUDA_RESOLVE)
 #undef ZEHAL_CUDA_RESOLVE

@@ -15,6 +15,8 @@ namespace zehal::cuda {
 // linked against these headers would call. (cuGetProcAddress is not used: at CUDA_VERSION
 // it can hand back a newer version whose signature differs from the one cuda.h declares
 // under the plain name, as cuCtxSynchronize's does in CUDA 13.)
+// (An X-macro list, laid out by hand.)
+// clang-format off
 #define ZEHAL_CUDA_DRIVER_FUNCTIONS(X)                                                               \
     X(cuInit) X(cuGetErrorName) X(cuDeviceGetCount) X(cuDeviceGet)            \
     X(cuDeviceGetName) X(cuDeviceGetUuid) X(cuDeviceTotalMem) X(cuDeviceGetAttribute)                \
@@ -29,6 +31,7 @@ namespace zehal::cuda {
     X(cuMemUnmap) X(cuMemSetAccess) X(cuMemGetAllocationGranularity) X(cuLaunchHostFunc)          \
     X(cuPointerGetAttributes) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)                    \
     X(cuEventSynchronize) X(cuStreamWaitEvent)
+// clang-format on
 
 // The table; load once with driver_api().
 struct DriverApi {

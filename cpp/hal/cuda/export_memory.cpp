@@ -60,9 +60,9 @@ ze_result_t ExportMemory::create_locked() {
     if ((r = api_.cuStreamSynchronize(nullptr)) != CUDA_SUCCESS) return to_ze_result(r);
     int fd = -1;
     r = api_.cuMemGetHandleForAddressRange(&fd, base_, size_, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
-    if (r != CUDA_SUCCESS) return r == CUDA_ERROR_NOT_SUPPORTED || r == CUDA_ERROR_INVALID_VALUE
-                                      ? ZE_RESULT_ERROR_UNSUPPORTED_FEATURE
-                                      : to_ze_result(r);
+    if (r != CUDA_SUCCESS)
+        return r == CUDA_ERROR_NOT_SUPPORTED || r == CUDA_ERROR_INVALID_VALUE ? ZE_RESULT_ERROR_UNSUPPORTED_FEATURE
+                                                                              : to_ze_result(r);
     fd_ = fd;
     return ZE_RESULT_SUCCESS;
 }

@@ -17,7 +17,8 @@ std::optional<ze_result_t> ForeignCudaMemory::recognise(const void* p, size_t si
     // Memory the driver does not know answers SUCCESS with a memory type of 0.
     const auto addr = reinterpret_cast<CUdeviceptr>(p);
     if (api_.cuPointerGetAttributes(5, which, values, addr) != CUDA_SUCCESS) return std::nullopt;
-    if (type != CU_MEMORYTYPE_HOST && type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED) return std::nullopt;
+    if (type != CU_MEMORYTYPE_HOST && type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED)
+        return std::nullopt;
     if (range != 0 && (addr < start || size > range - (addr - start))) return ZE_RESULT_ERROR_INVALID_SIZE;
     hal::Operand o;
     o.zehal_allocation = false;

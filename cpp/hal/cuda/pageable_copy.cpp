@@ -51,7 +51,8 @@ size_t chunk_from_environment() noexcept {
 }  // namespace
 
 PageableCopier::PageableCopier(const DriverApi& api, size_t chunk_bytes) noexcept
-    : api_(api), chunk_bytes_(std::max(chunk_bytes ? chunk_bytes : chunk_from_environment(), kMinChunkBytes)) {}
+    : api_(api),
+      chunk_bytes_(std::max(chunk_bytes ? chunk_bytes : chunk_from_environment(), kMinChunkBytes)) {}
 
 void PageableCopier::release() noexcept {
     // A command that failed part-way may have left host functions on the side stream that
@@ -146,8 +147,7 @@ CUresult PageableCopier::to_device_at_once(CUstream stream, char* dst, const cha
     return CUDA_SUCCESS;
 }
 
-CUresult PageableCopier::to_device_in_order(CUstream stream, char* dst, const char* src, size_t size,
-                                            Holds& holds) {
+CUresult PageableCopier::to_device_in_order(CUstream stream, char* dst, const char* src, size_t size, Holds& holds) {
     // The side stream fills buffer b once the queue's stream reached this copy (earlier
     // commands may write the source, or still read the buffers) and once the DMA of the
     // chunk two back has drained b; the queue's stream DMAs each chunk once it is staged.
@@ -169,8 +169,7 @@ CUresult PageableCopier::to_device_in_order(CUstream stream, char* dst, const ch
     return r == CUDA_SUCCESS ? r : fail(stream, r, true, holds);
 }
 
-CUresult PageableCopier::from_device_in_order(CUstream stream, char* dst, const char* src, size_t size,
-                                              Holds& holds) {
+CUresult PageableCopier::from_device_in_order(CUstream stream, char* dst, const char* src, size_t size, Holds& holds) {
     // The queue's stream DMAs chunk i into buffer b once the side stream has emptied b (the
     // chunk two back); the side stream copies each chunk out once it landed. The command
     // ends when the last chunk is out: the queue's stream waits for it.

@@ -54,8 +54,7 @@ public:
                   Holds& holds);
     // Enqueues a fill of `size` bytes at host memory `dst` with `pattern` repeated
     // (`pattern_size` a power of two up to 128 dividing `size`); `holds` as for copy().
-    CUresult fill(CUstream stream, void* dst, const uint8_t* pattern, size_t pattern_size, size_t size,
-                  Holds& holds);
+    CUresult fill(CUstream stream, void* dst, const uint8_t* pattern, size_t pattern_size, size_t size, Holds& holds);
     // True once staging buffers, side stream or events exist (the queue then synchronizes
     // its stream before release()).
     bool in_use() const noexcept { return staging_ != nullptr || side_ != nullptr; }
@@ -88,11 +87,11 @@ private:
 
     const DriverApi& api_;
     const size_t chunk_bytes_;
-    char* staging_ = nullptr;    // pinned, 2 x chunk_bytes_
-    CUstream side_ = nullptr;    // runs the host functions of staged copies
-    CUevent start_ = nullptr;    // the queue's stream reached a staged copy
-    CUevent staged_[2] = {};     // buffer b filled (host to device) or written (device to host)
-    CUevent drained_[2] = {};    // buffer b free again
+    char* staging_ = nullptr;  // pinned, 2 x chunk_bytes_
+    CUstream side_ = nullptr;  // runs the host functions of staged copies
+    CUevent start_ = nullptr;  // the queue's stream reached a staged copy
+    CUevent staged_[2] = {};   // buffer b filled (host to device) or written (device to host)
+    CUevent drained_[2] = {};  // buffer b free again
 };
 
 }  // namespace zehal::cuda

@@ -42,7 +42,8 @@ ze_result_t free_when_unused(const ZeApi& api, ze_context_handle_t ctx, void* p)
 }  // namespace
 
 ZeDevice::ZeDevice(std::shared_ptr<DriverContext> driver, ze_device_handle_t device)
-    : driver_(std::move(driver)), device_(device) {}
+    : driver_(std::move(driver)),
+      device_(device) {}
 
 ZeDevice::~ZeDevice() {
     for (const hal::Allocation& a : memory_.take_all()) api().zeMemFree(driver_->context, a.info.base);
@@ -151,7 +152,9 @@ ze_result_t ZeDevice::check(ze_result_t r) noexcept {
     return r;
 }
 
-hal::OperandCache ZeDevice::operand_cache() const noexcept { return hal::OperandCache(memory_, driver_->host->registry); }
+hal::OperandCache ZeDevice::operand_cache() const noexcept {
+    return hal::OperandCache(memory_, driver_->host->registry);
+}
 
 ze_result_t ZeDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
                                void** out) {
@@ -177,11 +180,15 @@ ze_result_t ZeDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignme
     void* p = nullptr;
     ze_result_t r = ZE_RESULT_SUCCESS;
     switch (kind) {
-    case hal::MemoryKind::host: r = api().zeMemAllocHost(ctx, &host_desc, size, alignment, &p); break;
-    case hal::MemoryKind::device: r = api().zeMemAllocDevice(ctx, &device_desc, size, alignment, device_, &p); break;
-    case hal::MemoryKind::shared:
-        r = api().zeMemAllocShared(ctx, &device_desc, &host_desc, size, alignment, device_, &p);
-        break;
+        case hal::MemoryKind::host:
+            r = api().zeMemAllocHost(ctx, &host_desc, size, alignment, &p);
+            break;
+        case hal::MemoryKind::device:
+            r = api().zeMemAllocDevice(ctx, &device_desc, size, alignment, device_, &p);
+            break;
+        case hal::MemoryKind::shared:
+            r = api().zeMemAllocShared(ctx, &device_desc, &host_desc, size, alignment, device_, &p);
+            break;
     }
     if (r != ZE_RESULT_SUCCESS) return check(r);
     hal::Allocation a;

@@ -48,7 +48,9 @@ public:
     const DriverContext& driver() const noexcept { return *driver_; }
     ze_device_handle_t handle() const noexcept { return device_; }
     // The driver's ordinal of hal engine group `ordinal` (compute or copy).
-    uint32_t ze_ordinal(uint32_t ordinal) const noexcept { return ordinal == hal::kCopyOrdinal ? copy_group_ : compute_group_; }
+    uint32_t ze_ordinal(uint32_t ordinal) const noexcept {
+        return ordinal == hal::kCopyOrdinal ? copy_group_ : compute_group_;
+    }
     // True once a call returned DEVICE_LOST.
     bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
     // `r`, marking the device lost when it is DEVICE_LOST.
@@ -74,7 +76,7 @@ private:
     bool dma_buf_import_ = false;
 
     std::atomic<bool> lost_{false};
-    hal::PointerRegistry memory_;  // device, shared and imported allocations
+    hal::PointerRegistry memory_;                // device, shared and imported allocations
     hal::DeviceMemoryListing listing_{memory_};  // memory_ listed while the device lives
 };
 

@@ -21,7 +21,8 @@ ze_result_t ZeEventPool::create(const std::shared_ptr<ZeDevice>& device, uint32_
     if (flags & ~hal::kPoolValidFlags) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
     if (count > kMaxEvents) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
     const uint32_t caps = device->properties().timestamp_flags;
-    if ((flags & hal::kPoolKernelTimestamp) && !(caps & hal::kTimestampKernel)) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    if ((flags & hal::kPoolKernelTimestamp) && !(caps & hal::kTimestampKernel))
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     if ((flags & hal::kPoolKernelMappedTimestamp) && !(caps & hal::kTimestampSynchronized))
         return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     // The hal's pool flags are Level Zero's values; every hal event is host-visible. IPC
@@ -44,8 +45,13 @@ ze_result_t ZeEventPool::create(const std::shared_ptr<ZeDevice>& device, uint32_
     return ZE_RESULT_SUCCESS;
 }
 
-ZeEventPool::ZeEventPool(std::shared_ptr<ZeDevice> device, uint32_t count, uint32_t flags, ze_event_pool_handle_t handle)
-    : device_(std::move(device)), count_(count), flags_(flags), handle_(handle), events_(count) {}
+ZeEventPool::ZeEventPool(std::shared_ptr<ZeDevice> device, uint32_t count, uint32_t flags,
+                         ze_event_pool_handle_t handle)
+    : device_(std::move(device)),
+      count_(count),
+      flags_(flags),
+      handle_(handle),
+      events_(count) {}
 
 ZeEventPool::~ZeEventPool() {
     const ZeApi& api = device_->api();

@@ -59,7 +59,7 @@ private:
     const uint32_t count_;
     const uint32_t flags_;
     const ze_event_pool_handle_t handle_;
-    std::mutex mu_;                               // guards events_
+    std::mutex mu_;                                 // guards events_
     std::vector<std::unique_ptr<ZeEvent>> events_;  // made on first use
 };
 

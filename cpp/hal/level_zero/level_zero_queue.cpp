@@ -190,9 +190,8 @@ ze_result_t ZeQueue::append_copy(void* dst, const void* src, size_t size, const 
     // System memory goes to Level Zero as it is: Level Zero copies pageable memory itself.
     if (to.placement == hal::Placement::other_host || from.placement == hal::Placement::other_host)
         return device_->check(pageable_locked(dst, to, src, from, nullptr, 0, size, events));
-    return device_->check(api_.zeCommandListAppendMemoryCopy(list_, dst, src, size, events.signal,
-                                                             static_cast<uint32_t>(events.waits.size()),
-                                                             events.waits.data()));
+    return device_->check(api_.zeCommandListAppendMemoryCopy(
+        list_, dst, src, size, events.signal, static_cast<uint32_t>(events.waits.size()), events.waits.data()));
 }
 
 ze_result_t ZeQueue::append_fill(void* dst, const void* pattern, size_t pattern_size, size_t size,
@@ -221,8 +220,8 @@ ze_result_t ZeQueue::append_barrier(const hal::EventRef& signal, std::span<const
     if (ze_result_t r = check_events(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
     std::lock_guard lock(mu_);
     ++submitted_;
-    return device_->check(api_.zeCommandListAppendBarrier(list_, events.signal, static_cast<uint32_t>(events.waits.size()),
-                                                          events.waits.data()));
+    return device_->check(api_.zeCommandListAppendBarrier(
+        list_, events.signal, static_cast<uint32_t>(events.waits.size()), events.waits.data()));
 }
 
 ze_result_t ZeQueue::append_event_reset(const hal::EventRef& event) {

@@ -73,16 +73,16 @@ private:
     const uint32_t ordinal_;
     const uint32_t index_;
     const ze_command_list_handle_t list_;
-    const ze_event_pool_handle_t sync_pool_;   // the two events below
-    const ze_event_handle_t sync_event_;       // host_synchronize's barrier signal
-    const ze_event_handle_t drain_event_;      // drain_locked's barrier signal
-    std::mutex mu_;       // appends to the list (immediate lists are not thread-safe)
-    std::mutex sync_mu_;  // one host_synchronize at a time; taken before mu_
-    bool sync_pending_ = false;  // guarded by sync_mu_: sync_event_ awaits an earlier barrier
-    uint64_t pending_mark_ = 0;  // guarded by sync_mu_: submitted_ when that barrier was appended
-    uint64_t synced_ = 0;        // guarded by sync_mu_: submitted_ covered by the last completed barrier
-    uint64_t submitted_ = 0;     // guarded by mu_: commands appended (a failed append counts too)
-    hal::OperandCache operands_;  // guarded by mu_
+    const ze_event_pool_handle_t sync_pool_;  // the two events below
+    const ze_event_handle_t sync_event_;      // host_synchronize's barrier signal
+    const ze_event_handle_t drain_event_;     // drain_locked's barrier signal
+    std::mutex mu_;                           // appends to the list (immediate lists are not thread-safe)
+    std::mutex sync_mu_;                      // one host_synchronize at a time; taken before mu_
+    bool sync_pending_ = false;               // guarded by sync_mu_: sync_event_ awaits an earlier barrier
+    uint64_t pending_mark_ = 0;               // guarded by sync_mu_: submitted_ when that barrier was appended
+    uint64_t synced_ = 0;                     // guarded by sync_mu_: submitted_ covered by the last completed barrier
+    uint64_t submitted_ = 0;                  // guarded by mu_: commands appended (a failed append counts too)
+    hal::OperandCache operands_;              // guarded by mu_
 };
 
 }  // namespace zehal::level_zero

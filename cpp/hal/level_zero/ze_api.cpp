@@ -19,11 +19,11 @@ const char* loader_name() {
 
 // Loads the table from `lib`; false with *why naming the first missing entry point.
 bool resolve(const DynLib& lib, ZeApi* api, std::string* why) {
-#define ZEHAL_ZE_RESOLVE(name)                                                  \
-    api->name = lib.symbol<decltype(&::name)>(#name);                           \
-    if (!api->name) {                                                           \
-        *why = std::string(loader_name()) + " lacks " #name;                    \
-        return false;                                                           \
+#define ZEHAL_ZE_RESOLVE(name)                               \
+    api->name = lib.symbol<decltype(&::name)>(#name);        \
+    if (!api->name) {                                        \
+        *why = std::string(loader_name()) + " lacks " #name; \
+        return false;                                        \
     }
     ZEHAL_ZE_CORE_FUNCTIONS(ZEHAL_ZE_RESOLVE)
 #undef ZEHAL_ZE_RESOLVE

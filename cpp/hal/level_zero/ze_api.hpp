@@ -13,6 +13,8 @@ namespace zehal::level_zero {
 
 // The core entry points zehal uses, each declared with `decltype` of the headers'
 // declaration and resolved by its exported name in the loader.
+// (An X-macro list, laid out by hand.)
+// clang-format off
 #define ZEHAL_ZE_CORE_FUNCTIONS(X)                                                                   \
     X(zeInit) X(zeDriverGet) X(zeDriverGetExtensionFunctionAddress) X(zeDeviceGet)                   \
     X(zeDeviceGetProperties) X(zeDeviceGetCommandQueueGroupProperties)                               \
@@ -26,13 +28,15 @@ namespace zehal::level_zero {
     X(zeEventHostSignal) X(zeEventHostReset) X(zeEventHostSynchronize) X(zeEventQueryStatus)         \
     X(zeEventQueryKernelTimestamp) X(zetMetricGroupGet) X(zetMetricGroupGetProperties)               \
     X(zetMetricGet) X(zetMetricGetProperties)
+// clang-format on
 
 // Extension functions beyond the API 1.4 headers, declared from the specification: the
 // event query kernel timestamps extension (API 1.6) and immediate command list
 // synchronization (API 1.6). Their structures are in ext_types.hpp.
 struct KernelTimestampsExtResults;
 using ZeEventQueryKernelTimestampsExtFn = ze_result_t(ZE_APICALL*)(ze_event_handle_t event, ze_device_handle_t device,
-                                                                    uint32_t* count, KernelTimestampsExtResults* results);
+                                                                   uint32_t* count,
+                                                                   KernelTimestampsExtResults* results);
 using ZeCommandListHostSynchronizeFn = ze_result_t(ZE_APICALL*)(ze_command_list_handle_t list, uint64_t timeout);
 
 // The loader table; load once with ze_api().

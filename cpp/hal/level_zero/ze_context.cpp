@@ -48,8 +48,8 @@ std::shared_ptr<DriverContext> open_driver(const ZeApi& api, ze_driver_handle_t 
     d->list_host_synchronize = api.zeCommandListHostSynchronize;
     if (!d->list_host_synchronize) {
         std::string ignored;
-        d->list_host_synchronize =
-            extension<ZeCommandListHostSynchronizeFn>(api, driver, "zeCommandListHostSynchronize", &ignored);
+        d->list_host_synchronize = extension<ZeCommandListHostSynchronizeFn>(api, driver,
+                                                                             "zeCommandListHostSynchronize", &ignored);
     }
     return d;
 }

@@ -8,15 +8,15 @@
 namespace zehal::sim {
 
 // Mask of `bits` valid bits: bits >= 64 ? ~0 : (1 << bits) - 1.
-constexpr uint64_t valid_mask(uint32_t bits) noexcept {
-    return bits >= 64 ? ~0ull : (1ull << bits) - 1;
-}
+constexpr uint64_t valid_mask(uint32_t bits) noexcept { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
 
 // Device ticks as a function of host time. Immutable, so safe from every thread.
 class SimClock {
 public:
     SimClock(uint64_t hz, uint64_t start_ticks) noexcept
-        : hz_(hz), start_ticks_(start_ticks), epoch_ns_(host_now_ns()) {}
+        : hz_(hz),
+          start_ticks_(start_ticks),
+          epoch_ns_(host_now_ns()) {}
 
     // Unmasked ticks at host time `host_ns` (not before creation).
     uint64_t ticks_at(uint64_t host_ns) const noexcept {

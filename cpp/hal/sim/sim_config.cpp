@@ -77,14 +77,15 @@ std::string SimConfig::problem() const {
         return std::string(field) + " = " + std::to_string(value) + " (must be " + std::to_string(lo) + ".." +
                std::to_string(hi) + ")";
     };
-    for (std::string p : {range("compute_engines", compute_engines, 1, kMaxEngines),
-                          range("copy_engines", copy_engines, 0, kMaxEngines),
-                          range("memory_bytes", memory_bytes, 1, ~0ull), range("timer_hz", timer_hz, 1, kMaxTimerHz),
-                          range("kernel_timestamp_valid_bits", kernel_timestamp_valid_bits, 1, 64),
-                          range("timestamp_valid_bits", timestamp_valid_bits, 1, 64),
-                          range("subdevices", subdevices, 0, kMaxSubdevices),
-                          range("trace_buffer_bytes", trace_buffer_bytes, sizeof(hal::TraceRecord), kMaxTraceBufferBytes),
-                          range("async_burst_records", async_burst_records, 0, kMaxAsyncBurstRecords)})
+    for (std::string p :
+         {range("compute_engines", compute_engines, 1, kMaxEngines),
+          range("copy_engines", copy_engines, 0, kMaxEngines), range("memory_bytes", memory_bytes, 1, ~0ull),
+          range("timer_hz", timer_hz, 1, kMaxTimerHz),
+          range("kernel_timestamp_valid_bits", kernel_timestamp_valid_bits, 1, 64),
+          range("timestamp_valid_bits", timestamp_valid_bits, 1, 64),
+          range("subdevices", subdevices, 0, kMaxSubdevices),
+          range("trace_buffer_bytes", trace_buffer_bytes, sizeof(hal::TraceRecord), kMaxTraceBufferBytes),
+          range("async_burst_records", async_burst_records, 0, kMaxAsyncBurstRecords)})
         if (!p.empty()) return p;
     return {};
 }

@@ -11,19 +11,19 @@
 namespace zehal::sim {
 
 struct SimConfig {
-    uint32_t compute_engines = 1;            // engines of ordinal 0 (>= 1)
-    uint32_t copy_engines = 2;               // engines of ordinal 1
-    uint64_t memory_bytes = 1ull << 30;      // device memory capacity
-    uint64_t timer_hz = 19'200'000;          // device clock frequency
+    uint32_t compute_engines = 1;        // engines of ordinal 0 (>= 1)
+    uint32_t copy_engines = 2;           // engines of ordinal 1
+    uint64_t memory_bytes = 1ull << 30;  // device memory capacity
+    uint64_t timer_hz = 19'200'000;      // device clock frequency
     uint32_t kernel_timestamp_valid_bits = 32;
     uint32_t timestamp_valid_bits = 64;
-    uint64_t start_ticks = 0;                // device clock at creation (to force wraps)
-    uint32_t subdevices = 0;                 // root-device commands split across these
-    size_t trace_buffer_bytes = 1u << 20;    // hardware trace buffer
-    uint64_t bandwidth_bytes_per_s = 0;      // copy throttle per engine; 0 = unthrottled
+    uint64_t start_ticks = 0;                       // device clock at creation (to force wraps)
+    uint32_t subdevices = 0;                        // root-device commands split across these
+    size_t trace_buffer_bytes = 1u << 20;           // hardware trace buffer
+    uint64_t bandwidth_bytes_per_s = 0;             // copy throttle per engine; 0 = unthrottled
     std::optional<uint64_t> fail_allocation_after;  // allocations after the first N fail
-    uint64_t async_records_per_s = 100'000;  // rate of the asynchronous trace source
-    uint64_t async_burst_records = 0;        // records it emits at once when started
+    uint64_t async_records_per_s = 100'000;         // rate of the asynchronous trace source
+    uint64_t async_burst_records = 0;               // records it emits at once when started
     // Set by from_env for the first variable whose text is not a value of its field, as
     // "<field> = \"<text>\" (<what is allowed>)"; empty otherwise.
     std::string malformed;
@@ -43,7 +43,7 @@ struct SimConfig {
     // ZEHAL_SIM_* ones, in lower case.
     std::string problem() const;
 
-    static constexpr uint32_t kMaxEngines = 64;               // per engine group
+    static constexpr uint32_t kMaxEngines = 64;  // per engine group
     static constexpr uint32_t kMaxSubdevices = 64;
     static constexpr uint64_t kMaxTimerHz = 10'000'000'000;  // 10 GHz
     static constexpr size_t kMaxTraceBufferBytes = 1ull << 30;

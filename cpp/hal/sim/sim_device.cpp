@@ -105,8 +105,8 @@ void SimDevice::release(const hal::Allocation& a) noexcept {
     if (a.info.kind != hal::MemoryKind::host && !a.info.imported) unreserve(a.info.size);
 }
 
-ze_result_t SimDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
-                                uint32_t ordinal, void** out) {
+ze_result_t SimDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
+                                void** out) {
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (!valid_kind(kind) || (flags & ~kValidAllocationFlags)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
@@ -116,8 +116,8 @@ ze_result_t SimDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignm
     if ((alignment & (alignment - 1)) || alignment > kMaxAlignment) return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
     const bool on_device = kind != hal::MemoryKind::host;
     if (on_device && size > props_.max_allocation_bytes) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
-    const ze_result_t out_of_memory =
-        on_device ? ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY : ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    const ze_result_t out_of_memory = on_device ? ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY
+                                                : ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     const uint64_t nth = allocations_.fetch_add(1, std::memory_order_relaxed);
     if (config_.fail_allocation_after && nth >= *config_.fail_allocation_after) return out_of_memory;
     if (on_device && !reserve(size)) return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
@@ -185,8 +185,8 @@ ze_result_t SimDevice::create_queue(uint32_t ordinal, uint32_t index, std::share
     if (ordinal > hal::kCopyOrdinal || index >= engines_[ordinal].size()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     Engine* engine = engines_[ordinal][index].get();
     try {
-        auto state =
-            std::make_shared<QueueState>(next_queue_id_.fetch_add(1, std::memory_order_relaxed), ordinal, index);
+        auto state = std::make_shared<QueueState>(next_queue_id_.fetch_add(1, std::memory_order_relaxed), ordinal,
+                                                  index);
         if (!engine->bind(state)) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
         auto self = std::static_pointer_cast<SimDevice>(shared_from_this());
         *out = std::make_shared<SimQueue>(std::move(self), engine, std::move(state));

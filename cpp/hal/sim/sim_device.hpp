@@ -97,7 +97,7 @@ private:
     std::unique_ptr<SimTrace> trace_;
     std::unique_ptr<SimTraceSource> trace_source_;  // trace_ as handed out
 
-    hal::PointerRegistry memory_;  // device, shared and imported allocations
+    hal::PointerRegistry memory_;                // device, shared and imported allocations
     hal::DeviceMemoryListing listing_{memory_};  // memory_ listed while the device lives
     // Bytes of device and shared memory in use. Relaxed CAS: a counter no other data hangs on.
     std::atomic<uint64_t> used_bytes_{0};

@@ -294,7 +294,8 @@ Engine::Ran Engine::run_parts(QueueState& q, const Command& c, bool aligned) {
             else
                 fill_pattern(dst + begin, len, c.pattern, c.pattern_size);
             if (bandwidth) {
-                const uint64_t ns = static_cast<uint64_t>(static_cast<unsigned __int128>(len) * 1'000'000'000u / bandwidth);
+                const uint64_t ns = static_cast<uint64_t>(static_cast<unsigned __int128>(len) * 1'000'000'000u /
+                                                          bandwidth);
                 if (!wait_until_ns(host_start + ns)) {
                     ran.aborted = true;
                     break;
@@ -314,30 +315,30 @@ Engine::Ran Engine::run_parts(QueueState& q, const Command& c, bool aligned) {
 
 void Engine::run_step(const Command& c) {
     switch (c.kind) {
-    case CommandKind::reset:
-        // Fails only once the device is lost, when the event answers DEVICE_LOST anyway.
-        static_cast<void>(c.events.front()->host_reset());
-        return;
-    case CommandKind::write_timestamp: {
-        // The device's global timestamp, as SimDevice::global_timestamps reads it.
-        const uint64_t ticks = ctx_.clock->now() & hal::timestamp_max(ctx_.config->timestamp_valid_bits);
-        std::memcpy(c.dst, &ticks, sizeof ticks);
-        return;
-    }
-    case CommandKind::query_timestamps: {
-        auto* dst = static_cast<unsigned char*>(c.dst);
-        for (size_t i = 0; i < c.events.size(); ++i) {
-            // Zeros for an event not signalled or signalled without timestamps (no packet).
-            hal::KernelTimestampResult ts{};
-            uint32_t count = 1;
-            static_cast<void>(c.events[i]->query_kernel_timestamps(&count, &ts));
-            const size_t offset = c.offsets.empty() ? i * sizeof ts : c.offsets[i];
-            std::memcpy(dst + offset, &ts, sizeof ts);
+        case CommandKind::reset:
+            // Fails only once the device is lost, when the event answers DEVICE_LOST anyway.
+            static_cast<void>(c.events.front()->host_reset());
+            return;
+        case CommandKind::write_timestamp: {
+            // The device's global timestamp, as SimDevice::global_timestamps reads it.
+            const uint64_t ticks = ctx_.clock->now() & hal::timestamp_max(ctx_.config->timestamp_valid_bits);
+            std::memcpy(c.dst, &ticks, sizeof ticks);
+            return;
         }
-        return;
-    }
-    default:
-        return;
+        case CommandKind::query_timestamps: {
+            auto* dst = static_cast<unsigned char*>(c.dst);
+            for (size_t i = 0; i < c.events.size(); ++i) {
+                // Zeros for an event not signalled or signalled without timestamps (no packet).
+                hal::KernelTimestampResult ts{};
+                uint32_t count = 1;
+                static_cast<void>(c.events[i]->query_kernel_timestamps(&count, &ts));
+                const size_t offset = c.offsets.empty() ? i * sizeof ts : c.offsets[i];
+                std::memcpy(dst + offset, &ts, sizeof ts);
+            }
+            return;
+        }
+        default:
+            return;
     }
 }
 

@@ -60,7 +60,7 @@ struct Command {
     // at `offsets` (empty: packed). Capacity kept on reuse.
     std::vector<hal::EventRef> events;
     std::vector<size_t> offsets;
-    hal::TimestampReference ref{};     // sampled at submission, for timestamp events
+    hal::TimestampReference ref{};  // sampled at submission, for timestamp events
     // The holds on the allocations of dst and src (hal::PointerRegistry::hold_range), given
     // back when the node is recycled: the memory is not freed before.
     hal::PointerRegistry::InFlight* holds[2] = {nullptr, nullptr};

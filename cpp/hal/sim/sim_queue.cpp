@@ -31,7 +31,9 @@ struct Holds {
 }  // namespace
 
 SimQueue::SimQueue(std::shared_ptr<SimDevice> device, Engine* engine, std::shared_ptr<QueueState> state)
-    : device_(std::move(device)), engine_(engine), state_(std::move(state)) {}
+    : device_(std::move(device)),
+      engine_(engine),
+      state_(std::move(state)) {}
 
 SimQueue::~SimQueue() {
     // Release: every submission of this object happened before; the engine drops the state
@@ -76,8 +78,8 @@ ze_result_t SimQueue::append_fill(void* dst, const void* pattern, size_t pattern
     Holds holds;
     if (ze_result_t r = device_->find_memory(dst, size, &to, &holds.of[0]); r != ZE_RESULT_SUCCESS) return r;
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
-    return submit(CommandKind::fill, dst, nullptr, size, pattern, pattern_size, SimDevice::export_group_of(to),
-                  signal, waits, holds.of);
+    return submit(CommandKind::fill, dst, nullptr, size, pattern, pattern_size, SimDevice::export_group_of(to), signal,
+                  waits, holds.of);
 }
 
 ze_result_t SimQueue::append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
@@ -139,8 +141,7 @@ ze_result_t SimQueue::submit(CommandKind kind, void* dst, const void* src, size_
                              std::span<const hal::EventRef> waits, hal::PointerRegistry::InFlight* (&holds)[2],
                              std::span<const hal::EventRef> events, std::span<const size_t> offsets) {
     hal::TimestampReference ref{};
-    if (signal && static_cast<hal::HostEvent*>(signal.get())->records_timestamps())
-        ref = device_->domain().reference();
+    if (signal && static_cast<hal::HostEvent*>(signal.get())->records_timestamps()) ref = device_->domain().reference();
     {
         std::lock_guard lock(state_->mu);
         Command* c = state_->take_node();

@@ -44,9 +44,9 @@ std::vector<hal::MetricGroupInfo> make_groups() {
 
     // The common engine schema (hal::engine_events_group), then the sim's queue depth.
     g[kEngineGroup] = hal::engine_events_group("Per-command events of the copy and compute engines", kCommandStart);
-    g[kEngineGroup].metrics.push_back(hal::make_metric(
-        "QueueDepth", "Commands still queued behind the command when it completed", "engine", hal::kMetricEvent,
-        hal::kUint32, "commands"));
+    g[kEngineGroup].metrics.push_back(hal::make_metric("QueueDepth",
+                                                       "Commands still queued behind the command when it completed",
+                                                       "engine", hal::kMetricEvent, hal::kUint32, "commands"));
 
     g[kAsyncGroup] = {
         .name = "AsyncEvents",
@@ -55,12 +55,13 @@ std::vector<hal::MetricGroupInfo> make_groups() {
         .type_flags = hal::kGroupOther,
         .domain = 1,
         .first_metric_id = kAsyncCounter,
-        .metrics = {
-            hal::make_metric("AsyncCounter", "Count of asynchronous events, wrapping at 2^32", "async",
-                             hal::kMetricEventExpMonotonicWrapsValue, hal::kUint32, "events"),
-            hal::make_metric("AsyncPulse", "A periodic pulse; only its timestamp has meaning", "async",
-                             hal::kMetricEventExpTimestamp, hal::kUint64, ""),
-        },
+        .metrics =
+            {
+                hal::make_metric("AsyncCounter", "Count of asynchronous events, wrapping at 2^32", "async",
+                                 hal::kMetricEventExpMonotonicWrapsValue, hal::kUint32, "events"),
+                hal::make_metric("AsyncPulse", "A periodic pulse; only its timestamp has meaning", "async",
+                                 hal::kMetricEventExpTimestamp, hal::kUint64, ""),
+            },
     };
 
     g[kExportGroup] = hal::export_memory_group(2, kExportWrite);
@@ -72,10 +73,11 @@ std::vector<hal::MetricGroupInfo> make_groups() {
         .type_flags = hal::kGroupOther,
         .domain = 3,
         .first_metric_id = kUtilizationBusy,
-        .metrics = {
-            hal::make_metric("EngineBusy", "Share of time the engines were busy", "engine",
-                             hal::kMetricRatio, hal::kFp32, "percent"),
-        },
+        .metrics =
+            {
+                hal::make_metric("EngineBusy", "Share of time the engines were busy", "engine", hal::kMetricRatio,
+                                 hal::kFp32, "percent"),
+            },
     };
     return g;
 }
@@ -168,7 +170,8 @@ public:
 
     void on_export_write(uint32_t group, uint32_t first_word, uint64_t ticks, uint32_t subdevice) override {
         if (group != kExportGroup) return;
-        const hal::TraceRecord r = record(hal::kRecordExportWrite, kExportWrite, ticks & tick_mask_, first_word, subdevice);
+        const hal::TraceRecord r = record(hal::kRecordExportWrite, kExportWrite, ticks & tick_mask_, first_word,
+                                          subdevice);
         std::lock_guard lock(mu_);
         if (!(started_ & (1u << kExportGroup))) return;
         push_locked(&r, 1, true);
@@ -207,8 +210,11 @@ private:
                     uint64_t to_ticks) {
         for (uint64_t done = 0; done < n;) {
             const size_t chunk = static_cast<size_t>(std::min<uint64_t>(n - done, kAsyncChunk));
-            const uint64_t a = from_ticks + static_cast<uint64_t>(static_cast<unsigned __int128>(to_ticks - from_ticks) * done / n);
-            const uint64_t b = from_ticks + static_cast<uint64_t>(static_cast<unsigned __int128>(to_ticks - from_ticks) * (done + chunk) / n);
+            const uint64_t a = from_ticks +
+                               static_cast<uint64_t>(static_cast<unsigned __int128>(to_ticks - from_ticks) * done / n);
+            const uint64_t b = from_ticks +
+                               static_cast<uint64_t>(static_cast<unsigned __int128>(to_ticks - from_ticks) *
+                                                     (done + chunk) / n);
             batch.resize(chunk);
             make_async(batch.data(), chunk, next, a, b);
             std::lock_guard lock(mu_);
@@ -231,9 +237,10 @@ private:
         while (!async_cv_.wait_for(wait_lock, microseconds(500), [this] { return async_quit_; })) {
             wait_lock.unlock();
             const uint64_t now = host_now_ns();
-            const uint64_t due =
-                static_cast<uint64_t>(static_cast<unsigned __int128>(now - t0) * async_rate_ / 1'000'000'000u);
-            if (due > emitted) emit_async(batch, due - emitted, &async_next_, clock_.ticks_at(last), clock_.ticks_at(now));
+            const uint64_t due = static_cast<uint64_t>(static_cast<unsigned __int128>(now - t0) * async_rate_ /
+                                                       1'000'000'000u);
+            if (due > emitted)
+                emit_async(batch, due - emitted, &async_next_, clock_.ticks_at(last), clock_.ticks_at(now));
             emitted = due;
             last = now;
             wait_lock.lock();
@@ -261,9 +268,9 @@ private:
 
     std::mutex control_mu_;  // serialises start and stop
 
-    mutable std::mutex mu_;  // the hardware buffer and the started groups
+    mutable std::mutex mu_;    // the hardware buffer and the started groups
     hal::TraceBuffer buffer_;  // the hardware buffer
-    uint32_t started_ = 0;    // bit per started group
+    uint32_t started_ = 0;     // bit per started group
     uint64_t next_command_ = 0;
     std::atomic<uint64_t> produced_{0};
 

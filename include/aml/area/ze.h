@@ -50,7 +50,7 @@ ZEHAL_API struct aml_area** aml_area_ze_host_location(void);
  * Returns AML_SUCCESS; -AML_EINVAL for a NULL area or device, other flags, a bad alignment
  * or ordinal; -AML_ENOMEM when out of host memory; -AML_FAILURE for a lost device. */
 ZEHAL_API int aml_area_ze_device_create(struct aml_area** area, zehal_device_t device, uint32_t ordinal,
-                              uint32_t device_flags, size_t alignment, int flags);
+                                        uint32_t device_flags, size_t alignment, int flags);
 
 /* Creates an area mapping host memory of the default backend, usable by every device of
  * every backend (pinned for the default backend's devices, pageable for the others).
@@ -67,13 +67,13 @@ ZEHAL_API void aml_area_ze_destroy(struct aml_area** area);
 /* mmap of device areas: device memory of the area's device. NULL with aml_errno set on
  * failure (AML_EINVAL for NULL data or an area of another kind). */
 ZEHAL_API void* aml_area_ze_mmap_device(const struct aml_area_data* area_data, size_t size,
-                              struct aml_area_mmap_options* options);
+                                        struct aml_area_mmap_options* options);
 /* mmap of shared areas. */
 ZEHAL_API void* aml_area_ze_mmap_shared(const struct aml_area_data* area_data, size_t size,
-                              struct aml_area_mmap_options* options);
+                                        struct aml_area_mmap_options* options);
 /* mmap of host areas. */
 ZEHAL_API void* aml_area_ze_mmap_host(const struct aml_area_data* area_data, size_t size,
-                            struct aml_area_mmap_options* options);
+                                      struct aml_area_mmap_options* options);
 
 /* munmap of every zehal area: AML_SUCCESS; -AML_EINVAL for a pointer the area did not map
  * or already unmapped; `size` is not checked. */

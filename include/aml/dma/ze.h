@@ -32,9 +32,9 @@ struct aml_dma_ze_data;
 
 /* The argument block the engine passes to an operator as `arg`; valid during the call. */
 struct aml_dma_ze_copy_args {
-    struct aml_dma_ze_data* ze_data;    /* the engine */
-    struct aml_dma_ze_request* ze_req;  /* the request; NULL for fire-and-forget */
-    void* arg;                          /* the op_arg given by the caller */
+    struct aml_dma_ze_data* ze_data;   /* the engine */
+    struct aml_dma_ze_request* ze_req; /* the request; NULL for fire-and-forget */
+    void* arg;                         /* the op_arg given by the caller */
 };
 
 /* Ops of zehal engines. */
@@ -80,7 +80,7 @@ ZEHAL_API int aml_dma_ze_destroy(struct aml_dma** dma);
 
 /* Ops of the engine, also reachable through aml_dma_ze_ops. */
 ZEHAL_API int aml_dma_ze_request_create(struct aml_dma_data* data, struct aml_dma_request** req, struct aml_layout* dst,
-                              struct aml_layout* src, aml_dma_operator op, void* op_arg);
+                                        struct aml_layout* src, aml_dma_operator op, void* op_arg);
 ZEHAL_API int aml_dma_ze_request_wait(struct aml_dma_data* data, struct aml_dma_request** req);
 ZEHAL_API int aml_dma_ze_request_destroy(struct aml_dma_data* data, struct aml_dma_request** req);
 ZEHAL_API int aml_dma_ze_barrier(struct aml_dma_data* data);

@@ -29,7 +29,8 @@ ZEHAL_API extern struct aml_layout_ops aml_layout_dense_ops;
  * ndims or dim, a pitch smaller than its dim, an order other than the two, or a size that
  * overflows; -AML_ENOMEM when out of memory. */
 ZEHAL_API int aml_layout_dense_create(struct aml_layout** layout, void* ptr, const int order, const size_t element_size,
-                            const size_t ndims, const size_t* dims, const size_t* stride, const size_t* pitch);
+                                      const size_t ndims, const size_t* dims, const size_t* stride,
+                                      const size_t* pitch);
 
 #ifdef __cplusplus
 }

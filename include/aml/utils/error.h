@@ -11,14 +11,14 @@
 extern "C" {
 #endif
 
-#define AML_SUCCESS 0  /* no error */
-#define AML_FAILURE 1  /* generic error (device lost, backend failure) */
-#define AML_ENOMEM 2   /* not enough memory */
-#define AML_EINVAL 3   /* invalid argument */
-#define AML_EDOM 4     /* value out of bound */
-#define AML_ENOTSUP 5  /* operation not supported */
-#define AML_EBUSY 6    /* underlying resource not available for the operation */
-#define AML_EPERM 7    /* insufficient permissions */
+#define AML_SUCCESS 0   /* no error */
+#define AML_FAILURE 1   /* generic error (device lost, backend failure) */
+#define AML_ENOMEM 2    /* not enough memory */
+#define AML_EINVAL 3    /* invalid argument */
+#define AML_EDOM 4      /* value out of bound */
+#define AML_ENOTSUP 5   /* operation not supported */
+#define AML_EBUSY 6     /* underlying resource not available for the operation */
+#define AML_EPERM 7     /* insufficient permissions */
 #define AML_ERROR_MAX 8 /* one past the last code */
 
 /* Address of the calling thread's aml_errno. */
