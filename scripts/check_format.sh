@@ -14,7 +14,7 @@ mapfile -t sources < <(git ls-files -- "${DIRS[@]}" | grep -E '\.(c|h|cpp|hpp|cc
 
 if [ "${1:-}" = "--fix" ]; then
     [ ${#sources[@]} -eq 0 ] || clang-format -i "${sources[@]}"
-    ruff format "${DIRS[@]}"
+    python3 -m ruff format "${DIRS[@]}"
     exit 0
 fi
 
@@ -22,8 +22,8 @@ status=0
 if [ ${#sources[@]} -gt 0 ] && ! clang-format --dry-run -Werror "${sources[@]}"; then
     status=1
 fi
-ruff format --check "${DIRS[@]}" || status=1
-ruff check "${DIRS[@]}" || status=1
+python3 -m ruff format --check "${DIRS[@]}" || status=1
+python3 -m ruff check "${DIRS[@]}" || status=1
 if [ $status -ne 0 ]; then
     echo "check_format: unformatted files or lint findings; 'bash scripts/check_format.sh --fix' formats" >&2
 fi
