@@ -15,15 +15,16 @@ build=build/asan-python
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZEHAL_SANITIZE=address,undefined \
   -DZEHAL_BUILD_TESTS=OFF -DZEHAL_BUILD_BENCHMARKS=OFF -DZEHAL_BUILD_PYTHON=ON -DZEHAL_WERROR=ON \
   -DPython_EXECUTABLE="$(command -v python3)" >/dev/null
-cmake --build "$build" -j2 --target _zehal ze_zehal
+cmake --build "$build" -j2 --target _zehal ze_zehal zehal
 
-# A package folder: the sources of python/zehal beside the sanitized extension and the
-# sanitized Level Zero driver, where the wheel puts it (zehal.ze_driver_path()).
+# A package folder: the sources of python/zehal beside the sanitized extension, the
+# sanitized Level Zero driver and C API library, where the wheel puts it (zehal.ze_driver_path()).
 site="$build/site"
 rm -rf "$site" && mkdir -p "$site/zehal/lib"
 cp python/zehal/*.py python/zehal/*.pyi python/zehal/py.typed "$site/zehal/"
 cp "$build"/cpp/python/_zehal*.so "$site/zehal/"
 cp "$build"/cpp/ze_driver/libze_zehal.so "$site/zehal/lib/"
+cp -L "$build"/libzehal.so "$site/zehal/lib/"  # the C API library, as the wheel places it
 
 export PYTHONPATH="$PWD/$site"
 export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
