@@ -4,14 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-run() {  # run <build dir> <sanitizers> [ctest args...]
-  local dir=$1 san=$2; shift 2
+run() {  # run <build dir> <sanitizers> <build target> [ctest args...]
+  local dir=$1 san=$2 target=$3; shift 3
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZEHAL_SANITIZE="$san" \
     -DZEHAL_BUILD_PYTHON=OFF -DZEHAL_WERROR=ON >/dev/null
-  cmake --build "$dir" -j2
+  cmake --build "$dir" -j2 --target "$target"
   ctest --test-dir "$dir" --output-on-failure -j2 --timeout 600 "$@"
 }
 
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run build/asan address,undefined -LE build
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run build/tsan thread -L threaded
+  run build/asan address,undefined all -LE build
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run build/tsan thread zehal_threaded_tests -L threaded
