@@ -6,8 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The directories checked. tests/ joins once it has been reformatted.
-DIRS=(cpp include bench examples python)
+# The directories checked.
+DIRS=(cpp include bench examples python tests)
 
 # *.inc files are excluded: they are macro tables whose indentation shows their structure.
 mapfile -t sources < <(git ls-files -- "${DIRS[@]}" | grep -E '\.(c|h|cpp|hpp|cc|cu|cuh)$' || true)

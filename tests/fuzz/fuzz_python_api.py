@@ -15,7 +15,6 @@ import sys
 import time
 
 import numpy as np
-
 import zehal
 from zehal import _zehal
 
@@ -26,9 +25,33 @@ def value(rng: random.Random):
     """An argument of a random kind, biased to the edges."""
     return rng.choice(
         [
-            0, 1, -1, 7, 64, 4096, 2**31, 2**32, 2**63, 2**64, 2**70, -(2**63),
-            rng.randrange(-(2**40), 2**40), np.int64(rng.randrange(0, 1 << 20)), np.uint8(3),
-            0.5, float("nan"), "x", "", b"\0", None, (), (1,), (1, 2), (1, 2, 3), [0, 0], object(),
+            0,
+            1,
+            -1,
+            7,
+            64,
+            4096,
+            2**31,
+            2**32,
+            2**63,
+            2**64,
+            2**70,
+            -(2**63),
+            rng.randrange(-(2**40), 2**40),
+            np.int64(rng.randrange(0, 1 << 20)),
+            np.uint8(3),
+            0.5,
+            float("nan"),
+            "x",
+            "",
+            b"\0",
+            None,
+            (),
+            (1,),
+            (1, 2),
+            (1, 2, 3),
+            [0, 0],
+            object(),
         ]
     )
 
@@ -49,7 +72,8 @@ def fuzz_decoder(rng, decoder):
 
 def fuzz_layout(rng, buf):
     zehal.Layout.dense(
-        buf, value(rng) if rng.random() < 0.3 else rng.choice([1, 2, 4, 8]),
+        buf,
+        value(rng) if rng.random() < 0.3 else rng.choice([1, 2, 4, 8]),
         [value(rng) if rng.random() < 0.2 else rng.randrange(0, 20) for _ in range(rng.randrange(0, 5))],
         order=rng.choice(["C", "F", "X"]),
         stride=None if rng.random() < 0.5 else [rng.randrange(0, 4) for _ in range(rng.randrange(0, 5))],
@@ -74,8 +98,17 @@ def fuzz_parsers(rng, device, host, dma):
     elif choice == 4:
         zehal.EventPool(device, value(rng), timestamps=rng.choice([None, "kernel", "mapped", value(rng)]))
     elif choice == 5:
-        key = rng.choice(["copy_engines", "memory_bytes", "timer_hz", "kernel_timestamp_valid_bits",
-                          "timestamp_valid_bits", "subdevices", "trace_buffer_bytes"])
+        key = rng.choice(
+            [
+                "copy_engines",
+                "memory_bytes",
+                "timer_hz",
+                "kernel_timestamp_valid_bits",
+                "timestamp_valid_bits",
+                "subdevices",
+                "trace_buffer_bytes",
+            ]
+        )
         zehal.sim_device(**{key: value(rng)})
     else:
         zehal.Dma(device, value(rng), value(rng))

@@ -20,7 +20,6 @@ import subprocess
 import sys
 
 import pytest
-
 import zehal
 
 
@@ -66,7 +65,11 @@ def default_device_traces(env: dict[str, str] | None = None) -> bool:
 
 
 @pytest.fixture(
-    params=["sim", pytest.param("cuda", marks=pytest.mark.cuda), pytest.param("level_zero", marks=pytest.mark.level_zero)]
+    params=[
+        "sim",
+        pytest.param("cuda", marks=pytest.mark.cuda),
+        pytest.param("level_zero", marks=pytest.mark.level_zero),
+    ]
 )
 def device(request, monkeypatch) -> zehal.Device:
     makers = {"sim": zehal.sim_device, "cuda": cuda_device, "level_zero": level_zero_device}

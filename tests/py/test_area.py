@@ -6,7 +6,6 @@ from __future__ import annotations
 import gc
 
 import pytest
-
 import zehal
 
 KINDS = ("host", "device", "shared")

@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from zehal import bench, bench_compare
 
 
@@ -88,7 +87,7 @@ def test_unreadable_saved_run_cli(tmp_path):
     for path in (tmp_path / "missing.json", garbage, tmp_path):
         out = run("bench", "--quick", "--suite", "ring", "--compare", str(path))
         assert out.returncode == 2
-        assert f"--compare: " in out.stderr and str(path) in out.stderr
+        assert "--compare: " in out.stderr and str(path) in out.stderr
         assert "Traceback" not in out.stderr
         assert out.stdout == ""  # nothing measured
 

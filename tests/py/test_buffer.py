@@ -9,7 +9,6 @@ import gc
 
 import numpy as np
 import pytest
-
 import zehal
 
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_EXT_DEV, KDL_CUDA_MANAGED, KDL_ONEAPI = 1, 2, 3, 12, 13, 14

@@ -9,10 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from conftest import default_device_traces
-
 import zehal
+from conftest import default_device_traces
 from zehal import bench, cli
 
 

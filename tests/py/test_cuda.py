@@ -10,9 +10,7 @@ import time
 
 import numpy as np
 import pytest
-
 import zehal
-
 from conftest import cuda_device, run_python
 
 pytestmark = pytest.mark.cuda

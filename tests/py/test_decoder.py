@@ -9,7 +9,6 @@ import time
 
 import numpy as np
 import pytest
-
 import zehal
 from zehal import _zehal
 
@@ -118,8 +117,12 @@ def test_bad_raw_arguments(sim):
         dec.decode(np.frombuffer(raw, dtype=np.uint8)[::2])  # not contiguous
     # Any contiguous buffer works: bytes, bytearray, memoryview, NumPy arrays.
     expected = dec.decode(raw)[0]
-    for view in (bytearray(raw), memoryview(raw), np.frombuffer(raw, dtype=np.uint8),
-                 np.frombuffer(raw, dtype=_zehal.TRACE_RECORD_DTYPE)):
+    for view in (
+        bytearray(raw),
+        memoryview(raw),
+        np.frombuffer(raw, dtype=np.uint8),
+        np.frombuffer(raw, dtype=_zehal.TRACE_RECORD_DTYPE),
+    ):
         assert np.array_equal(dec.decode(view)[0], expected)
 
 
@@ -149,7 +152,7 @@ def test_one_set_per_subdevice(sim_backend):
     assert sum(counts) == len(entries)
     assert entries["on_subdevice"].all()
     assert np.all(entries["subdevice_id"][: counts[0]] == 0)
-    assert np.all(entries["subdevice_id"][counts[0]:] == 1)
+    assert np.all(entries["subdevice_id"][counts[0] :] == 1)
 
 
 def test_crafted_ticks_before_the_sync_and_across_the_wrap(sim_backend):
@@ -210,7 +213,7 @@ def test_close_while_another_thread_decodes(sim):
         errors = []
         go = threading.Event()
 
-        def worker():
+        def worker(dec=dec, go=go, errors=errors):  # this iteration's objects
             go.wait()
             try:
                 for _ in range(50):

@@ -7,9 +7,8 @@ import threading
 import time
 
 import pytest
-from conftest import cuda_device, run_python
-
 import zehal
+from conftest import cuda_device, run_python
 
 ALL_PROPERTY_NAMES = (
     "name",
@@ -103,9 +102,7 @@ def test_zehal_backend_unavailable():
     if not missing:
         pytest.skip("every backend is available here")
     out = run_python(
-        "import zehal\n"
-        "try:\n    zehal.default_device()\n"
-        "except zehal.Error as e:\n    print(e.result_name)\n",
+        "import zehal\ntry:\n    zehal.default_device()\nexcept zehal.Error as e:\n    print(e.result_name)\n",
         env={"ZEHAL_BACKEND": missing[0]},
     )
     assert out.returncode == 0, out.stderr

@@ -5,16 +5,15 @@ operands, the GIL released in waits, threads, errors, and NumPy data moved by a 
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import time
-import sys
 import weakref
 
 import numpy as np
 import pytest
-from conftest import check_one_parameter_calls
-
 import zehal
+from conftest import check_one_parameter_calls
 
 
 def host_area(device):

@@ -5,7 +5,6 @@ import re
 
 import numpy as np
 import pytest
-
 import zehal
 from conftest import run_python
 

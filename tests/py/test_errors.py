@@ -6,7 +6,6 @@ from __future__ import annotations
 import pickle
 
 import pytest
-
 import zehal
 
 # (name, value, class, AML errno) for every code of contract §1 and the AML table.

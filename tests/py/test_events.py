@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-
 import zehal
 
 INVALID_NULL_HANDLE = 0x78000005

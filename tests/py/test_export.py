@@ -10,7 +10,6 @@ import sys
 
 import numpy as np
 import pytest
-
 import zehal
 from zehal import _zehal
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import zehal
 from conftest import cuda_device, level_zero_device
 

@@ -4,7 +4,6 @@ interpreter, bounded by a timeout, and must exit cleanly (no signal) with the ri
 import textwrap
 
 import pytest
-
 from conftest import run_python, sanitizer_report
 
 SIM = {"ZEHAL_BACKEND": "sim"}

@@ -7,7 +7,6 @@ import threading
 import weakref
 
 import pytest
-
 import zehal
 from zehal import _zehal
 
@@ -100,10 +99,22 @@ def test_constants_have_level_zero_values():
         _zehal.METRIC_TYPE_EXP_EXPORT_DMA_BUF,
         _zehal.METRIC_TYPE_IP_EXP,
     ] == [0x7FFFFFF9, 0x7FFFFFFA, 0x7FFFFFFB, 0x7FFFFFFC, 0x7FFFFFFD, 0x7FFFFFFE]
-    assert [_zehal.VALUE_TYPE_UINT32, _zehal.VALUE_TYPE_UINT64, _zehal.VALUE_TYPE_FP32, _zehal.VALUE_TYPE_FP64,
-            _zehal.VALUE_TYPE_BOOL8] == [0, 1, 2, 3, 4]
-    assert [_zehal.RECORD_SAMPLE, _zehal.RECORD_ENABLE, _zehal.RECORD_DISABLE, _zehal.RECORD_DROPPED,
-            _zehal.RECORD_CLOCK_SYNC, _zehal.RECORD_EXPORT_WRITE, _zehal.RECORD_SIZE] == [1, 2, 3, 4, 5, 6, 32]
+    assert [
+        _zehal.VALUE_TYPE_UINT32,
+        _zehal.VALUE_TYPE_UINT64,
+        _zehal.VALUE_TYPE_FP32,
+        _zehal.VALUE_TYPE_FP64,
+        _zehal.VALUE_TYPE_BOOL8,
+    ] == [0, 1, 2, 3, 4]
+    assert [
+        _zehal.RECORD_SAMPLE,
+        _zehal.RECORD_ENABLE,
+        _zehal.RECORD_DISABLE,
+        _zehal.RECORD_DROPPED,
+        _zehal.RECORD_CLOCK_SYNC,
+        _zehal.RECORD_EXPORT_WRITE,
+        _zehal.RECORD_SIZE,
+    ] == [1, 2, 3, 4, 5, 6, 32]
     assert _zehal.TRACE_RECORD_DTYPE.itemsize == 32
     assert _zehal.METRIC_ENTRY_DTYPE.itemsize == 32
     assert _zehal.METRIC_ENTRY_DTYPE.names == ("value", "timestamp", "metric_index", "on_subdevice", "subdevice_id")

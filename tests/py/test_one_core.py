@@ -8,13 +8,10 @@ from __future__ import annotations
 import ctypes.util
 
 import pytest
-
 import zehal
 from conftest import run_python
 
-pytestmark = pytest.mark.skipif(
-    ctypes.util.find_library("ze_loader") is None, reason="no Level Zero loader installed"
-)
+pytestmark = pytest.mark.skipif(ctypes.util.find_library("ze_loader") is None, reason="no Level Zero loader installed")
 
 # Prints the level_zero backend's availability (its probe loads the loader and the driver),
 # then what the C API's default engine does with a copy into device memory that Python

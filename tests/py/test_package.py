@@ -10,16 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import zehal
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def zehal_cli(*args: str) -> str:
-    out = subprocess.run(
-        [sys.executable, "-m", "zehal", *args], capture_output=True, text=True, timeout=60, check=True
-    )
+    out = subprocess.run([sys.executable, "-m", "zehal", *args], capture_output=True, text=True, timeout=60, check=True)
     return out.stdout.strip()
 
 
@@ -34,9 +31,19 @@ def test_layout_of_the_installed_package():
     cmake = Path(zehal.get_cmake_dir())
     lib = Path(zehal.get_library_dir())
     assert inc.is_dir() and cmake.is_dir() and lib.is_dir()
-    for header in ("aml.h", "aml/area/ze.h", "aml/dma/ze.h", "aml/layout/dense.h", "aml/utils/error.h",
-                   "zehal/ze_result.h", "zehal/device.h", "zehal/events.h", "zehal/metrics.h", "zehal/export.h",
-                   "zehal/version.h"):
+    for header in (
+        "aml.h",
+        "aml/area/ze.h",
+        "aml/dma/ze.h",
+        "aml/layout/dense.h",
+        "aml/utils/error.h",
+        "zehal/ze_result.h",
+        "zehal/device.h",
+        "zehal/events.h",
+        "zehal/metrics.h",
+        "zehal/export.h",
+        "zehal/version.h",
+    ):
         assert (inc / header).is_file(), header
     # One include root holding the public headers only: no internal header is installed.
     installed = {p.relative_to(inc).as_posix() for p in inc.rglob("*") if p.is_file()}
@@ -80,9 +87,21 @@ def test_includes_compile_a_c_file(tmp_path):
     )
     flags = zehal_cli("--includes").split()
     subprocess.run(
-        [cc, "-std=c11", "-Wall", "-Werror", *flags, str(src), "-o", str(tmp_path / "t"),
-         f"-L{zehal.get_library_dir()}", f"-Wl,-rpath,{zehal.get_library_dir()}", "-lzehal"],
-        check=True, timeout=120,
+        [
+            cc,
+            "-std=c11",
+            "-Wall",
+            "-Werror",
+            *flags,
+            str(src),
+            "-o",
+            str(tmp_path / "t"),
+            f"-L{zehal.get_library_dir()}",
+            f"-Wl,-rpath,{zehal.get_library_dir()}",
+            "-lzehal",
+        ],
+        check=True,
+        timeout=120,
     )
     assert subprocess.run([str(tmp_path / "t")], timeout=60).returncode == 0
 
@@ -93,7 +112,12 @@ def examples_build(tmp_path_factory):
         pytest.skip("cmake not found")
     build = tmp_path_factory.mktemp("examples")
     configure = [
-        "cmake", "-S", str(EXAMPLES), "-B", str(build), f"-DCMAKE_PREFIX_PATH={zehal.get_cmake_dir()}",
+        "cmake",
+        "-S",
+        str(EXAMPLES),
+        "-B",
+        str(build),
+        f"-DCMAKE_PREFIX_PATH={zehal.get_cmake_dir()}",
         "-DCMAKE_BUILD_TYPE=Release",
     ]
     if shutil.which("ninja"):

@@ -4,9 +4,8 @@ import threading
 
 import numpy as np
 import pytest
-from conftest import check_one_parameter_calls
-
 import zehal
+from conftest import check_one_parameter_calls
 
 
 def test_a_pool_is_an_area_of_its_upstreams_kind(sim):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 import zehal
 from conftest import run_python, sanitizer_report
 

@@ -7,7 +7,9 @@ from conftest import run_python
 
 def test_a_malformed_sim_variable_is_the_reason_sim_is_unavailable():
     out = run_python(
-        "import zehal\nsim = next(b for b in zehal.backends() if b.name == 'sim')\nprint(sim.available)\nprint(sim.reason)",
+        "import zehal\n"
+        "sim = next(b for b in zehal.backends() if b.name == 'sim')\n"
+        "print(sim.available)\nprint(sim.reason)",
         env={"ZEHAL_SIM_COPY_ENGINES": "two"},
     )
     assert out.returncode == 0, out.stderr

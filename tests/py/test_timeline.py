@@ -11,10 +11,8 @@ import textwrap
 
 import numpy as np
 import pytest
-
-from conftest import default_device_traces
-
 import zehal
+from conftest import default_device_traces
 from zehal import _zehal, timeline
 
 
@@ -60,7 +58,11 @@ def slices(trace):
 
 
 def track_names(trace, pid):
-    return {e["tid"]: e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == pid}
+    return {
+        e["tid"]: e["args"]["name"]
+        for e in trace["traceEvents"]
+        if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == pid
+    }
 
 
 def test_one_track_per_engine_and_per_queue(sim_backend):
@@ -191,10 +193,7 @@ def test_trace_command_through_another_program(tmp_path):
     script.write_text(SCRIPT)
     out = tmp_path / "sh.json"
     inner = f"{sys.executable} -m zehal.timeline {script} 0"
-    code = (
-        "import sys, zehal.timeline as t\n"
-        f"sys.exit(t.trace_command(['sh', '-c', {inner!r}], {str(out)!r}))\n"
-    )
+    code = f"import sys, zehal.timeline as t\nsys.exit(t.trace_command(['sh', '-c', {inner!r}], {str(out)!r}))\n"
     done = subprocess.run([sys.executable, "-c", code], env=clean_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     if not default_device_traces(clean_env()):

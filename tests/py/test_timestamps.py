@@ -9,7 +9,6 @@ import time
 
 import numpy as np
 import pytest
-
 import zehal
 
 FIELDS = ("global_start", "global_end", "context_start", "context_end")

@@ -8,7 +8,6 @@ import time
 
 import numpy as np
 import pytest
-
 import zehal
 from zehal import _zehal
 
@@ -85,9 +84,7 @@ def test_create_errors(sim):
     zehal.MetricTracer(sim, [engine]).close()
 
 
-@pytest.mark.parametrize(
-    "asked,used", [(0, 65536), (1, 32), (32, 32), (33, 64), (1000, 1024), (2**32 - 1, 4 << 20)]
-)
+@pytest.mark.parametrize("asked,used", [(0, 65536), (1, 32), (32, 32), (33, 64), (1000, 1024), (2**32 - 1, 4 << 20)])
 def test_notify_every_n_bytes_rounding(quiet, asked, used):
     with tracer_of(quiet, "EngineEvents", notify_every_n_bytes=asked) as t:
         assert t.notify_every_n_bytes == used
@@ -468,7 +465,7 @@ def test_close_while_other_threads_call_the_tracer(sim):
         go = threading.Event()
         errors = []
 
-        def worker(k):
+        def worker(k, t=t, go=go, errors=errors):  # this iteration's objects
             go.wait()
             try:
                 for i in range(200):
@@ -505,7 +502,6 @@ def test_close_while_other_threads_call_the_tracer(sim):
             t.read()
 
 
-
 def test_lost_device_refuses_activation_tracers_and_enable(sim):
     t = tracer_of(sim, "EngineEvents")
     t.enable()
@@ -529,7 +525,7 @@ def test_two_threads_closing_at_once_both_return(sim):
         errors = []
         go = threading.Event()
 
-        def closer():
+        def closer(t=t, go=go, errors=errors):  # this iteration's objects
             go.wait()
             try:
                 t.close()

@@ -10,10 +10,9 @@ import subprocess
 import sys
 
 import pytest
-
 import zehal
-from zehal import cli
 from conftest import run_python
+from zehal import cli
 
 
 def test_ze_driver_path_is_the_shipped_library():
@@ -48,7 +47,9 @@ def test_python_m_zehal_prints_it():
 
 
 def test_zehal_info_names_the_driver():
-    out = subprocess.run([sys.executable, "-m", "zehal", "info"], capture_output=True, text=True, check=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "zehal", "info"], capture_output=True, text=True, check=True, timeout=60
+    )
     assert f"Level Zero driver: {zehal.ze_driver_path()}" in out.stdout
 
 
@@ -82,7 +83,9 @@ def test_the_loader_loads_the_driver():
 @pytest.mark.skipif(ctypes.util.find_library("ze_loader") is None, reason="no Level Zero loader installed")
 def test_the_driver_follows_the_sim_configuration():
     # ZEHAL_SIM_* configures the driver's sim device as it does zehal's.
-    code = LOADER_PROGRAM + """
+    code = (
+        LOADER_PROGRAM
+        + """
 import ctypes
 class Props(ctypes.Structure):
     _fields_ = [("stype", ctypes.c_uint32), ("pNext", ctypes.c_void_p), ("type", ctypes.c_uint32),
@@ -98,6 +101,7 @@ p = Props(stype=0x00020006)
 assert ze.zeDeviceGetProperties(ctypes.c_void_p(handles[devices.value - 1]), ctypes.byref(p)) == 0
 print(p.timerResolution, p.kernelTimestampValidBits)
 """
+    )
     done = run_python(
         code,
         env={

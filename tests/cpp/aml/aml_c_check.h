@@ -7,22 +7,22 @@
 
 static int check_failures = 0;
 
-#define CHECK(cond)                                                            \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
             fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            ++check_failures;                                                  \
-        }                                                                      \
+            ++check_failures;                                                        \
+        }                                                                            \
     } while (0)
 
-#define CHECK_EQ(a, b)                                                                       \
-    do {                                                                                     \
-        long long check_a_ = (long long)(a), check_b_ = (long long)(b);                      \
-        if (check_a_ != check_b_) {                                                          \
-            fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %s (%lld vs %lld)\n", __FILE__, __LINE__, #a, #b, \
-                    check_a_, check_b_);                                                     \
-            ++check_failures;                                                                \
-        }                                                                                    \
+#define CHECK_EQ(a, b)                                                                                                 \
+    do {                                                                                                               \
+        long long check_a_ = (long long)(a), check_b_ = (long long)(b);                                                \
+        if (check_a_ != check_b_) {                                                                                    \
+            fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %s (%lld vs %lld)\n", __FILE__, __LINE__, #a, #b, check_a_, \
+                    check_b_);                                                                                         \
+            ++check_failures;                                                                                          \
+        }                                                                                                              \
     } while (0)
 
 /* 0 when every check passed, else 1 (with a count on stderr). */

@@ -23,9 +23,7 @@ static int copy_bytes(void* dst, const void* src, size_t size) {
                                (void*)size);
 }
 
-static unsigned char byte_at(size_t i, unsigned seed) {
-    return (unsigned char)(i * 131u + seed * 17u + (i >> 9));
-}
+static unsigned char byte_at(size_t i, unsigned seed) { return (unsigned char)(i * 131u + seed * 17u + (i >> 9)); }
 
 static void test_errors(void) {
     CHECK(strcmp(aml_strerror(AML_SUCCESS), "Success") == 0);
@@ -222,7 +220,7 @@ static void test_fire_and_forget_and_memcpy(void) {
         aml_layout_dense_create(&ld, dev + i * chunk, AML_LAYOUT_ORDER_C, 1, 1, n, NULL, NULL);
         aml_layout_dense_create(&ls, src + i * chunk, AML_LAYOUT_ORDER_C, 1, 1, n, NULL, NULL);
         CHECK_EQ(aml_dma_async_copy(dma, NULL, ld, ls), AML_SUCCESS);
-        aml_layout_destroy(&ld);  /* the copy no longer needs the layouts */
+        aml_layout_destroy(&ld); /* the copy no longer needs the layouts */
         aml_layout_destroy(&ls);
     }
     CHECK_EQ(aml_dma_barrier(dma), AML_SUCCESS);
@@ -244,11 +242,11 @@ static void test_fire_and_forget_and_memcpy(void) {
     if (!h || !d || !b) return;
     for (size_t i = 0; i < mib; ++i) h[i] = byte_at(i, 5);
     memset(b, 0, mib);
-    CHECK_EQ(aml_dma_copy_custom(aml_dma_ze_default, (struct aml_layout*)d, (struct aml_layout*)h,
-                                 aml_dma_ze_memcpy_op, (void*)mib),
+    CHECK_EQ(aml_dma_copy_custom(aml_dma_ze_default, (struct aml_layout*)d, (struct aml_layout*)h, aml_dma_ze_memcpy_op,
+                                 (void*)mib),
              AML_SUCCESS);
-    CHECK_EQ(aml_dma_copy_custom(aml_dma_ze_default, (struct aml_layout*)b, (struct aml_layout*)d,
-                                 aml_dma_ze_memcpy_op, (void*)mib),
+    CHECK_EQ(aml_dma_copy_custom(aml_dma_ze_default, (struct aml_layout*)b, (struct aml_layout*)d, aml_dma_ze_memcpy_op,
+                                 (void*)mib),
              AML_SUCCESS);
     CHECK(memcmp(h, b, mib) == 0);
     aml_area_munmap(aml_area_ze_host, h, mib);

@@ -28,9 +28,7 @@ inline hal::DeviceRef throttled_device(uint64_t bytes_per_s) {
 }
 
 // The C handle of `device` (valid while the caller keeps the device).
-inline zehal_device_t handle(const hal::DeviceRef& device) {
-    return zehal::capi::handle_from_device(device.get());
-}
+inline zehal_device_t handle(const hal::DeviceRef& device) { return zehal::capi::handle_from_device(device.get()); }
 
 // `n` bytes of a recognizable pattern that depends on `seed`.
 inline std::vector<unsigned char> pattern(size_t n, unsigned seed) {

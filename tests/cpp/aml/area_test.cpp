@@ -137,8 +137,8 @@ TEST(AreaMap, MmapAndMunmapEdgeCases) {
     EXPECT_EQ(aml_area_munmap(nullptr, p, 1024), -AML_EINVAL);       // null area
     EXPECT_EQ(aml_area_munmap(other.area, p, 1024), -AML_EINVAL);    // mapped by another area
     int stack = 0;
-    EXPECT_EQ(aml_area_munmap(a.area, &stack, sizeof stack), -AML_EINVAL);                    // foreign
-    EXPECT_EQ(aml_area_munmap(a.area, static_cast<char*>(p) + 64, 64), -AML_EINVAL);          // interior
+    EXPECT_EQ(aml_area_munmap(a.area, &stack, sizeof stack), -AML_EINVAL);            // foreign
+    EXPECT_EQ(aml_area_munmap(a.area, static_cast<char*>(p) + 64, 64), -AML_EINVAL);  // interior
     EXPECT_EQ(aml_area_munmap(a.area, p, 1024), AML_SUCCESS);
     EXPECT_EQ(aml_area_munmap(a.area, p, 1024), -AML_EINVAL);  // already unmapped
 

@@ -145,7 +145,7 @@ TEST(DmaCpp, ARequestIsDoneWhenItsCopyIsNotWhenItsSignalIs) {
     ASSERT_EQ(f.dma->copy(dst, src, kBytes, &first), ZE_RESULT_SUCCESS);  // keeps the engine busy
     ASSERT_EQ(f.dma->copy(dst, src, kBytes, &r, signal), ZE_RESULT_SUCCESS);
     ASSERT_EQ(signal->host_signal(), ZE_RESULT_SUCCESS);  // someone else signals it early
-    EXPECT_EQ(r->wait(), ZE_RESULT_SUCCESS);                // returns only once the copy ran
+    EXPECT_EQ(r->wait(), ZE_RESULT_SUCCESS);              // returns only once the copy ran
     EXPECT_TRUE(first->done());
     EXPECT_EQ(dst[kBytes - 1], 0x5A);
     // Reset by someone else after the copy: a later request still completes.
@@ -297,7 +297,7 @@ TEST(DmaCpp, ARequestSeenDoneIsDroppedByTheEnginesNextSubmission) {
         EXPECT_EQ(r->flags(), AML_DMA_ZE_REQUEST_FLAGS_DONE);
         waited = r;
     }
-    EXPECT_FALSE(waited.expired());  // still listed by the engine
+    EXPECT_FALSE(waited.expired());   // still listed by the engine
     EXPECT_EQ(f.dma->pending(), 0u);  // but not pending
     EXPECT_TRUE(waited.expired());    // pending() dropped it
     {

@@ -382,7 +382,7 @@ TEST_F(DmaTest, RequestsOfAnotherEngineAndStaleHandlesAreRefused) {
     EXPECT_EQ(aml_dma_cancel(other, &same), -AML_EINVAL);
     EXPECT_EQ(same, r);  // untouched
     EXPECT_EQ(aml_dma_wait(dma, &r), AML_SUCCESS);
-    EXPECT_EQ(aml_dma_wait(dma, &same), -AML_EINVAL);   // already waited for (freed)
+    EXPECT_EQ(aml_dma_wait(dma, &same), -AML_EINVAL);  // already waited for (freed)
     EXPECT_EQ(aml_dma_cancel(dma, &same), -AML_EINVAL);
     EXPECT_EQ(aml_dma_ze_destroy(&other), AML_SUCCESS);
 }
@@ -396,13 +396,11 @@ int counting_op(aml_layout* dst, const aml_layout* src, void* arg) {
     return aml_dma_ze_copy_1D(dst, src, arg);
 }
 int host_memcpy_op(aml_layout* dst, const aml_layout* src, void* arg) {
-    std::memcpy(aml_layout_rawptr(dst), aml_layout_rawptr(src), reinterpret_cast<uintptr_t>(
-                                                                     static_cast<aml_dma_ze_copy_args*>(arg)->arg));
+    std::memcpy(aml_layout_rawptr(dst), aml_layout_rawptr(src),
+                reinterpret_cast<uintptr_t>(static_cast<aml_dma_ze_copy_args*>(arg)->arg));
     return AML_SUCCESS;
 }
-int failing_op(aml_layout*, const aml_layout*, void*) {
-    return -AML_ENOTSUP;
-}
+int failing_op(aml_layout*, const aml_layout*, void*) { return -AML_ENOTSUP; }
 int copy_twice_op(aml_layout* dst, const aml_layout* src, void* arg) {
     const int first = aml_dma_ze_copy_1D(dst, src, arg);
     EXPECT_EQ(first, AML_SUCCESS);

@@ -200,10 +200,10 @@ TEST(HostMemoryDma, CudaAndSimShareHostMemory) {
         Mapping cuda_host2(area(gpu, hal::MemoryKind::host), size);
         auto on_gpu = engine(gpu);
         auto on_sim = engine(sim);
-        round_trip(*on_gpu, gpu, sim_host.get(), sim_host2.get(), size, 1);   // pageable ↔ device
-        round_trip(*on_gpu, gpu, sim_host.get(), cuda_host.get(), size, 2);   // pageable → device → pinned
-        round_trip(*on_gpu, gpu, cuda_host.get(), sim_host.get(), size, 3);   // pinned → device → pageable
-        round_trip(*on_sim, sim, cuda_host.get(), cuda_host2.get(), size, 4); // CUDA pinned on sim
+        round_trip(*on_gpu, gpu, sim_host.get(), sim_host2.get(), size, 1);    // pageable ↔ device
+        round_trip(*on_gpu, gpu, sim_host.get(), cuda_host.get(), size, 2);    // pageable → device → pinned
+        round_trip(*on_gpu, gpu, cuda_host.get(), sim_host.get(), size, 3);    // pinned → device → pageable
+        round_trip(*on_sim, sim, cuda_host.get(), cuda_host2.get(), size, 4);  // CUDA pinned on sim
         // Host to host across backends on either engine.
         const std::vector<unsigned char> bytes = pattern(size, 6);
         std::memcpy(sim_host.get(), bytes.data(), size);

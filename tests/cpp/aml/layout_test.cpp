@@ -40,9 +40,9 @@ TEST(DenseLayout, RowMajorMakesTheLastDimensionContiguous) {
     double buf[4 * 8];
     const size_t dims[2] = {4, 8};
     LayoutGuard g;
-    ASSERT_EQ(aml_layout_dense_create(&g.layout, buf, AML_LAYOUT_ORDER_ROW_MAJOR, sizeof(double), 2, dims, nullptr,
-                                      nullptr),
-              AML_SUCCESS);
+    ASSERT_EQ(
+        aml_layout_dense_create(&g.layout, buf, AML_LAYOUT_ORDER_ROW_MAJOR, sizeof(double), 2, dims, nullptr, nullptr),
+        AML_SUCCESS);
     for (size_t i = 0; i < 4; ++i)
         for (size_t j = 0; j < 8; ++j) {
             const size_t c[2] = {i, j};
@@ -62,8 +62,8 @@ TEST(DenseLayout, ColumnMajorMakesTheFirstDimensionContiguous) {
     float buf[3 * 5];
     const size_t dims[2] = {3, 5};
     LayoutGuard g;
-    ASSERT_EQ(aml_layout_dense_create(&g.layout, buf, AML_LAYOUT_ORDER_COLUMN_MAJOR, sizeof(float), 2, dims,
-                                      nullptr, nullptr),
+    ASSERT_EQ(aml_layout_dense_create(&g.layout, buf, AML_LAYOUT_ORDER_COLUMN_MAJOR, sizeof(float), 2, dims, nullptr,
+                                      nullptr),
               AML_SUCCESS);
     for (size_t i = 0; i < 3; ++i)
         for (size_t j = 0; j < 5; ++j) {

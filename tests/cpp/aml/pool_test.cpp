@@ -39,7 +39,7 @@ struct Pooled {
         aml_area_ze_destroy(&upstream);
     }
     struct aml_area_ze_pool_stats stats() const {
-        struct aml_area_ze_pool_stats s{};
+        struct aml_area_ze_pool_stats s {};
         EXPECT_EQ(aml_area_ze_pool_stats(pool, &s), AML_SUCCESS);
         return s;
     }
@@ -57,7 +57,7 @@ TEST(Pool, CreateErrors) {
     EXPECT_EQ(aml_area_ze_pool_create(&out, &foreign, 0, 0), -AML_EINVAL);
     EXPECT_EQ(aml_area_ze_pool_create(&out, p.upstream, 2 << 20, 1 << 20), -AML_EINVAL);
     EXPECT_EQ(out, nullptr);
-    struct aml_area_ze_pool_stats s{};
+    struct aml_area_ze_pool_stats s {};
     EXPECT_EQ(aml_area_ze_pool_stats(nullptr, &s), -AML_EINVAL);
     EXPECT_EQ(aml_area_ze_pool_stats(p.upstream, &s), -AML_EINVAL);  // not a pool
     EXPECT_EQ(aml_area_ze_pool_stats(p.pool, nullptr), -AML_EINVAL);

@@ -70,10 +70,12 @@ TEST(CBoundary, DeviceFamily) {
     fail_each_allocation([&] { return static_cast<int>(zehal_device_get_properties(d, &p)); },
                          ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, [] {});
     zehal_backend_properties_t backends[3]{};
-    fail_each_allocation([&] {
-        uint32_t count = 3;
-        return static_cast<int>(zehal_backend_get(&count, backends));
-    }, ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, [] {});
+    fail_each_allocation(
+        [&] {
+            uint32_t count = 3;
+            return static_cast<int>(zehal_backend_get(&count, backends));
+        },
+        ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, [] {});
     char name[ZEHAL_MAX_BACKEND_NAME];
     fail_each_allocation([&] { return static_cast<int>(zehal_backend_get_default(name)); },
                          ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, [] {});
@@ -152,7 +154,9 @@ TEST(CBoundary, AmlFamily) {
     const size_t dims[] = {64};
     struct aml_layout* layout = nullptr;
     fail_each_allocation(
-        [&] { return aml_layout_dense_create(&layout, bytes, AML_LAYOUT_ORDER_ROW_MAJOR, 1, 1, dims, nullptr, nullptr); },
+        [&] {
+            return aml_layout_dense_create(&layout, bytes, AML_LAYOUT_ORDER_ROW_MAJOR, 1, 1, dims, nullptr, nullptr);
+        },
         -AML_ENOMEM, [&] { aml_layout_destroy(&layout); });
 
     struct aml_dma* dma = nullptr;

@@ -66,7 +66,8 @@ TEST(WaitWord, ManyWaitersAndWaitUntil) {
     std::vector<std::thread> threads;
     for (int i = 0; i < 6; ++i)
         threads.emplace_back([&] {
-            EXPECT_TRUE(wait_until(w, [&] { return counter.load() >= 100; }, deadline_after(30'000'000'000ull), 0));
+            EXPECT_TRUE(wait_until(
+                w, [&] { return counter.load() >= 100; }, deadline_after(30'000'000'000ull), 0));
         });
     for (int i = 0; i < 100; ++i) {
         counter.fetch_add(1);
@@ -83,15 +84,15 @@ TEST(WaitWord, PingPongLosesNoWakeUp) {
     constexpr uint32_t kRounds = 20000;
     std::thread t([&] {
         for (uint32_t i = 1; i <= kRounds; ++i) {
-            ASSERT_TRUE(wait_until(ping, [&] { return ping.load() == i; }, deadline_after(30'000'000'000ull),
-                                   i % 2 ? kDefaultSpinNs : 0));
+            ASSERT_TRUE(wait_until(
+                ping, [&] { return ping.load() == i; }, deadline_after(30'000'000'000ull), i % 2 ? kDefaultSpinNs : 0));
             pong.store(i);
         }
     });
     for (uint32_t i = 1; i <= kRounds; ++i) {
         ping.store(i);
-        ASSERT_TRUE(wait_until(pong, [&] { return pong.load() == i; }, deadline_after(30'000'000'000ull),
-                               i % 3 ? kDefaultSpinNs : 0));
+        ASSERT_TRUE(wait_until(
+            pong, [&] { return pong.load() == i; }, deadline_after(30'000'000'000ull), i % 3 ? kDefaultSpinNs : 0));
     }
     t.join();
 }

@@ -27,8 +27,8 @@ TEST_F(CApi, DeviceHandleRoundTrip) {
 TEST_F(CApi, TimestampPropertiesAndGlobalTimestamps) {
     zehal_device_timestamp_properties_t p{};
     ASSERT_EQ(zehal_device_get_timestamp_properties(handle, &p), ZE_RESULT_SUCCESS);
-    EXPECT_EQ(p.flags, ZEHAL_EVENT_QUERY_KERNEL_TIMESTAMPS_FLAG_KERNEL |
-                           ZEHAL_EVENT_QUERY_KERNEL_TIMESTAMPS_FLAG_SYNCHRONIZED);
+    EXPECT_EQ(p.flags,
+              ZEHAL_EVENT_QUERY_KERNEL_TIMESTAMPS_FLAG_KERNEL | ZEHAL_EVENT_QUERY_KERNEL_TIMESTAMPS_FLAG_SYNCHRONIZED);
     EXPECT_EQ(p.timer_resolution_hz, 19'200'000u);
     EXPECT_EQ(p.kernel_timestamp_valid_bits, 32u);
     EXPECT_EQ(p.timestamp_valid_bits, 64u);

@@ -114,7 +114,6 @@ protected:
 };
 
 TEST_F(ThreeRegistries, FindOperandPlacesDeviceOwnHostAndOtherHostMemory) {
-
     Operand o;
     ASSERT_EQ(hal::find_operand(device, own, block + 8, 8, &o), ZE_RESULT_SUCCESS);
     EXPECT_EQ(o.placement, Placement::device);
@@ -203,7 +202,8 @@ TEST_F(ThreeRegistries, MemoryNoZehalAllocationHoldsIsAskedOfTheBackendFirst) {
     ASSERT_EQ(hal::find_operand(device, own, block + 300, 8, &o, nullptr, &backend), ZE_RESULT_SUCCESS);
     EXPECT_EQ(o.placement, Placement::own_host);
     PointerRegistry no_device;
-    EXPECT_EQ(hal::find_operand(no_device, other, block + 8, 8, &o, nullptr, &backend), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(hal::find_operand(no_device, other, block + 8, 8, &o, nullptr, &backend),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);
     // The cache answers alike, and keeps none of it.
     hal::OperandCache cache(device, own, &backend);
     for (int round = 0; round < 2; ++round) {
@@ -285,8 +285,7 @@ TEST(FindOperand, ManyThreadsRegisterAndLookUp) {
                 const ze_result_t r = hal::find_operand(device, a, block + i * 64 + 3, 8, &o);
                 // Registered or not at the moment of the look-up: never another placement.
                 const Placement registered = i % 2 == 0 ? Placement::own_host : Placement::other_host;
-                if (r != ZE_RESULT_SUCCESS || (o.placement != registered && o.placement != Placement::system))
-                    ++errors;
+                if (r != ZE_RESULT_SUCCESS || (o.placement != registered && o.placement != Placement::system)) ++errors;
             }
         }
     };

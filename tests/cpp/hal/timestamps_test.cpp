@@ -40,7 +40,8 @@ TEST(Timestamps, ElapsedWithoutAndAcrossAWrap) {
 
 TEST(Timestamps, WrapPeriod) {
     EXPECT_EQ(wrap_period_ns(1'000'000'000, 32), 1ull << 32);
-    EXPECT_EQ(wrap_period_ns(19'200'000, 32), static_cast<uint64_t>((static_cast<unsigned __int128>(1) << 32) * 1'000'000'000u / 19'200'000));
+    EXPECT_EQ(wrap_period_ns(19'200'000, 32),
+              static_cast<uint64_t>((static_cast<unsigned __int128>(1) << 32) * 1'000'000'000u / 19'200'000));
     EXPECT_EQ(wrap_period_ns(1, 64), ~0ull);
     EXPECT_EQ(wrap_period_ns(0, 32), ~0ull);
 }

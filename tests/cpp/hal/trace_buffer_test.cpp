@@ -8,7 +8,9 @@
 namespace zehal::hal {
 namespace {
 
-TraceRecord sample(uint64_t value) { return TraceRecord{kRecordSample, sizeof(TraceRecord), 0, value, value, kRootDevice, 0}; }
+TraceRecord sample(uint64_t value) {
+    return TraceRecord{kRecordSample, sizeof(TraceRecord), 0, value, value, kRootDevice, 0};
+}
 
 std::vector<TraceRecord> samples(uint64_t first, size_t n) {
     std::vector<TraceRecord> v;

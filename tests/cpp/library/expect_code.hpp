@@ -5,12 +5,12 @@
 
 #include <zehal/error.hpp>
 
-#define EXPECT_ZE_ERROR(statement, expected)                                       \
-    do {                                                                           \
-        try {                                                                      \
-            statement;                                                             \
-            ADD_FAILURE() << #statement " did not throw";                          \
-        } catch (const zehal::Error& e) {                                          \
-            EXPECT_EQ(e.code(), (expected)) << #statement ": " << e.what();        \
-        }                                                                          \
+#define EXPECT_ZE_ERROR(statement, expected)                                \
+    do {                                                                    \
+        try {                                                               \
+            statement;                                                      \
+            ADD_FAILURE() << #statement " did not throw";                   \
+        } catch (const zehal::Error& e) {                                   \
+            EXPECT_EQ(e.code(), (expected)) << #statement ": " << e.what(); \
+        }                                                                   \
     } while (0)

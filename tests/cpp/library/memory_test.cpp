@@ -20,7 +20,8 @@ bool aligned(const void* p, size_t alignment) { return reinterpret_cast<uintptr_
 
 TEST(CppApiMemory, AreasMapAlignedBuffers) {
     const zehal::Device d = sim();
-    for (const zehal::Area& area : {zehal::Area::host(4096), zehal::Area::device(d, 4096), zehal::Area::shared(d, 4096)}) {
+    for (const zehal::Area& area :
+         {zehal::Area::host(4096), zehal::Area::device(d, 4096), zehal::Area::shared(d, 4096)}) {
         zehal::Buffer b = area.map(100);
         EXPECT_NE(b.data(), nullptr);
         EXPECT_EQ(b.size(), 100u);
@@ -36,7 +37,7 @@ TEST(CppApiMemory, BuffersMoveAndReset) {
     zehal::Buffer empty;
     EXPECT_EQ(empty.data(), nullptr);
     EXPECT_EQ(empty.size(), 0u);
-    empty.reset();  // nothing to unmap
+    empty.reset();                                   // nothing to unmap
     zehal::Buffer a = zehal::Area::host().map(256);  // the Area goes: the buffer keeps it
     void* p = a.data();
     zehal::Buffer b = std::move(a);
@@ -158,7 +159,7 @@ TEST(CppApiMemory, RequestsMoveCancelAndGoUnwaited) {
     r2.cancel();
     EXPECT_TRUE(r2.done());
     for (int i = 0; i < 16; ++i) (void)dma.copy(b, a);  // each dropped at once
-    { zehal::Dma copy_of = dma; }                     // a copy of the engine shares it
+    { zehal::Dma copy_of = dma; }                       // a copy of the engine shares it
     dma.barrier();
     dma.copy_detached(b.data(), a.data(), 64);
     dma.barrier();

@@ -88,7 +88,7 @@ TEST(CppApiMetrics, TraceCopiesAndDecodeThem) {
     zehal::Tracer tracer(d, groups);
     zehal::Decoder decoder(tracer);
     EXPECT_ZE_ERROR(zehal::Tracer(d, groups), ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE);  // one per device
-    EXPECT_TRUE(tracer.read().empty());  // not enabled yet
+    EXPECT_TRUE(tracer.read().empty());                                               // not enabled yet
     tracer.enable();
     copies(d, 10);
     tracer.disable();

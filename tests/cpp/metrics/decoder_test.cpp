@@ -126,7 +126,7 @@ TEST(Decoder, DecodesCommandsWithTimestampsInsideTheirHostWindows) {
             EXPECT_GE(e.timestamp, windows[c].first) << "command " << c << " metric " << m;
             EXPECT_LE(e.timestamp, windows[c].second) << "command " << c << " metric " << m;
         }
-        EXPECT_EQ(all.entries[c * 8 + 2].value, 4096u);  // BytesMoved
+        EXPECT_EQ(all.entries[c * 8 + 2].value, 4096u);                             // BytesMoved
         EXPECT_LE(all.entries[c * 8].timestamp, all.entries[c * 8 + 1].timestamp);  // start <= end
     }
 }
@@ -222,7 +222,8 @@ TEST(Decoder, MetricSubsetsIndexIntoTheMetricsPassed) {
               ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
     auto foreign_group = group_named(other, "EngineEvents");
     const Metric* foreign[] = {&foreign_group->metrics()[0]};
-    EXPECT_EQ(dec->decode(&size, raw.data(), foreign, &sets, nullptr, &count, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(dec->decode(&size, raw.data(), foreign, &sets, nullptr, &count, nullptr),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);
     auto not_traced = group_named(d, "AsyncEvents");
     const Metric* undecodable[] = {&not_traced->metrics()[0]};
     EXPECT_EQ(dec->decode(&size, raw.data(), undecodable, &sets, nullptr, &count, nullptr),
@@ -238,13 +239,17 @@ TEST(Decoder, BadArguments) {
     auto raw = bytes_of({rec(hal::kRecordSample, 0, 1, 2)});
     size_t size = raw.size();
     uint32_t sets = 0, count = 0;
-    EXPECT_EQ(dec->decode(nullptr, raw.data(), {}, &sets, nullptr, &count, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(dec->decode(nullptr, raw.data(), {}, &sets, nullptr, &count, nullptr),
+              ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(dec->decode(&size, nullptr, {}, &sets, nullptr, &count, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    EXPECT_EQ(dec->decode(&size, raw.data(), {}, nullptr, nullptr, &count, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    EXPECT_EQ(dec->decode(&size, raw.data(), {}, &sets, nullptr, nullptr, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(dec->decode(&size, raw.data(), {}, nullptr, nullptr, &count, nullptr),
+              ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(dec->decode(&size, raw.data(), {}, &sets, nullptr, nullptr, nullptr),
+              ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     sets = 1;
     count = 1;
-    EXPECT_EQ(dec->decode(&size, raw.data(), {}, &sets, nullptr, &count, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(dec->decode(&size, raw.data(), {}, &sets, nullptr, &count, nullptr),
+              ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     size = 0;
     EXPECT_EQ(dec->decode(&size, raw.data(), {}, &sets, nullptr, &count, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
     // Still fine afterwards.
@@ -343,13 +348,12 @@ TEST_F(CraftedDecode, TicksJustBeforeTheSyncAndAcrossTheWrap) {
     const uint64_t host = 5'000'000'000ull;
     const uint64_t wrap = 1ull << 32;
     auto raw = bytes_of({
-        rec(hal::kRecordClockSync, 0, 1000, host),
-        rec(hal::kRecordSample, 0, 990, 1),   // 10 ticks before the sync
-        rec(hal::kRecordSample, 0, 1000, 2),  // at the sync
-        rec(hal::kRecordSample, 0, 1192, 3),  // 192 ticks after: 10 us
+        rec(hal::kRecordClockSync, 0, 1000, host), rec(hal::kRecordSample, 0, 990, 1),  // 10 ticks before the sync
+        rec(hal::kRecordSample, 0, 1000, 2),                                            // at the sync
+        rec(hal::kRecordSample, 0, 1192, 3),                                            // 192 ticks after: 10 us
         rec(hal::kRecordClockSync, 0, wrap - 10, host + 1'000'000'000ull),
-        rec(hal::kRecordSample, 0, 5, 4),         // 15 ticks after the sync, past the wrap
-        rec(hal::kRecordSample, 0, wrap - 20, 5), // 10 before it
+        rec(hal::kRecordSample, 0, 5, 4),          // 15 ticks after the sync, past the wrap
+        rec(hal::kRecordSample, 0, wrap - 20, 5),  // 10 before it
     });
     Decoded all = decode_all(*decoder_, raw);
     ASSERT_EQ(all.result, ZE_RESULT_SUCCESS);
@@ -443,7 +447,9 @@ TEST_F(CraftedDecode, EveryTruncationDecodesTheWholeRecordsBeforeIt) {
 TEST_F(CraftedDecode, ThousandsOfRandomAndMutatedStringsNeverCrash) {
     std::mt19937_64 rng(12345);
     std::vector<Record> valid = {rec(hal::kRecordClockSync, 0, 0, 1000)};
-    for (uint32_t i = 0; i < 40; ++i) valid.push_back(rec(i % 3 ? hal::kRecordSample : hal::kRecordExportWrite, i % 10, i, i, i % 3 == 0 ? hal::kRootDevice : i % 2));
+    for (uint32_t i = 0; i < 40; ++i)
+        valid.push_back(rec(i % 3 ? hal::kRecordSample : hal::kRecordExportWrite, i % 10, i, i,
+                            i % 3 == 0 ? hal::kRootDevice : i % 2));
     const auto base = bytes_of(valid);
     for (int iter = 0; iter < 6000; ++iter) {
         std::vector<uint8_t> raw;
@@ -481,8 +487,8 @@ TEST_F(CraftedDecode, ThousandsOfRandomAndMutatedStringsNeverCrash) {
         std::vector<MetricEntry> entries(count + 1);
         std::vector<uint32_t> per_set(2);
         uint32_t room = count + 1;
-        const ze_result_t decoded =
-            decoder_->decode(&size, raw.data(), {}, &sets, per_set.data(), &room, entries.data());
+        const ze_result_t decoded = decoder_->decode(&size, raw.data(), {}, &sets, per_set.data(), &room,
+                                                     entries.data());
         ASSERT_EQ(decoded, counted);
         ASSERT_EQ(room, count);
         ASSERT_EQ(per_set[0] + per_set[1], count);

@@ -121,11 +121,14 @@ TEST_F(MetricsCApi, BadHandlesAndPointers) {
     uint32_t notify = 0;
     EXPECT_EQ(zehal_metric_tracer_create(handle_, 1, &engine, &notify, nullptr, &t), ZE_RESULT_NOT_READY);
     ASSERT_EQ(zehal_device_activate_metric_groups(handle_, 1, &engine), ZE_RESULT_SUCCESS);
-    EXPECT_EQ(zehal_metric_tracer_create(nullptr, 1, &engine, &notify, nullptr, &t), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zehal_metric_tracer_create(nullptr, 1, &engine, &notify, nullptr, &t),
+              ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
     EXPECT_EQ(zehal_metric_tracer_create(handle_, 1, &engine, &notify, nullptr, nullptr),
               ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    EXPECT_EQ(zehal_metric_tracer_create(handle_, 1, &engine, nullptr, nullptr, &t), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    EXPECT_EQ(zehal_metric_tracer_create(handle_, 1, nullptr, &notify, nullptr, &t), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zehal_metric_tracer_create(handle_, 1, &engine, nullptr, nullptr, &t),
+              ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zehal_metric_tracer_create(handle_, 1, nullptr, &notify, nullptr, &t),
+              ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(zehal_metric_tracer_create(handle_, 0, &engine, &notify, nullptr, &t), ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(zehal_metric_tracer_create(handle_, 1, &foreign_group, &notify, nullptr, &t),
               ZE_RESULT_ERROR_INVALID_ARGUMENT);
@@ -216,8 +219,9 @@ TEST_F(MetricsCApi, ReadAndDecodeWithSubsetsAndPartialDecoding) {
     ASSERT_EQ(entries, 3u);
     std::vector<zehal_metric_entry_t> out(3);
     uint32_t per_set = 0;
-    ASSERT_EQ(zehal_metric_tracer_decode(dec, &size, raw.data(), 1, &bytes_moved, &sets, &per_set, &entries, out.data()),
-              ZE_RESULT_SUCCESS);
+    ASSERT_EQ(
+        zehal_metric_tracer_decode(dec, &size, raw.data(), 1, &bytes_moved, &sets, &per_set, &entries, out.data()),
+        ZE_RESULT_SUCCESS);
     EXPECT_EQ(per_set, 3u);
     for (auto& e : out) {
         EXPECT_EQ(e.value, 1024u);
@@ -242,8 +246,9 @@ TEST_F(MetricsCApi, ReadAndDecodeWithSubsetsAndPartialDecoding) {
     zehal_metric_t async_metric = nullptr;
     uint32_t one = 1;
     ASSERT_EQ(zehal_metric_get(group("AsyncEvents"), &one, &async_metric), ZE_RESULT_SUCCESS);
-    EXPECT_EQ(zehal_metric_tracer_decode(dec, &size, raw.data(), 1, &async_metric, &sets, nullptr, &entries, out.data()),
-              ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(
+        zehal_metric_tracer_decode(dec, &size, raw.data(), 1, &async_metric, &sets, nullptr, &entries, out.data()),
+        ZE_RESULT_ERROR_INVALID_ARGUMENT);
     const std::vector<uint8_t> truncated(raw.begin(), raw.end() - 5);
     size = truncated.size();
     sets = entries = 0;
@@ -259,7 +264,8 @@ TEST_F(MetricsCApi, ReadAndDecodeWithSubsetsAndPartialDecoding) {
 TEST_F(MetricsCApi, ExportDmaBuf) {
     int fd = -1;
     size_t size = 0;
-    EXPECT_EQ(zehal_metric_group_get_export_dma_buf(group("EngineEvents"), &fd, &size), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(zehal_metric_group_get_export_dma_buf(group("EngineEvents"), &fd, &size),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(zehal_metric_group_get_export_dma_buf(nullptr, &fd, &size), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
     zehal_metric_group_t exp = group("ExportMemory");
     EXPECT_EQ(zehal_metric_group_get_export_dma_buf(exp, nullptr, &size), ZE_RESULT_ERROR_INVALID_NULL_POINTER);

@@ -394,12 +394,23 @@ Tally tally(const std::vector<Record>& recs) {
     for (auto& r : recs) {
         switch (r.kind) {
             case hal::kRecordSample:
-            case hal::kRecordExportWrite: ++t.samples; break;
-            case hal::kRecordDropped: t.reported += r.value, ++t.gaps; break;
-            case hal::kRecordClockSync: ++t.syncs; break;
-            case hal::kRecordEnable: ++t.enables; break;
-            case hal::kRecordDisable: ++t.disables; break;
-            default: ADD_FAILURE() << "unknown kind " << r.kind;
+            case hal::kRecordExportWrite:
+                ++t.samples;
+                break;
+            case hal::kRecordDropped:
+                t.reported += r.value, ++t.gaps;
+                break;
+            case hal::kRecordClockSync:
+                ++t.syncs;
+                break;
+            case hal::kRecordEnable:
+                ++t.enables;
+                break;
+            case hal::kRecordDisable:
+                ++t.disables;
+                break;
+            default:
+                ADD_FAILURE() << "unknown kind " << r.kind;
         }
     }
     return t;
@@ -510,9 +521,14 @@ TEST(TracerStress, AsyncSourceMillionsOfRecordsAccountedExactly) {
                 have_counter = true;
             }
             switch (r[i].kind) {
-                case hal::kRecordSample: ++s.samples; break;
-                case hal::kRecordDropped: s.reported += r[i].value; break;
-                default: break;
+                case hal::kRecordSample:
+                    ++s.samples;
+                    break;
+                case hal::kRecordDropped:
+                    s.reported += r[i].value;
+                    break;
+                default:
+                    break;
             }
         }
         records += size / kRecord;

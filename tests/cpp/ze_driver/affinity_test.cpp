@@ -59,7 +59,8 @@ TEST(Affinity, TheMaskSelectsDevicesByIndexInListingOrder) {
     ASSERT_EQ(all[0].rfind("device ", 0), 0u) << all[0];
     EXPECT_EQ(child_lines("ZE_AFFINITY_MASK="), all);
     EXPECT_EQ(child_lines("ZE_AFFINITY_MASK=0"), std::vector<std::string>{all[0]});
-    EXPECT_EQ(child_lines("ZE_AFFINITY_MASK=0.0"), std::vector<std::string>{all[0]});  // a device is its own sub-device 0
+    EXPECT_EQ(child_lines("ZE_AFFINITY_MASK=0.0"),
+              std::vector<std::string>{all[0]});  // a device is its own sub-device 0
     EXPECT_EQ(child_lines("'ZE_AFFINITY_MASK=junk, 0 ,9.x'"), std::vector<std::string>{all[0]});
     const std::string none = std::to_string(all.size());
     const std::vector<std::string> nothing = child_lines("ZE_AFFINITY_MASK=" + none + ",0.1");

@@ -20,8 +20,10 @@ TEST_F(BadInputTest, NullHandlesAndPointers) {
     EXPECT_EQ(zeDeviceGetProperties(device, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(zeDriverGetApiVersion(driver, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(zeContextCreate(driver, nullptr, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    EXPECT_EQ(zeCommandListAppendMemoryCopy(nullptr, dev, host, 64, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
-    EXPECT_EQ(zeCommandListAppendMemoryCopy(list, nullptr, host, 64, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(nullptr, dev, host, 64, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(list, nullptr, host, 64, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(zeCommandListAppendMemoryCopy(list, dev, host, 64, nullptr, 2, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(zeEventHostSignal(nullptr), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
     EXPECT_EQ(zeFenceHostSynchronize(nullptr, 0), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
@@ -104,17 +106,21 @@ TEST_F(BadInputTest, FreeingWhatIsNotAnAllocation) {
 
 TEST_F(BadInputTest, CommandArguments) {
     // Copies the HAL refuses: past the end, overlapping, pages not mapped.
-    EXPECT_EQ(zeCommandListAppendMemoryCopy(list, dev, host, kBytes + 1, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(list, dev, host, kBytes + 1, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(zeCommandListAppendMemoryCopy(list, host, static_cast<char*>(host) + 8, 64, nullptr, 0, nullptr),
               ZE_RESULT_ERROR_OVERLAPPING_REGIONS);
     const auto* unmapped = reinterpret_cast<const void*>(uintptr_t{4096});
     EXPECT_EQ(zeCommandListAppendMemoryCopy(list, dev, unmapped, 64, nullptr, 0, nullptr),
               ZE_RESULT_ERROR_INVALID_ARGUMENT);
     const uint8_t pattern[3] = {1, 2, 3};
-    EXPECT_EQ(zeCommandListAppendMemoryFill(list, dev, pattern, 3, 96, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
-    EXPECT_EQ(zeCommandListAppendMemoryFill(list, dev, pattern, 0, 96, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(zeCommandListAppendMemoryFill(list, dev, pattern, 3, 96, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(zeCommandListAppendMemoryFill(list, dev, pattern, 0, 96, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_SIZE);
     auto* odd = reinterpret_cast<uint64_t*>(static_cast<char*>(host) + 3);
-    EXPECT_EQ(zeCommandListAppendWriteGlobalTimestamp(list, odd, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(zeCommandListAppendWriteGlobalTimestamp(list, odd, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(zeCommandListAppendQueryKernelTimestamps(list, 0, nullptr, host, nullptr, nullptr, 0, nullptr),
               ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     // Queues and lists with bad descriptors.
@@ -159,7 +165,8 @@ TEST_F(BadInputTest, TracerRules) {
     uint32_t n = 1;
     zet_metric_group_handle_t group = nullptr;
     ZE_OK(zetMetricGroupGet(device, &n, &group));
-    zet_metric_tracer_exp_desc_t desc{static_cast<zet_structure_type_t>(ZEHAL_STYPE_METRIC_TRACER_EXP_DESC), nullptr, 0};
+    zet_metric_tracer_exp_desc_t desc{static_cast<zet_structure_type_t>(ZEHAL_STYPE_METRIC_TRACER_EXP_DESC), nullptr,
+                                      0};
     zet_metric_tracer_exp_handle_t tracer = nullptr;
     ZE_OK(zetContextActivateMetricGroups(context, device, 0, nullptr));
     EXPECT_EQ(create(context, device, 1, &group, &desc, nullptr, &tracer), ZE_RESULT_NOT_READY);  // not activated
@@ -167,7 +174,8 @@ TEST_F(BadInputTest, TracerRules) {
     EXPECT_EQ(create(context, device, 1, nullptr, &desc, nullptr, &tracer), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(create(context, device, 0, &group, &desc, nullptr, &tracer), ZE_RESULT_ERROR_INVALID_SIZE);
     auto not_host_visible = make_events(1, 0);
-    EXPECT_EQ(create(context, device, 1, &group, &desc, not_host_visible[0], &tracer), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(create(context, device, 1, &group, &desc, not_host_visible[0], &tracer),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);
     ZE_OK(create(context, device, 1, &group, &desc, nullptr, &tracer));
     EXPECT_GT(desc.notifyEveryNBytes, 0u);  // 0 became the default
     zet_metric_tracer_exp_handle_t second = nullptr;
@@ -190,13 +198,15 @@ TEST_F(BadInputTest, DecoderRules) {
     auto destroy = extension<decltype(&zetMetricTracerDestroyExp)>(driver, "zetMetricTracerDestroyExp");
     auto dcreate = extension<decltype(&zetMetricDecoderCreateExp)>(driver, "zetMetricDecoderCreateExp");
     auto ddestroy = extension<decltype(&zetMetricDecoderDestroyExp)>(driver, "zetMetricDecoderDestroyExp");
-    auto decodable = extension<decltype(&zetMetricDecoderGetDecodableMetricsExp)>(driver, "zetMetricDecoderGetDecodableMetricsExp");
+    auto decodable = extension<decltype(&zetMetricDecoderGetDecodableMetricsExp)>(
+        driver, "zetMetricDecoderGetDecodableMetricsExp");
     auto decode = extension<decltype(&zetMetricTracerDecodeExp)>(driver, "zetMetricTracerDecodeExp");
     uint32_t n = 1;
     zet_metric_group_handle_t group = nullptr;
     ZE_OK(zetMetricGroupGet(device, &n, &group));
     ZE_OK(zetContextActivateMetricGroups(context, device, 1, &group));
-    zet_metric_tracer_exp_desc_t desc{static_cast<zet_structure_type_t>(ZEHAL_STYPE_METRIC_TRACER_EXP_DESC), nullptr, 0};
+    zet_metric_tracer_exp_desc_t desc{static_cast<zet_structure_type_t>(ZEHAL_STYPE_METRIC_TRACER_EXP_DESC), nullptr,
+                                      0};
     zet_metric_tracer_exp_handle_t tracer = nullptr;
     ZE_OK(create(context, device, 1, &group, &desc, nullptr, &tracer));
     zet_metric_decoder_exp_handle_t decoder = nullptr;
@@ -215,7 +225,8 @@ TEST_F(BadInputTest, DecoderRules) {
     uint8_t raw[40] = {1, 0, 32, 0};
     size_t size = sizeof raw;
     uint32_t sets = 0, entries = 0;
-    EXPECT_EQ(decode(decoder, &size, raw, 0, nullptr, &sets, nullptr, &entries, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(decode(decoder, &size, raw, 0, nullptr, &sets, nullptr, &entries, nullptr),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);
     auto foreign = reinterpret_cast<zet_metric_handle_t>(raw);  // no metric handle
     size = sizeof raw;
     EXPECT_EQ(decode(decoder, &size, raw, 1, &foreign, &sets, nullptr, &entries, nullptr),

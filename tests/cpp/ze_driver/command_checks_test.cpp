@@ -20,8 +20,9 @@ protected:
         return l;
     }
     ze_command_queue_handle_t queue() {
-        ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
-                                   ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+        ze_command_queue_desc_t qd{
+            ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+            ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
         ze_command_queue_handle_t q = nullptr;
         EXPECT_EQ(zeCommandQueueCreate(context, device, &qd, &q), ZE_RESULT_SUCCESS);
         return q;
@@ -41,13 +42,16 @@ protected:
 TEST_F(CommandChecksTest, ARegularListRefusesWhatAnImmediateListRefuses) {
     ze_command_list_handle_t regular = regular_list();
     for (ze_command_list_handle_t l : {list, regular}) {
-        EXPECT_EQ(zeCommandListAppendMemoryCopy(l, dev, host, kBytes + 1, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
+        EXPECT_EQ(zeCommandListAppendMemoryCopy(l, dev, host, kBytes + 1, nullptr, 0, nullptr),
+                  ZE_RESULT_ERROR_INVALID_SIZE);
         EXPECT_EQ(zeCommandListAppendMemoryCopy(l, host, static_cast<char*>(host) + 8, 64, nullptr, 0, nullptr),
                   ZE_RESULT_ERROR_OVERLAPPING_REGIONS);
         const uint32_t word = 7;
-        EXPECT_EQ(zeCommandListAppendMemoryFill(l, dev, &word, 4, 6, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
-        EXPECT_EQ(zeCommandListAppendMemoryFill(l, static_cast<char*>(dev) + kBytes - 4, &word, 4, 8, nullptr, 0, nullptr),
+        EXPECT_EQ(zeCommandListAppendMemoryFill(l, dev, &word, 4, 6, nullptr, 0, nullptr),
                   ZE_RESULT_ERROR_INVALID_SIZE);
+        EXPECT_EQ(
+            zeCommandListAppendMemoryFill(l, static_cast<char*>(dev) + kBytes - 4, &word, 4, 8, nullptr, 0, nullptr),
+            ZE_RESULT_ERROR_INVALID_SIZE);
         // A page below the lowest address a process may map: memory of nobody.
         auto* unmapped = reinterpret_cast<uint64_t*>(uintptr_t{4096});
         EXPECT_NE(zeCommandListAppendWriteGlobalTimestamp(l, unmapped, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
@@ -77,7 +81,8 @@ TEST_F(CommandChecksTest, EmptyCopiesAndFillsSignalTheirEventsInQueueOrder) {
     EXPECT_EQ(zeEventQueryStatus(ev[1]), ZE_RESULT_SUCCESS);
     EXPECT_EQ(static_cast<uint8_t*>(host2)[0], 0);
     // A bad pattern is refused whatever the size.
-    EXPECT_EQ(zeCommandListAppendMemoryFill(list, host2, &word, 3, 0, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(zeCommandListAppendMemoryFill(list, host2, &word, 3, 0, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(zeCommandListAppendMemoryCopy(list, nullptr, host, 0, nullptr, 0, nullptr),
               ZE_RESULT_ERROR_INVALID_NULL_POINTER);
 }

@@ -50,7 +50,7 @@ TEST_F(CoreTest, DevicePropertiesCarryTheHalsValues) {
     p.pNext = &caps;
     ZE_OK(zeDeviceGetProperties(device, &p));
     EXPECT_EQ(p.type, ZE_DEVICE_TYPE_GPU);
-    EXPECT_GT(p.timerResolution, 0u);                        // Hz
+    EXPECT_GT(p.timerResolution, 0u);                                      // Hz
     EXPECT_EQ(old.timerResolution, 1'000'000'000ull / p.timerResolution);  // ns per tick
     EXPECT_GT(p.kernelTimestampValidBits, 0u);
     EXPECT_GT(p.timestampValidBits, 0u);
@@ -101,8 +101,9 @@ TEST_F(CoreTest, ImmediateCopyRoundTripAndFill) {
 }
 
 TEST_F(CoreTest, RegularListsRunOnAQueueWithAFence) {
-    ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
-                               ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    ze_command_queue_desc_t qd{
+        ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+        ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
     ze_command_queue_handle_t queue = nullptr;
     ZE_OK(zeCommandQueueCreate(context, device, &qd, &queue));
     ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
@@ -112,7 +113,8 @@ TEST_F(CoreTest, RegularListsRunOnAQueueWithAFence) {
     ZE_OK(zeCommandListAppendMemoryFill(regular, dev, &byte, 1, kBytes, nullptr, 0, nullptr));
     ZE_OK(zeCommandListAppendBarrier(regular, nullptr, 0, nullptr));
     ZE_OK(zeCommandListAppendMemoryCopy(regular, host2, dev, kBytes, nullptr, 0, nullptr));
-    EXPECT_EQ(zeCommandQueueExecuteCommandLists(queue, 1, &regular, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // open
+    EXPECT_EQ(zeCommandQueueExecuteCommandLists(queue, 1, &regular, nullptr),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);  // open
     ZE_OK(zeCommandListClose(regular));
     EXPECT_EQ(zeCommandListAppendBarrier(regular, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // closed
 
@@ -199,7 +201,8 @@ TEST_F(CoreTest, KernelTimestampsOfCopiesCoreAndExtension) {
     const size_t offsets[2] = {sizeof(ze_kernel_timestamp_result_t) * 4, 0};
     ZE_OK(zeCommandListAppendQueryKernelTimestamps(list, 2, ev.data(), dev, offsets, nullptr, 0, nullptr));
     finish(list);
-    ZE_OK(zeCommandListAppendMemoryCopy(list, host2, dev, 5 * sizeof(ze_kernel_timestamp_result_t), nullptr, 0, nullptr));
+    ZE_OK(
+        zeCommandListAppendMemoryCopy(list, host2, dev, 5 * sizeof(ze_kernel_timestamp_result_t), nullptr, 0, nullptr));
     finish(list);
     auto* from_device = static_cast<ze_kernel_timestamp_result_t*>(host2);
     for (int i = 0; i < 2; ++i) {
@@ -225,7 +228,8 @@ TEST_F(CoreTest, KernelTimestampsOfCopiesCoreAndExtension) {
 }
 
 TEST_F(CoreTest, MemoryIsDescribed) {
-    ze_memory_allocation_properties_t p{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES, nullptr, ZE_MEMORY_TYPE_UNKNOWN, 0, 0};
+    ze_memory_allocation_properties_t p{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES, nullptr, ZE_MEMORY_TYPE_UNKNOWN,
+                                        0, 0};
     ze_device_handle_t owner = nullptr;
     ZE_OK(zeMemGetAllocProperties(context, static_cast<char*>(dev) + 100, &p, &owner));
     EXPECT_EQ(p.type, ZE_MEMORY_TYPE_DEVICE);

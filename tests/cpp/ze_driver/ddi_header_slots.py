@@ -9,14 +9,17 @@ function the member's type is named for (ze_pfnDriverGet_t -> zeDriverGet). Only
 read here: the test takes each slot's position from the compiler (offsetof), never from the
 order of this file.
 """
+
 import pathlib
 import re
 import sys
 
 STRUCT = re.compile(r"typedef\s+struct\s+_(\w+_dditable_t)\s*\{(.*?)\}\s*\1\s*;", re.S)
 MEMBER = re.compile(r"\b(ze|zet|zes)_pfn(\w+)_t\s+(pfn\w+)\s*;")
-GETTER = re.compile(r"typedef\s+ze_result_t\s*\(\s*ZE_APICALL\s*\*\s*(ze|zet|zes)_pfn(Get\w+ProcAddrTable)_t\s*\)"
-                    r"\s*\(\s*ze_api_version_t\s*,\s*(\w+_dditable_t)\s*\*")
+GETTER = re.compile(
+    r"typedef\s+ze_result_t\s*\(\s*ZE_APICALL\s*\*\s*(ze|zet|zes)_pfn(Get\w+ProcAddrTable)_t\s*\)"
+    r"\s*\(\s*ze_api_version_t\s*,\s*(\w+_dditable_t)\s*\*"
+)
 
 
 def header_dir(include_dir: pathlib.Path) -> pathlib.Path:

@@ -48,7 +48,8 @@ TEST_F(DescriptorsTest, UninitialisedOutputStructuresAreFilledNotWalked) {
             if (zeDeviceGetProperties(device, &p) != ZE_RESULT_SUCCESS) return 1;
             if (p.type != ZE_DEVICE_TYPE_GPU || p.timestampValidBits == 0 || std::strlen(p.name) == 0) return 2;
             auto gp = with_garbage_head<zet_metric_group_properties_t>(stype);
-            if (group && (zetMetricGroupGetProperties(group, &gp) != ZE_RESULT_SUCCESS || gp.metricCount == 0)) return 3;
+            if (group && (zetMetricGroupGetProperties(group, &gp) != ZE_RESULT_SUCCESS || gp.metricCount == 0))
+                return 3;
             auto mp = with_garbage_head<zet_metric_properties_t>(stype);
             if (metric && (zetMetricGetProperties(metric, &mp) != ZE_RESULT_SUCCESS || std::strlen(mp.name) == 0))
                 return 4;
@@ -97,8 +98,12 @@ TEST_F(DescriptorsTest, UnknownLinksAreSkipped) {
 // AML's queue descriptor: a command-list flag, a wrong stype. The queue and the immediate
 // list are made and work; unknown modes and priorities are the defaults.
 TEST_F(DescriptorsTest, QueueDescriptorsAsRealProgramsPassThem) {
-    ze_command_queue_desc_t qd{static_cast<ze_structure_type_t>(0x7fff1234u), nullptr, 0, 0,
-                               ZE_COMMAND_LIST_FLAG_EXPLICIT_ONLY, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+    ze_command_queue_desc_t qd{static_cast<ze_structure_type_t>(0x7fff1234u),
+                               nullptr,
+                               0,
+                               0,
+                               ZE_COMMAND_LIST_FLAG_EXPLICIT_ONLY,
+                               ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
                                ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
     ze_command_list_handle_t l = nullptr;
     ZE_OK(zeCommandListCreateImmediate(context, device, &qd, &l));
@@ -222,7 +227,7 @@ TEST(InitFlags, EveryBitIsAccepted) {
     EXPECT_EQ(init(~0u), ZE_RESULT_SUCCESS);
     EXPECT_EQ(init(1u << 7), ZE_RESULT_SUCCESS);
     EXPECT_EQ(init(ZE_INIT_FLAG_VPU_ONLY), ZE_RESULT_ERROR_UNINITIALIZED);  // zehal's devices are GPUs
-    struct InitDesc {  // ze_init_driver_type_desc_t
+    struct InitDesc {                                                       // ze_init_driver_type_desc_t
         uint32_t stype;
         const void* next;
         uint32_t flags;

@@ -52,7 +52,8 @@ protected:
     void* lib = nullptr;
 };
 
-#define TABLE_OF_1_4(getter, type) EXPECT_EQ(written(#getter, ZE_API_VERSION_1_4), sizeof(type) / sizeof(void*)) << #getter
+#define TABLE_OF_1_4(getter, type) \
+    EXPECT_EQ(written(#getter, ZE_API_VERSION_1_4), sizeof(type) / sizeof(void*)) << #getter
 
 TEST_F(DispatchTables, EveryTableOfTheApi14HeadersIsFilledExactly) {
     TABLE_OF_1_4(zeGetGlobalProcAddrTable, ze_global_dditable_t);

@@ -22,8 +22,9 @@ class HandleKindsTest : public ZeDriver {
 protected:
     void SetUp() override {
         ZeDriver::SetUp();
-        ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
-                                   ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+        ze_command_queue_desc_t qd{
+            ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+            ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
         ZE_OK(zeCommandQueueCreate(context, device, &qd, &queue));
         ze_fence_desc_t fd{ZE_STRUCTURE_TYPE_FENCE_DESC, nullptr, 0};
         ZE_OK(zeFenceCreate(queue, &fd, &fence));
@@ -130,15 +131,11 @@ protected:
             {"context", [](void* h) { return zeContextDestroy(static_cast<ze_context_handle_t>(h)); }},
             {"event pool", [](void* h) { return zeEventPoolDestroy(static_cast<ze_event_pool_handle_t>(h)); }},
             {"event", [](void* h) { return zeEventDestroy(static_cast<ze_event_handle_t>(h)); }},
-            {"queue",
-             [](void* h) { return zeCommandQueueDestroy(static_cast<ze_command_queue_handle_t>(h)); }},
-            {"command list",
-             [](void* h) { return zeCommandListDestroy(static_cast<ze_command_list_handle_t>(h)); }},
+            {"queue", [](void* h) { return zeCommandQueueDestroy(static_cast<ze_command_queue_handle_t>(h)); }},
+            {"command list", [](void* h) { return zeCommandListDestroy(static_cast<ze_command_list_handle_t>(h)); }},
             {"fence", [](void* h) { return zeFenceDestroy(static_cast<ze_fence_handle_t>(h)); }},
-            {"tracer",
-             [f = tracer_destroy](void* h) { return f(static_cast<zet_metric_tracer_exp_handle_t>(h)); }},
-            {"decoder",
-             [f = decoder_destroy](void* h) { return f(static_cast<zet_metric_decoder_exp_handle_t>(h)); }},
+            {"tracer", [f = tracer_destroy](void* h) { return f(static_cast<zet_metric_tracer_exp_handle_t>(h)); }},
+            {"decoder", [f = decoder_destroy](void* h) { return f(static_cast<zet_metric_decoder_exp_handle_t>(h)); }},
         };
         return out;
     }

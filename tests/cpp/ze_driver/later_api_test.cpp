@@ -30,7 +30,8 @@ LastError last_error_function() {
     if (!lib) return nullptr;
     auto getter = reinterpret_cast<ze_result_t (*)(ze_api_version_t, void*)>(dlsym(lib, "zeGetDriverProcAddrTable"));
     void* table[16] = {};
-    if (!getter || getter(static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, 6)), table) != ZE_RESULT_SUCCESS) return nullptr;
+    if (!getter || getter(static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, 6)), table) != ZE_RESULT_SUCCESS)
+        return nullptr;
     return reinterpret_cast<LastError>(table[6]);
 }
 
@@ -55,7 +56,8 @@ TEST_F(LaterApiTest, LastErrorDescribesTheCallingThreadsLastError) {
         EXPECT_EQ(last_error(driver, &t), ZE_RESULT_SUCCESS);
         other = t ? t : "";
     }).join();
-    EXPECT_NE(other.find("zeContextGetStatus returned ZE_RESULT_ERROR_INVALID_NULL_HANDLE"), std::string::npos) << other;
+    EXPECT_NE(other.find("zeContextGetStatus returned ZE_RESULT_ERROR_INVALID_NULL_HANDLE"), std::string::npos)
+        << other;
     ZE_OK(last_error(driver, &text));
     EXPECT_NE(std::string(text).find("zeMemFree"), std::string::npos) << text;
     // A function the driver does not implement is described too.
@@ -113,7 +115,8 @@ uint32_t domain_of(zet_metric_group_handle_t g) {
 }
 
 TEST_F(LaterApiTest, ConcurrentMetricGroupsAreSetsOfOneGroupPerDomain) {
-    auto concurrent = extension<decltype(&zetDeviceGetConcurrentMetricGroupsExp)>(driver, "zetDeviceGetConcurrentMetricGroupsExp");
+    auto concurrent = extension<decltype(&zetDeviceGetConcurrentMetricGroupsExp)>(
+        driver, "zetDeviceGetConcurrentMetricGroupsExp");
     ASSERT_NE(concurrent, nullptr);
     auto groups = metric_groups(device);
     ASSERT_FALSE(groups.empty());
@@ -159,7 +162,8 @@ TEST_F(LaterApiTest, ConcurrentMetricGroupsAreSetsOfOneGroupPerDomain) {
 }
 
 TEST_F(LaterApiTest, MetricGlobalTimestampsAreTheDevicesTimestamps) {
-    auto timestamps = extension<decltype(&zetMetricGroupGetGlobalTimestampsExp)>(driver, "zetMetricGroupGetGlobalTimestampsExp");
+    auto timestamps = extension<decltype(&zetMetricGroupGetGlobalTimestampsExp)>(
+        driver, "zetMetricGroupGetGlobalTimestampsExp");
     ASSERT_NE(timestamps, nullptr);
     auto groups = metric_groups(device);
     ASSERT_FALSE(groups.empty());
@@ -234,9 +238,15 @@ TEST_F(LaterApiTest, ProgramsFindTheComputeGroupAndTheCopyOnlyGroup) {
     std::vector<ze_command_queue_group_properties_t> groups(n);
     for (auto& g : groups) g.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES;
     ZE_OK(zeDeviceGetCommandQueueGroupProperties(device, &n, groups.data()));
-    EXPECT_EQ(group_with(groups, ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE | ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COOPERATIVE_KERNELS, 0), 0);
+    EXPECT_EQ(group_with(groups,
+                         ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE |
+                             ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COOPERATIVE_KERNELS,
+                         0),
+              0);
     if (n > 1) {
-        EXPECT_EQ(group_with(groups, ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY, ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE), 1);
+        EXPECT_EQ(
+            group_with(groups, ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY, ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE),
+            1);
     }
 }
 

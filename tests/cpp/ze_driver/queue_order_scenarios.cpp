@@ -17,12 +17,12 @@ namespace {
 constexpr uint64_t kForever = UINT64_MAX;
 constexpr size_t kBytes = 1 << 16;
 
-#define CHECK(cond)                                                             \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
+#define CHECK(cond)                                                                       \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
             std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            return 1;                                                           \
-        }                                                                       \
+            return 1;                                                                     \
+        }                                                                                 \
     } while (0)
 #define CHECK_OK(call) CHECK((call) == ZE_RESULT_SUCCESS)
 
@@ -63,16 +63,18 @@ struct Program {
     }
 
     ze_command_list_handle_t immediate() {
-        ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
-                                   ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+        ze_command_queue_desc_t qd{
+            ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+            ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
         ze_command_list_handle_t l = nullptr;
         zeCommandListCreateImmediate(context, device, &qd, &l);
         return l;
     }
 
     ze_command_queue_handle_t queue() {
-        ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
-                                   ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+        ze_command_queue_desc_t qd{
+            ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+            ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
         ze_command_queue_handle_t q = nullptr;
         zeCommandQueueCreate(context, device, &qd, &q);
         return q;

@@ -70,8 +70,9 @@ TEST_F(RegionCopyTest, RegularListCopiesABoxBetweenLayouts) {
     ZE_OK(zeCommandListCreate(context, device, &ld, &regular));
     round_trip(regular, [this](ze_command_list_handle_t l) {
         ZE_OK(zeCommandListClose(l));
-        ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
-                                   ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+        ze_command_queue_desc_t qd{
+            ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+            ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
         ze_command_queue_handle_t q = nullptr;
         ZE_OK(zeCommandQueueCreate(context, device, &qd, &q));
         ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
@@ -86,7 +87,8 @@ TEST_F(RegionCopyTest, PackedRowsAndAnEmptyBoxSignalTheirEvent) {
     const ze_copy_region_t box{0, 0, 0, 64, 8, 2};
     std::memset(host, 0x5A, kBytes);
     std::memset(host2, 0, kBytes);
-    ZE_OK(zeCommandListAppendMemoryCopyRegion(list, host2, &box, 64, 64 * 8, host, &box, 64, 64 * 8, ev[0], 0, nullptr));
+    ZE_OK(
+        zeCommandListAppendMemoryCopyRegion(list, host2, &box, 64, 64 * 8, host, &box, 64, 64 * 8, ev[0], 0, nullptr));
     ZE_OK(zeEventHostSynchronize(ev[0], kForever));
     EXPECT_EQ(static_cast<uint8_t*>(host2)[64 * 8 * 2 - 1], 0x5A);
     EXPECT_EQ(static_cast<uint8_t*>(host2)[64 * 8 * 2], 0);
@@ -144,10 +146,10 @@ TEST_F(RegionCopyTest, BadArgumentsAreRefusedBeforeAnythingIsQueued) {
               ZE_RESULT_ERROR_INVALID_ARGUMENT);  // slices larger than the slice pitch
     const ze_copy_region_t far{0, 0, 0, 16, 4, 2};
     EXPECT_EQ(zeCommandListAppendMemoryCopyRegion(list, dev, &far, 16, kBytes, host, &box, 16, 64, nullptr, 0, nullptr),
-              ZE_RESULT_ERROR_INVALID_SIZE);  // second slice past the allocation
+              ZE_RESULT_ERROR_INVALID_SIZE);                             // second slice past the allocation
     const ze_copy_region_t huge{0, 0xFFFFFFFFu, 0xFFFFFFFFu, 16, 4, 2};  // its end overflows 64 bits
-    EXPECT_EQ(zeCommandListAppendMemoryCopyRegion(list, dev, &huge, 0xFFFFFFFFu, 0xFFFFFFFFu, host, &box, 16, 64, nullptr,
-                                                  0, nullptr),
+    EXPECT_EQ(zeCommandListAppendMemoryCopyRegion(list, dev, &huge, 0xFFFFFFFFu, 0xFFFFFFFFu, host, &box, 16, 64,
+                                                  nullptr, 0, nullptr),
               ZE_RESULT_ERROR_INVALID_ARGUMENT);
     auto ev = make_events(1);
     EXPECT_EQ(zeCommandListAppendMemoryCopyRegion(list, dev, &box, 16, 64, host, &box, 16, 64, ev[0], 1, nullptr),
@@ -169,8 +171,9 @@ TEST_F(RegionCopyTest, ARefusedCopyLeavesARegularListEmpty) {
                                                   nullptr),
               ZE_RESULT_ERROR_INVALID_SIZE);
     ZE_OK(zeCommandListClose(regular));
-    ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
-                               ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    ze_command_queue_desc_t qd{
+        ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+        ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
     ze_command_queue_handle_t q = nullptr;
     ZE_OK(zeCommandQueueCreate(context, device, &qd, &q));
     ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &regular, nullptr));

@@ -16,12 +16,12 @@
 
 #include "spec_ext.h"
 
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
             fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                             \
-        }                                                                        \
+            exit(1);                                                                 \
+        }                                                                            \
     } while (0)
 #define ZE_OK(call) CHECK((call) == ZE_RESULT_SUCCESS)
 
@@ -44,8 +44,8 @@ static struct {
     ze_result_t (*decoder_create)(zet_metric_tracer_exp_handle_t, zet_metric_decoder_exp_handle_t*);
     ze_result_t (*decoder_destroy)(zet_metric_decoder_exp_handle_t);
     ze_result_t (*decodable)(zet_metric_decoder_exp_handle_t, uint32_t*, zet_metric_handle_t*);
-    ze_result_t (*decode)(zet_metric_decoder_exp_handle_t, size_t*, uint8_t*, uint32_t, zet_metric_handle_t*,
-                          uint32_t*, uint32_t*, uint32_t*, zet_metric_entry_exp_t*);
+    ze_result_t (*decode)(zet_metric_decoder_exp_handle_t, size_t*, uint8_t*, uint32_t, zet_metric_handle_t*, uint32_t*,
+                          uint32_t*, uint32_t*, zet_metric_entry_exp_t*);
 } ext;
 
 static void* resolve(ze_driver_handle_t driver, const char* name) {
@@ -122,11 +122,13 @@ static void kernel_timestamps_sample(ze_context_handle_t context, ze_device_hand
     CHECK(caps.flags & ZE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_FLAG_SYNCHRONIZED);
 
     for (int mapped = 0; mapped < 2; ++mapped) {
-        ze_event_pool_desc_t pool_desc = {ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, NULL,
-                                          ZE_EVENT_POOL_FLAG_HOST_VISIBLE | (mapped ? (1u << 3) : ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP), 1};
+        ze_event_pool_desc_t pool_desc = {
+            ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, NULL,
+            ZE_EVENT_POOL_FLAG_HOST_VISIBLE | (mapped ? (1u << 3) : ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP), 1};
         ze_event_pool_handle_t pool;
         ZE_OK(zeEventPoolCreate(context, &pool_desc, 1, &device, &pool));
-        ze_event_desc_t event_desc = {ZE_STRUCTURE_TYPE_EVENT_DESC, NULL, 0, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+        ze_event_desc_t event_desc = {ZE_STRUCTURE_TYPE_EVENT_DESC, NULL, 0, ZE_EVENT_SCOPE_FLAG_HOST,
+                                      ZE_EVENT_SCOPE_FLAG_HOST};
         ze_event_handle_t event;
         ZE_OK(zeEventCreate(pool, &event_desc, &event));
 
@@ -231,7 +233,8 @@ static void tracer_sample(ze_context_handle_t context, ze_device_handle_t device
 static void export_sample(ze_context_handle_t context, ze_device_handle_t device, ze_command_list_handle_t list) {
     zet_metric_group_handle_t group = find_group(device, ZET_METRIC_GROUP_TYPE_EXP_FLAG_EXPORT_DMA_BUF);
     CHECK(group != NULL);
-    zet_export_dma_buf_exp_properties_t dma = {(zet_structure_type_t)ZEHAL_STYPE_EXPORT_DMA_BUF_EXP_PROPERTIES, NULL, -1, 0};
+    zet_export_dma_buf_exp_properties_t dma = {(zet_structure_type_t)ZEHAL_STYPE_EXPORT_DMA_BUF_EXP_PROPERTIES, NULL,
+                                               -1, 0};
     zet_metric_group_properties_t props = {.stype = ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES, .pNext = &dma};
     ZE_OK(zetMetricGroupGetProperties(group, &props));
     CHECK(dma.fd >= 0 && dma.size > 0);
@@ -298,8 +301,9 @@ int main(void) {
     ZE_OK(zeContextCreate(driver, &context_desc, &context));
     for (uint32_t d = 0; d < device_count; ++d) {
         ze_device_handle_t device = devices[d];
-        ze_command_queue_desc_t queue_desc = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, NULL, 0, 0, 0,
-                                              ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+        ze_command_queue_desc_t queue_desc = {
+            ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, NULL, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+            ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
         ze_command_list_handle_t list;
         ZE_OK(zeCommandListCreateImmediate(context, device, &queue_desc, &list));
         ze_host_mem_alloc_desc_t host_desc = {ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, NULL, 0};

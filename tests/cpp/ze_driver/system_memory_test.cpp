@@ -46,8 +46,9 @@ TEST_F(SystemMemoryTest, RegularListsCopyTheStackAndAVector) {
     for (size_t i = 0; i < vec.size(); ++i) vec[i] = static_cast<uint16_t>(i);
     uint8_t on_stack[4096];
     std::memset(on_stack, 0, sizeof on_stack);
-    ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
-                               ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    ze_command_queue_desc_t qd{
+        ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+        ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
     ze_command_queue_handle_t queue = nullptr;
     ZE_OK(zeCommandQueueCreate(context, device, &qd, &queue));
     ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};

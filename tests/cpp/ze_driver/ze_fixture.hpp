@@ -65,8 +65,9 @@ protected:
 
     // An immediate list on engine group `ordinal` of the device.
     ze_command_list_handle_t immediate_list(uint32_t ordinal) {
-        ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, ordinal, 0, 0,
-                                   ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+        ze_command_queue_desc_t qd{
+            ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, ordinal, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+            ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
         ze_command_list_handle_t l = nullptr;
         EXPECT_EQ(zeCommandListCreateImmediate(context, device, &qd, &l), ZE_RESULT_SUCCESS);
         return l;

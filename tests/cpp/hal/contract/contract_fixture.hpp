@@ -86,13 +86,13 @@ inline std::string backend_name(const testing::TestParamInfo<BackendProvider>& i
 }  // namespace zehal::test::contract
 
 // Runs every suite of the contract for the backend `provider` describes.
-#define ZEHAL_INSTANTIATE_HAL_CONTRACT(provider)                                                                    \
-    namespace zehal::test::contract {                                                                             \
-    INSTANTIATE_TEST_SUITE_P(Hal, QueueContract, testing::Values(provider), backend_name);                         \
-    INSTANTIATE_TEST_SUITE_P(Hal, MemoryContract, testing::Values(provider), backend_name);                        \
-    INSTANTIATE_TEST_SUITE_P(Hal, EventContract, testing::Values(provider), backend_name);                         \
-    INSTANTIATE_TEST_SUITE_P(Hal, TimestampContract, testing::Values(provider), backend_name);                     \
-    INSTANTIATE_TEST_SUITE_P(Hal, TraceSourceContract, testing::Values(provider), backend_name);                   \
-    INSTANTIATE_TEST_SUITE_P(Hal, LostDeviceContract, testing::Values(provider), backend_name);                    \
-    }                                                                                                             \
+#define ZEHAL_INSTANTIATE_HAL_CONTRACT(provider)                                                 \
+    namespace zehal::test::contract {                                                            \
+    INSTANTIATE_TEST_SUITE_P(Hal, QueueContract, testing::Values(provider), backend_name);       \
+    INSTANTIATE_TEST_SUITE_P(Hal, MemoryContract, testing::Values(provider), backend_name);      \
+    INSTANTIATE_TEST_SUITE_P(Hal, EventContract, testing::Values(provider), backend_name);       \
+    INSTANTIATE_TEST_SUITE_P(Hal, TimestampContract, testing::Values(provider), backend_name);   \
+    INSTANTIATE_TEST_SUITE_P(Hal, TraceSourceContract, testing::Values(provider), backend_name); \
+    INSTANTIATE_TEST_SUITE_P(Hal, LostDeviceContract, testing::Values(provider), backend_name);  \
+    }                                                                                            \
     static_assert(true, "a semicolon follows the macro")

@@ -12,8 +12,8 @@ constexpr hal::MemoryKind kKinds[] = {hal::MemoryKind::host, hal::MemoryKind::de
 
 TEST_P(MemoryContract, EveryKindAndAlignmentDescribesItself) {
     for (hal::MemoryKind kind : kKinds) {
-        for (size_t alignment : {size_t{0}, size_t{1}, size_t{64}, size_t{256}, size_t{4096}, size_t{1} << 16,
-                                 size_t{1} << 21}) {
+        for (size_t alignment :
+             {size_t{0}, size_t{1}, size_t{64}, size_t{256}, size_t{4096}, size_t{1} << 16, size_t{1} << 21}) {
             SCOPED_TRACE(testing::Message() << "kind " << static_cast<int>(kind) << " alignment " << alignment);
             void* p = nullptr;
             ASSERT_EQ(device_->allocate(kind, 1000, alignment, 0, 0, &p), ZE_RESULT_SUCCESS);
@@ -27,7 +27,7 @@ TEST_P(MemoryContract, EveryKindAndAlignmentDescribesItself) {
             EXPECT_GE(info.alignment, alignment);
             EXPECT_FALSE(info.imported);
             EXPECT_EQ(device_->pointer_info(static_cast<char*>(p) + 1000, &info), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-            if (kind != hal::MemoryKind::device) std::memset(p, 0x5A, 1000);  // host-accessible
+            if (kind != hal::MemoryKind::device) std::memset(p, 0x5A, 1000);                        // host-accessible
             EXPECT_EQ(device_->free(static_cast<char*>(p) + 8), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // interior
             EXPECT_EQ(device_->free(p), ZE_RESULT_SUCCESS);
             EXPECT_EQ(device_->free(p), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // double free

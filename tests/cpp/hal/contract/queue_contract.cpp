@@ -85,8 +85,7 @@ TEST_P(QueueContract, FillsEveryPatternSizeAtEveryOffset) {
                         ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
                         const std::vector<uint8_t> got = read_back(*q, m->ptr(), kRoom);
                         for (size_t i = 0; i < kRoom; ++i) {
-                            const uint8_t want =
-                                i >= offset && i < offset + kBytes ? pattern[(i - offset) % psize] : 0;
+                            const uint8_t want = i >= offset && i < offset + kBytes ? pattern[(i - offset) % psize] : 0;
                             ASSERT_EQ(got[i], want) << "byte " << i;
                         }
                     }
@@ -103,8 +102,7 @@ TEST_P(QueueContract, FireAndForgetThenBarrier) {
     Allocation src(device_, hal::MemoryKind::host, data.size()), dst(device_, hal::MemoryKind::device, data.size());
     std::memcpy(src.ptr(), data.data(), data.size());
     for (size_t i = 0; i < kCopies; ++i)
-        ASSERT_EQ(q->append_copy(dst.as() + i * kChunk, src.as() + i * kChunk, kChunk, nullptr, {}),
-                  ZE_RESULT_SUCCESS);
+        ASSERT_EQ(q->append_copy(dst.as() + i * kChunk, src.as() + i * kChunk, kChunk, nullptr, {}), ZE_RESULT_SUCCESS);
     EventSet ev(device_, 1);
     ASSERT_EQ(q->append_barrier(ev.events[0], {}), ZE_RESULT_SUCCESS);
     ASSERT_EQ(ev.events[0]->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);

@@ -9,8 +9,8 @@ namespace zehal::test::contract {
 namespace {
 
 // Skips the test unless the device has every TimestampCapability bit of `flags`.
-#define ZEHAL_REQUIRE_TIMESTAMPS(flags)                                                \
-    if ((device_->properties().timestamp_flags & (flags)) != (flags))                  \
+#define ZEHAL_REQUIRE_TIMESTAMPS(flags)                               \
+    if ((device_->properties().timestamp_flags & (flags)) != (flags)) \
     GTEST_SKIP() << "device without these timestamp capabilities: " << (flags)
 
 TEST_P(TimestampContract, GlobalTimestampsAreSampledTogetherAndMonotonic) {
@@ -85,8 +85,7 @@ TEST_P(TimestampContract, SynchronizedTimestampsFallBetweenSubmissionAndCompleti
         SCOPED_TRACE(testing::Message() << "command " << i);
         ASSERT_EQ(e->host_reset(), ZE_RESULT_SUCCESS);
         const uint64_t before = host_now_ns();
-        ASSERT_EQ(q->append_copy(i % 2 ? a.ptr() : b.ptr(), i % 2 ? b.ptr() : a.ptr(), 4096, e, {}),
-                  ZE_RESULT_SUCCESS);
+        ASSERT_EQ(q->append_copy(i % 2 ? a.ptr() : b.ptr(), i % 2 ? b.ptr() : a.ptr(), 4096, e, {}), ZE_RESULT_SUCCESS);
         ASSERT_EQ(e->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
         const uint64_t after = host_now_ns();
         uint32_t packets = 0;

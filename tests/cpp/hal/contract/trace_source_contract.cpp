@@ -36,7 +36,7 @@ std::vector<hal::TraceRecord> drain_at_least(hal::TraceSource& source, size_t co
     return all;
 }
 
-#define ZEHAL_REQUIRE_TRACER()                                                      \
+#define ZEHAL_REQUIRE_TRACER() \
     if (!device_->properties().tracer) GTEST_SKIP() << "no tracer: " << device_->properties().limits
 
 TEST_P(TraceSourceContract, ADeviceHasASourceExactlyWhenItHasATracer) {

@@ -27,8 +27,7 @@ TEST(CudaMemory, BadInput) {
     // before CUDA is asked, for managed memory, and by CUDA for device memory.
     EXPECT_EQ(dev->allocate(hal::MemoryKind::shared, total, 0, 0, 0, &p), ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
     EXPECT_EQ(dev->allocate(dev_kind, total, 0, 0, 0, &p), ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
-    EXPECT_EQ(dev->allocate(hal::MemoryKind::host, ~size_t{0} - 4096, 0, 0, 0, &p),
-              ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY);
+    EXPECT_EQ(dev->allocate(hal::MemoryKind::host, ~size_t{0} - 4096, 0, 0, 0, &p), ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY);
 
     int on_stack = 0;
     hal::PointerInfo info;

@@ -147,7 +147,8 @@ struct RawDriver {
         if (!ok || cuDeviceGetCount(&count) != 0) return false;
         for (int i = 0; i < count; ++i) {
             unsigned char id[16] = {};
-            if (cuDeviceGet(&device, i) == 0 && cuDeviceGetUuid(id, device) == 0 && std::memcmp(id, uuid.data(), 16) == 0)
+            if (cuDeviceGet(&device, i) == 0 && cuDeviceGetUuid(id, device) == 0 &&
+                std::memcmp(id, uuid.data(), 16) == 0)
                 return cuDevicePrimaryCtxRetain(&ctx, device) == 0 && cuCtxPushCurrent(ctx) == 0;
         }
         return false;

@@ -36,8 +36,8 @@ std::vector<hal::TraceRecord> drain_until(hal::TraceSource& source, Enough&& eno
     return all;
 }
 
-#define ZEHAL_REQUIRE_TRACER(dev)                                        \
-    ZEHAL_REQUIRE_CUDA(dev);                                             \
+#define ZEHAL_REQUIRE_TRACER(dev) \
+    ZEHAL_REQUIRE_CUDA(dev);      \
     if (!(dev)->properties().tracer) GTEST_SKIP() << "no CUPTI: no tracer"
 
 TEST(CudaTrace, StartRules) {

@@ -222,8 +222,7 @@ TEST(LevelZeroBackend, NoDriverMeansUnavailableWithTheReason) {
     // The loader this process uses, named outright: the child's library path finds no
     // driver, and so neither would it find a loader unpacked beside the system's.
     const std::string out = run_child({"ZE_ENABLE_ALT_DRIVERS=/nonexistent/libze_none.so",
-                                       "LD_LIBRARY_PATH=/nonexistent",
-                                       "ZEHAL_LEVEL_ZERO_LOADER=" + loader_path()});
+                                       "LD_LIBRARY_PATH=/nonexistent", "ZEHAL_LEVEL_ZERO_LOADER=" + loader_path()});
     EXPECT_EQ(out.rfind("unavailable ", 0), 0u) << out;
     EXPECT_NE(out.find("driver"), std::string::npos) << out;
 }

@@ -38,8 +38,7 @@ TEST(LevelZeroThreads, ThreadsShareAQueueAndEachGetsItsBytes) {
                 bool ok = e->host_reset() == ZE_RESULT_SUCCESS &&
                           q->append_copy(device, host, kSize, nullptr, {}) == ZE_RESULT_SUCCESS &&
                           q->append_copy(back, device, kSize, e, {}) == ZE_RESULT_SUCCESS &&
-                          e->host_synchronize(kHangGuardNs) == ZE_RESULT_SUCCESS &&
-                          std::memcmp(host, back, kSize) == 0;
+                          e->host_synchronize(kHangGuardNs) == ZE_RESULT_SUCCESS && std::memcmp(host, back, kSize) == 0;
                 if (t % 2 == 0) ok = ok && q->host_synchronize(kHangGuardNs) == ZE_RESULT_SUCCESS;
                 ok = dev->free(host) == ZE_RESULT_SUCCESS && ok;
                 ok = dev->free(device) == ZE_RESULT_SUCCESS && ok;

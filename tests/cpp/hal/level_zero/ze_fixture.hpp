@@ -15,13 +15,13 @@ namespace zehal::test {
 
 // Skips the test (with the registry's reason) unless a level_zero device exists; fails
 // instead when ZEHAL_REQUIRE_LEVEL_ZERO is set (CTest sets it beside ZE_ENABLE_ALT_DRIVERS).
-#define ZEHAL_REQUIRE_LEVEL_ZERO(device)                                                  \
-    do {                                                                                  \
-        std::string why_;                                                                 \
-        if (!::zehal::test::level_zero_device(&(device), &why_)) {                        \
-            if (::zehal::test::level_zero_required()) FAIL() << why_;                     \
-            GTEST_SKIP() << why_;                                                         \
-        }                                                                                 \
+#define ZEHAL_REQUIRE_LEVEL_ZERO(device)                              \
+    do {                                                              \
+        std::string why_;                                             \
+        if (!::zehal::test::level_zero_device(&(device), &why_)) {    \
+            if (::zehal::test::level_zero_required()) FAIL() << why_; \
+            GTEST_SKIP() << why_;                                     \
+        }                                                             \
     } while (0)
 
 // The first device of the level_zero backend; false with *why when there is none.

@@ -12,10 +12,18 @@
 namespace zehal::sim {
 namespace {
 
-const char* const kVars[] = {"COMPUTE_ENGINES",      "COPY_ENGINES",          "MEMORY_BYTES",
-                             "TIMER_HZ",             "KERNEL_TIMESTAMP_VALID_BITS", "TIMESTAMP_VALID_BITS",
-                             "START_TICKS",          "SUBDEVICES",            "TRACE_BUFFER_BYTES",
-                             "BANDWIDTH_BYTES_PER_S", "FAIL_ALLOCATION_AFTER", "ASYNC_RECORDS_PER_S",
+const char* const kVars[] = {"COMPUTE_ENGINES",
+                             "COPY_ENGINES",
+                             "MEMORY_BYTES",
+                             "TIMER_HZ",
+                             "KERNEL_TIMESTAMP_VALID_BITS",
+                             "TIMESTAMP_VALID_BITS",
+                             "START_TICKS",
+                             "SUBDEVICES",
+                             "TRACE_BUFFER_BYTES",
+                             "BANDWIDTH_BYTES_PER_S",
+                             "FAIL_ALLOCATION_AFTER",
+                             "ASYNC_RECORDS_PER_S",
                              "ASYNC_BURST_RECORDS"};
 
 // Sets ZEHAL_SIM_* variables for one test and clears every one of them afterwards.

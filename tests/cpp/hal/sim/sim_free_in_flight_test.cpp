@@ -17,8 +17,8 @@
 namespace zehal::test {
 namespace {
 
-constexpr size_t kBusyBytes = 32u << 20;   // keeps the engine busy (160 ms at the throttle)
-constexpr size_t kCopyBytes = 4u << 20;    // the copy queued behind it
+constexpr size_t kBusyBytes = 32u << 20;    // keeps the engine busy (160 ms at the throttle)
+constexpr size_t kCopyBytes = 4u << 20;     // the copy queued behind it
 constexpr uint64_t kThrottle = 200u << 20;  // bytes per second per engine
 
 // A throttled device, so that copies stay queued while the test frees their memory.

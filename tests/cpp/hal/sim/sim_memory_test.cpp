@@ -53,8 +53,8 @@ TEST(SimMemory, PropertiesFollowTheConfig) {
 TEST(SimMemory, AllocateEveryKindWithAlignment) {
     auto d = test::sim_device();
     for (MemoryKind kind : kKinds) {
-        for (size_t alignment : {size_t{0}, size_t{1}, size_t{8}, size_t{64}, size_t{4096}, size_t{1} << 16,
-                                 size_t{1} << 21}) {
+        for (size_t alignment :
+             {size_t{0}, size_t{1}, size_t{8}, size_t{64}, size_t{4096}, size_t{1} << 16, size_t{1} << 21}) {
             for (size_t size : {size_t{1}, size_t{100}, size_t{3} << 20}) {
                 void* p = nullptr;
                 ASSERT_EQ(d->allocate(kind, size, alignment, 0, 0, &p), ZE_RESULT_SUCCESS);

@@ -17,8 +17,8 @@ namespace zehal {
 namespace {
 
 using hal::MemoryKind;
-using test::Memory;
 using test::kHangGuardNs;
+using test::Memory;
 
 // Fills host memory with bytes derived from `seed`.
 void pattern(void* p, size_t n, uint32_t seed) {

@@ -137,7 +137,7 @@ TEST(SimTimestamps, DurationAcrossAForcedWrap) {
         uint64_t host = 0;
         uint64_t now = 0;
         ASSERT_EQ(d->global_timestamps(&host, &now), ZE_RESULT_SUCCESS);  // 64 valid bits: unmasked
-        if (now >= (1ull << 32)) continue;                               // too slow to start: lead more
+        if (now >= (1ull << 32)) continue;                                // too slow to start: lead more
         const uint64_t left_ns = ((1ull << 32) - now) * 1'000'000'000ull / kHz;
         const uint64_t run_ns = left_ns + 20'000'000;
         const size_t bytes = static_cast<size_t>(run_ns * kBandwidth / 1'000'000'000ull);

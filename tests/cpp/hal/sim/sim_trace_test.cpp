@@ -337,7 +337,8 @@ TEST_F(SimTraceTest, ProducersOnManyThreads) {
     stop = true;
     drainer.join();
     std::vector<Record> rest(1024);
-    for (size_t n; (n = t->drain(rest.data(), rest.size() * sizeof(Record), &lost)) != 0;) received += n / sizeof(Record);
+    for (size_t n; (n = t->drain(rest.data(), rest.size() * sizeof(Record), &lost)) != 0;)
+        received += n / sizeof(Record);
     t->drain(rest.data(), rest.size() * sizeof(Record), &lost);
     EXPECT_EQ(t->produced(), 2000u + 2 * 2000u * 8u);
     EXPECT_EQ(received + lost, t->produced());
