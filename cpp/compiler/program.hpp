@@ -1,0 +1,108 @@
+// Kernels from SPIR-V: a verified program, its kernels' signatures, and the two targets
+// the backends need (host code for the sim device, PTX for CUDA). The interface between
+// the compiler layer and the backends; no backend type appears here.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zehal/ze_result.h"
+
+namespace zehal::compiler {
+
+// True when zehal was built with LLVM 15, the SPIRV-LLVM-Translator and libclc; else
+// every build answers UNSUPPORTED_FEATURE and unavailable_reason() says why.
+bool available() noexcept;
+// Why kernels cannot be built ("" when available()).
+std::string_view unavailable_reason() noexcept;
+
+// How a kernel reads one argument (OpenCL address spaces of pointer arguments).
+enum class ArgKind : uint32_t {
+    value = 0,     // bytes passed by value (scalars, vectors, structs)
+    global = 1,    // __global pointer: 8 bytes, a device-usable address or null
+    constant = 2,  // __constant pointer: as global, read only
+    local = 3,     // __local pointer: the launch gives the byte count, not the bytes
+    image = 4,     // images and samplers: not supported by any target here
+    sampler = 5,
+};
+
+// One argument of a kernel signature.
+struct ArgInfo {
+    ArgKind kind = ArgKind::value;
+    uint32_t size = 0;  // bytes the caller sets (pointers 8; local: 0, its size is given)
+};
+
+// A kernel's signature and attributes, read from the SPIR-V.
+struct KernelInfo {
+    std::string name;
+    std::vector<ArgInfo> args;
+    std::array<uint32_t, 3> required_group_size{};  // reqd_work_group_size; zeros when none
+    uint32_t private_bytes = 0;                      // private memory per work-item (estimate)
+    uint32_t local_bytes = 0;                        // static __local memory per group
+};
+
+// The shape of a launch: group counts and sizes per dimension, every value >= 1.
+struct LaunchGrid {
+    std::array<uint32_t, 3> group_count{1, 1, 1};
+    std::array<uint32_t, 3> group_size{1, 1, 1};
+    std::array<uint32_t, 3> global_offset{0, 0, 0};
+};
+
+// A SPIR-V binary read into LLVM IR and checked: immutable, shareable between threads.
+class Program {
+public:
+    virtual ~Program() = default;
+
+    // Reads `spirv` (a SPIR-V module of the OpenCL environment) with `build_flags` (the
+    // -cl-* options of zeModuleCreate; unknown ones are ignored). MODULE_BUILD_FAILURE with
+    // the translator's message in `log` for a blob that is not SPIR-V, truncated, or uses
+    // what no target here compiles; UNSUPPORTED_FEATURE when !available().
+    static ze_result_t from_spirv(std::span<const uint8_t> spirv, std::string_view build_flags,
+                                  std::shared_ptr<const Program>* out, std::string* log);
+
+    // The kernels, in the order the SPIR-V declares them.
+    virtual const std::vector<KernelInfo>& kernels() const = 0;
+    // Index of the kernel named `name` in kernels(); -1 when none.
+    virtual int find(std::string_view name) const = 0;
+    // A digest of the SPIR-V and the build flags (the cache key, with the target).
+    virtual const std::array<uint8_t, 32>& digest() const = 0;
+};
+
+// Arguments of one launch, one entry per ArgInfo of the kernel: for value and pointer
+// arguments the bytes (pointers: the 8-byte address), for local arguments the byte count.
+struct LaunchArgs {
+    std::span<const void* const> values;  // argument i's bytes (unused for local)
+    std::span<const size_t> local_sizes;  // argument i's __local bytes (0 for others)
+};
+
+// Host machine code of a Program for the sim device (LLVM's ORC JIT), built once per
+// program digest and cached.
+class HostModule {
+public:
+    virtual ~HostModule() = default;
+
+    // Compiles `program` for the host. MODULE_BUILD_FAILURE with a log on failure.
+    static ze_result_t build(const std::shared_ptr<const Program>& program, std::shared_ptr<const HostModule>* out,
+                             std::string* log);
+
+    // Runs kernel `index` over `grid` with `args`, work-groups in parallel on the
+    // compiler's thread pool, and returns when every group finished. Work-items of a group
+    // honour barrier(). SUCCESS; ERROR_UNKNOWN with `error` set when the kernel faulted
+    // (a bad address, a trap): the process survives, the caller fails the command.
+    virtual ze_result_t run(uint32_t index, const LaunchArgs& args, const LaunchGrid& grid,
+                            std::string* error) const = 0;
+};
+
+// PTX for an NVIDIA GPU of compute capability `sm` (e.g. 80, 90; targets newer than LLVM
+// knows are emitted for the newest it knows, which the CUDA driver JIT-compiles
+// forward), with libclc's OpenCL builtins linked in; cached like host modules.
+// MODULE_BUILD_FAILURE with a log on failure.
+ze_result_t emit_ptx(const Program& program, uint32_t sm, std::string* ptx, std::string* log);
+
+}  // namespace zehal::compiler

@@ -1,0 +1,89 @@
+// Modules and kernels: code built for a device from SPIR-V (or the backend's native
+// format), kernels by name with their arguments and group size (contract §12).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zehal/ze_result.h"
+
+namespace zehal::hal {
+
+// Binary formats of Device::create_module (Level Zero's ze_module_format_t values).
+enum class ModuleFormat : uint32_t {
+    spirv = 0,   // ZE_MODULE_FORMAT_IL_SPIRV: on every device with the compiler
+    native = 1,  // ZE_MODULE_FORMAT_NATIVE: the backend's own (CUDA: PTX or cubin)
+};
+
+// How a kernel argument is passed (OpenCL address spaces of pointer arguments).
+enum class KernelArgKind : uint32_t { value = 0, global = 1, constant = 2, local = 3, image = 4, sampler = 5 };
+
+// One argument of a kernel signature.
+struct KernelArg {
+    KernelArgKind kind = KernelArgKind::value;
+    uint32_t size = 0;  // bytes set_argument takes (pointers 8; local: any, it is the byte count)
+};
+
+// A kernel's signature and attributes.
+struct KernelProperties {
+    std::string name;
+    std::vector<KernelArg> args;
+    std::array<uint32_t, 3> required_group_size{};  // zeros when the kernel declares none
+    uint32_t private_bytes = 0;                      // private memory per work-item
+    uint32_t local_bytes = 0;                        // static local memory per group
+    uint32_t max_group_size = 0;                     // largest group this kernel may launch with
+};
+
+// Group counts of a launch (ze_group_count_t), every value >= 1.
+using GroupCount = std::array<uint32_t, 3>;
+
+// A kernel of a module: its arguments and group size are state of this object (as in
+// Level Zero), captured by each launch. Thread-safe; a launch takes a snapshot, so later
+// set_argument calls do not change launches already appended.
+class Kernel {
+public:
+    virtual ~Kernel() = default;
+
+    // Signature and attributes.
+    virtual const KernelProperties& properties() const = 0;
+    // Sets argument `index` from `size` bytes at `value` (pointer arguments: the address,
+    // or null `value` for a null pointer; local arguments: `size` is the byte count and
+    // `value` must be null). INVALID_KERNEL_ARGUMENT_INDEX past the last argument,
+    // INVALID_KERNEL_ARGUMENT_SIZE for a size the signature does not take.
+    virtual ze_result_t set_argument(uint32_t index, size_t size, const void* value) = 0;
+    // Sets the group size; INVALID_GROUP_SIZE_DIMENSION for 0, over the device's maximum
+    // (per dimension or in total), or not the kernel's required_group_size.
+    virtual ze_result_t set_group_size(uint32_t x, uint32_t y, uint32_t z) = 0;
+    // The group size launches use (the required one, or 1,1,1 until set).
+    virtual std::array<uint32_t, 3> group_size() const = 0;
+    // A group size for `global` work-items per dimension: each divides its global size,
+    // their product within the device's maximum. INVALID_ARGUMENT for a zero size.
+    virtual ze_result_t suggest_group_size(std::array<uint32_t, 3> global, std::array<uint32_t, 3>* out) const = 0;
+};
+
+// Code built for one device; kernels are created from it by name. Thread-safe; kernels
+// keep their module alive.
+class Module {
+public:
+    virtual ~Module() = default;
+
+    // Kernel names in the order the binary declares them.
+    virtual std::vector<std::string> kernel_names() const = 0;
+    // A new kernel object for `name`; INVALID_KERNEL_NAME when the module has none.
+    virtual ze_result_t create_kernel(std::string_view name, std::shared_ptr<Kernel>* out) = 0;
+    // The device-specific binary the module was built into (PTX on CUDA, the SPIR-V on
+    // sim, where the code is JIT-compiled in memory); what create_module takes back as
+    // ModuleFormat::native where the backend accepts it.
+    virtual std::span<const uint8_t> native_binary() const = 0;
+};
+
+using ModuleRef = std::shared_ptr<Module>;
+using KernelRef = std::shared_ptr<Kernel>;
+
+}  // namespace zehal::hal
