@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # The native tests again under AddressSanitizer + UndefinedBehaviorSanitizer, and the
-# threaded ones under ThreadSanitizer.
+# threaded ones under ThreadSanitizer. The AddressSanitizer build includes the Python
+# extension, so that scripts/sanitize_python.sh, which runs next in CI, builds nothing again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-run() {  # run <build dir> <sanitizers> <build target> [ctest args...]
-  local dir=$1 san=$2 target=$3; shift 3
+run() {  # run <build dir> <sanitizers> <python ON|OFF> <build target> [ctest args...]
+  local dir=$1 san=$2 python=$3 target=$4; shift 4
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZEHAL_SANITIZE="$san" \
-    -DZEHAL_BUILD_PYTHON=OFF -DZEHAL_WERROR=ON >/dev/null
+    -DZEHAL_BUILD_PYTHON="$python" -DZEHAL_WERROR=ON -DPython_EXECUTABLE="$(command -v python3)" >/dev/null
   cmake --build "$dir" -j2 --target "$target"
   ctest --test-dir "$dir" --output-on-failure -j2 --timeout 600 "$@"
 }
 
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run build/asan address,undefined all -LE build
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run build/tsan thread zehal_threaded_tests -L threaded
+  run build/asan address,undefined ON all -LE build
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run build/tsan thread OFF zehal_threaded_tests -L threaded

@@ -10,11 +10,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzz_seconds=${1:-60}
-build=build/asan-python
+# The build of scripts/sanitize.sh (the same options), whose targets are then up to date.
+build=build/asan
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZEHAL_SANITIZE=address,undefined \
-  -DZEHAL_BUILD_TESTS=OFF -DZEHAL_BUILD_BENCHMARKS=OFF -DZEHAL_BUILD_PYTHON=ON -DZEHAL_WERROR=ON \
-  -DPython_EXECUTABLE="$(command -v python3)" >/dev/null
+  -DZEHAL_BUILD_PYTHON=ON -DZEHAL_WERROR=ON -DPython_EXECUTABLE="$(command -v python3)" >/dev/null
 cmake --build "$build" -j2 --target _zehal ze_zehal zehal
 
 # A package folder: the sources of python/zehal beside the sanitized extension, the
