@@ -43,6 +43,8 @@ struct DeviceProperties {
     uint32_t copy_engines = 0;                 // engines of ordinal 1
     uint32_t subdevices = 0;                   // 0: no sub-devices
     uint32_t memory_ordinals = 1;              // memory ordinals accepted by allocate
+    uint32_t memory_bus_width_bits = 0;        // width of the device memory's bus
+    uint32_t memory_clock_mhz = 0;             // peak clock of the device memory (0: not known)
     uint32_t timestamp_flags = 0;              // TimestampCapability bits
     bool dma_buf_export = false;               // metric export memory supported
     bool tracer = false;                       // a TraceSource exists

@@ -238,8 +238,8 @@ ze_result_t zeDeviceGetMemoryProperties_(ze_device_handle_t hDevice, uint32_t* p
         const hal::DeviceProperties& hp = d->device->properties();
         return hand_out(pCount, props != nullptr, hp.memory_ordinals, [&](uint32_t i) {
             props[i].flags = 0;
-            props[i].maxClockRate = 0;
-            props[i].maxBusWidth = 0;
+            props[i].maxClockRate = hp.memory_clock_mhz;
+            props[i].maxBusWidth = hp.memory_bus_width_bits;
             props[i].totalSize = hp.memory_bytes;
             copy_name(props[i].name, i == 0 ? "device" : "device " + std::to_string(i));
         });

@@ -54,7 +54,7 @@ bool CudaDevice::describe(std::string* why) {
     char name[256] = {};
     CUuuid uuid{};
     size_t total = 0;
-    int engines = 0, dma_buf = 0, unified = 0, map_host = 0, vmm = 0, managed = 0;
+    int engines = 0, dma_buf = 0, unified = 0, map_host = 0, vmm = 0, managed = 0, bus_bits = 0, memory_khz = 0;
     auto attr = [&](int* v, CUdevice_attribute a) { return api_.cuDeviceGetAttribute(v, a, device_); };
     CUresult r = api_.cuDeviceGetName(name, sizeof(name) - 1, device_);
     if (r == CUDA_SUCCESS) r = api_.cuDeviceGetUuid(&uuid, device_);
@@ -75,6 +75,8 @@ bool CudaDevice::describe(std::string* why) {
     // Optional features: absent attributes read as unsupported.
     if (attr(&dma_buf, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) != CUDA_SUCCESS) dma_buf = 0;
     if (attr(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) != CUDA_SUCCESS) vmm = 0;
+    if (attr(&bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH) != CUDA_SUCCESS) bus_bits = 0;
+    if (attr(&memory_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) != CUDA_SUCCESS) memory_khz = 0;
 
     props_.name = name;
     static_assert(sizeof(uuid.bytes) == 16, "CUuuid is 16 bytes");
@@ -88,6 +90,8 @@ bool CudaDevice::describe(std::string* why) {
     props_.copy_engines = engines > 0 ? static_cast<uint32_t>(engines) : 1;
     props_.subdevices = 0;
     props_.memory_ordinals = 1;
+    props_.memory_bus_width_bits = static_cast<uint32_t>(bus_bits > 0 ? bus_bits : 0);
+    props_.memory_clock_mhz = static_cast<uint32_t>(memory_khz > 0 ? memory_khz / 1000 : 0);
     props_.timestamp_flags = hal::kTimestampKernel | hal::kTimestampSynchronized;
     props_.dma_buf_export = dma_buf != 0 && vmm != 0;
 #ifdef ZEHAL_HAVE_CUPTI_H

@@ -122,6 +122,8 @@ bool ZeDevice::describe_engines(std::string* why) {
     }
     props_.memory_ordinals = std::max<uint32_t>(memories, 1);
     props_.memory_bytes = memories ? mems[0].totalSize : 0;
+    props_.memory_bus_width_bits = memories ? mems[0].maxBusWidth : 0;
+    props_.memory_clock_mhz = memories ? mems[0].maxClockRate : 0;
 
     ze_device_external_memory_properties_t ext{};
     ext.stype = ZE_STRUCTURE_TYPE_DEVICE_EXTERNAL_MEMORY_PROPERTIES;

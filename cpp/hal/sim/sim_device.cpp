@@ -34,6 +34,8 @@ hal::DeviceProperties make_properties(const SimConfig& c, uint32_t number) {
     p.copy_engines = c.copy_engines;
     p.subdevices = c.subdevices;
     p.memory_ordinals = 1;
+    // Sim memory is the host's: one 64-bit channel, at a clock the device cannot know.
+    p.memory_bus_width_bits = 64;
     p.timestamp_flags = hal::kTimestampKernel | hal::kTimestampSynchronized;
     p.dma_buf_export = false;
     for (const hal::MetricGroupInfo& g : SimTrace::groups())

@@ -78,6 +78,7 @@ TEST_F(CoreTest, DevicePropertiesCarryTheHalsValues) {
     mems = 1;
     ZE_OK(zeDeviceGetMemoryProperties(device, &mems, &mp));
     EXPECT_GT(mp.totalSize, 0u);
+    EXPECT_GT(mp.maxBusWidth, 0u);  // the specification asks for a width
     uint64_t h1 = 0, d1 = 0;
     ZE_OK(zeDeviceGetGlobalTimestamps(device, &h1, &d1));
     EXPECT_GT(h1, 0u);
