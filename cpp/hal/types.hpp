@@ -30,6 +30,14 @@ inline constexpr uint32_t kPoolValidFlags = 0xF;
 inline constexpr uint32_t kComputeOrdinal = 0;
 inline constexpr uint32_t kCopyOrdinal = 1;
 
+// A device's place on the PCI bus (its BDF address).
+struct PciAddress {
+    uint32_t domain = 0;
+    uint32_t bus = 0;
+    uint32_t device = 0;
+    uint32_t function = 0;
+};
+
 // What a device is and can do.
 struct DeviceProperties {
     std::string name;
@@ -45,6 +53,8 @@ struct DeviceProperties {
     uint32_t memory_ordinals = 1;              // memory ordinals accepted by allocate
     uint32_t memory_bus_width_bits = 0;        // width of the device memory's bus
     uint32_t memory_clock_mhz = 0;             // peak clock of the device memory (0: not known)
+    bool on_pci = false;                       // a PCI device, at pci_address
+    PciAddress pci_address;                    // its address when on_pci
     uint32_t timestamp_flags = 0;              // TimestampCapability bits
     bool dma_buf_export = false;               // metric export memory supported
     bool tracer = false;                       // a TraceSource exists

@@ -294,6 +294,21 @@ ze_result_t zeDeviceCanAccessPeer_(ze_device_handle_t hDevice, ze_device_handle_
     });
 }
 
+// The device's PCI address; its link speed is not known to zehal (-1, as the
+// specification writes unknown values). A device not on PCI (sim) is UNSUPPORTED_FEATURE.
+ze_result_t zeDevicePciGetPropertiesExt_(ze_device_handle_t hDevice, ze_pci_ext_properties_t* props) {
+    return ze_guarded([&] {
+        DeviceObject* d = nullptr;
+        if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
+        if (!props) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        const hal::DeviceProperties& hp = d->device->properties();
+        if (!hp.on_pci) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+        props->address = {hp.pci_address.domain, hp.pci_address.bus, hp.pci_address.device, hp.pci_address.function};
+        props->maxSpeed = {-1, -1, -1};
+        return ZE_RESULT_SUCCESS;
+    });
+}
+
 ze_result_t zeDeviceGetStatus_(ze_device_handle_t hDevice) {
     return ze_guarded([&] {
         DeviceObject* d = nullptr;
@@ -373,6 +388,7 @@ const Entry kEntries[] = {
     ZEHAL_ENTRY(zeDeviceGetExternalMemoryProperties, zeDeviceGetExternalMemoryProperties_),
     ZEHAL_ENTRY(zeDeviceCanAccessPeer, zeDeviceCanAccessPeer_),
     ZEHAL_ENTRY(zeDeviceGetStatus, zeDeviceGetStatus_),
+    ZEHAL_ENTRY(zeDevicePciGetPropertiesExt, zeDevicePciGetPropertiesExt_),
     ZEHAL_ENTRY(zeDeviceGetGlobalTimestamps, zeDeviceGetGlobalTimestamps_),
     ZEHAL_ENTRY(zeContextCreate, zeContextCreate_),
     ZEHAL_ENTRY(zeContextCreateEx, zeContextCreateEx_),

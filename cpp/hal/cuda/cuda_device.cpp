@@ -77,6 +77,10 @@ bool CudaDevice::describe(std::string* why) {
     if (attr(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) != CUDA_SUCCESS) vmm = 0;
     if (attr(&bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH) != CUDA_SUCCESS) bus_bits = 0;
     if (attr(&memory_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) != CUDA_SUCCESS) memory_khz = 0;
+    int pci_domain = -1, pci_bus = -1, pci_device = -1;
+    if (attr(&pci_domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID) != CUDA_SUCCESS) pci_domain = -1;
+    if (attr(&pci_bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) != CUDA_SUCCESS) pci_bus = -1;
+    if (attr(&pci_device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID) != CUDA_SUCCESS) pci_device = -1;
 
     props_.name = name;
     static_assert(sizeof(uuid.bytes) == 16, "CUuuid is 16 bytes");
@@ -92,6 +96,10 @@ bool CudaDevice::describe(std::string* why) {
     props_.memory_ordinals = 1;
     props_.memory_bus_width_bits = static_cast<uint32_t>(bus_bits > 0 ? bus_bits : 0);
     props_.memory_clock_mhz = static_cast<uint32_t>(memory_khz > 0 ? memory_khz / 1000 : 0);
+    props_.on_pci = pci_domain >= 0 && pci_bus >= 0 && pci_device >= 0;
+    if (props_.on_pci)  // CUDA names no function: a GPU is function 0 of its device
+        props_.pci_address = {static_cast<uint32_t>(pci_domain), static_cast<uint32_t>(pci_bus),
+                              static_cast<uint32_t>(pci_device), 0};
     props_.timestamp_flags = hal::kTimestampKernel | hal::kTimestampSynchronized;
     props_.dma_buf_export = dma_buf != 0 && vmm != 0;
 #ifdef ZEHAL_HAVE_CUPTI_H

@@ -79,6 +79,18 @@ TEST_F(CoreTest, DevicePropertiesCarryTheHalsValues) {
     ZE_OK(zeDeviceGetMemoryProperties(device, &mems, &mp));
     EXPECT_GT(mp.totalSize, 0u);
     EXPECT_GT(mp.maxBusWidth, 0u);  // the specification asks for a width
+
+    // A GPU answers its PCI address, the sim device (on no bus) UNSUPPORTED_FEATURE.
+    EXPECT_EQ(zeDevicePciGetPropertiesExt(device, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    ze_pci_ext_properties_t pci{};
+    pci.stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES;
+    const ze_result_t pci_result = zeDevicePciGetPropertiesExt(device, &pci);
+    if (std::strncmp(p.name, "zehal sim", 9) == 0) {
+        EXPECT_EQ(pci_result, ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    } else {
+        EXPECT_EQ(pci_result, ZE_RESULT_SUCCESS);
+        EXPECT_EQ(pci.maxSpeed.width, -1);  // unknown, as the specification writes it
+    }
     uint64_t h1 = 0, d1 = 0;
     ZE_OK(zeDeviceGetGlobalTimestamps(device, &h1, &d1));
     EXPECT_GT(h1, 0u);
