@@ -105,4 +105,8 @@ public:
 // MODULE_BUILD_FAILURE with a log on failure.
 ze_result_t emit_ptx(const Program& program, uint32_t sm, std::string* ptx, std::string* log);
 
+// How many compilations (host code or PTX generated, not found in a cache) this process
+// ran: a cache hit leaves it unchanged.
+uint64_t compilation_count() noexcept;
+
 }  // namespace zehal::compiler
