@@ -29,6 +29,8 @@ public:
     ze_result_t append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst, const size_t* offsets,
                                                const hal::EventRef& signal,
                                                std::span<const hal::EventRef> waits) override;
+    ze_result_t append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, const hal::EventRef& signal,
+                              std::span<const hal::EventRef> waits) override;
     ze_result_t host_synchronize(uint64_t timeout_ns) override;
     ze_result_t cancel(const hal::EventRef& signal) override;
     uint32_t ordinal() const override { return state_->ordinal; }
