@@ -136,12 +136,8 @@ TEST_P(KernelContract, PointerArgumentsAreOperands) {
     ASSERT_EQ(set_pointer(*k, 0, foreign), ZE_RESULT_SUCCESS);
     EXPECT_EQ(q->append_launch(*k, {1, 1, 1}, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(other->free(foreign), ZE_RESULT_SUCCESS);
-    // Nor is memory already freed.
-    void* freed = nullptr;
-    ASSERT_EQ(device_->allocate(hal::MemoryKind::device, 1 << 20, 0, 0, 0, &freed), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(device_->free(freed), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(set_pointer(*k, 0, freed), ZE_RESULT_SUCCESS);
-    EXPECT_EQ(q->append_launch(*k, {1, 1, 1}, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    // (A freed pointer is system memory, the caller's error, as for copies: not tested here.
+    // What the launch itself uses is held: sim_kernel_test frees it under a queued launch.)
 }
 
 TEST_P(KernelContract, LaunchesRunInQueueOrderWithCopiesAndTimestamps) {
