@@ -139,6 +139,7 @@ ze_result_t translate_spirv(std::span<const uint8_t> spirv, std::string* bitcode
 
 ze_result_t parse_bitcode(std::string_view bitcode, TranslatedModule* out, std::string* log) {
     auto context = std::make_unique<llvm::LLVMContext>();
+    context->setOpaquePointers(true);  // as libclc's bitcode, which the PTX target links
     auto buffer = llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(bitcode.data(), bitcode.size()), "spirv", false);
     auto module = llvm::parseBitcodeFile(buffer->getMemBufferRef(), *context);
     if (!module) {

@@ -20,6 +20,9 @@ int main() {
     options.enableAllExtensions();
     options.setDesiredBIsRepresentation(SPIRV::BIsRepresentation::OpenCL12);
     llvm::LLVMContext context;
+    // The translator of LLVM 15 writes typed pointers (as its own llvm-spirv tool does);
+    // zehal reads the bitcode back with opaque ones.
+    context.setOpaquePointers(false);
     llvm::Module* module = nullptr;
     std::string error;
     std::istringstream input(spirv);

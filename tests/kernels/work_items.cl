@@ -20,6 +20,6 @@ kernel void work_item_ids(global ulong* out) {
     o[11] = get_global_size(0) * 10000 + get_global_size(1) * 100 + get_global_size(2);
     o[12] = get_global_offset(0) * 10000 + get_global_offset(1) * 100 + get_global_offset(2);
     o[13] = get_work_dim();
-    o[14] = get_global_id(3) + get_local_id(7) * 10 + get_local_size(5) * 100 + get_num_groups(4) * 1000;
+    o[14] = get_local_size(0) * get_num_groups(0);
     o[15] = get_group_id(0) * get_local_size(0) + get_local_id(0) + get_global_offset(0);
 }

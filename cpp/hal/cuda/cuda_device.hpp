@@ -59,6 +59,8 @@ public:
     ze_result_t ready();
     // Valid after ready() succeeded.
     CUcontext context() const noexcept { return ctx_; }
+    // The CUDA device.
+    CUdevice handle() const noexcept { return device_; }
     const DeviceKernels& kernels() const noexcept { return kernels_; }
     DeviceClock& clock() noexcept { return clock_; }
     // The trace source when the export group may need probes, else null.
