@@ -161,6 +161,10 @@ ze_result_t SimQueue::append_launch(hal::Kernel& kernel, const hal::GroupCount& 
     // use, held until the launch is over. Their extent is the kernel's business; the
     // address must be inside its allocation.
     const std::vector<hal::KernelArg>& sig = k->properties().args;
+    // The first __global argument in exported metric memory: the launch's completion is an
+    // export write of the word it points at, as a copy's or fill's into that memory is.
+    void* exported = nullptr;
+    uint32_t export_group = kNoExport;
     for (size_t i = 0; i < sig.size(); ++i) {
         if (sig[i].kind != hal::KernelArgKind::global && sig[i].kind != hal::KernelArgKind::constant) continue;
         const void* p = launch->args().pointer(i);
@@ -170,10 +174,16 @@ ze_result_t SimQueue::append_launch(hal::Kernel& kernel, const hal::GroupCount& 
         const ze_result_t r = device_->find_memory(p, 1, &a, &held);
         if (r != ZE_RESULT_SUCCESS) return r;
         launch->keep(held);
+        if (export_group == kNoExport && sig[i].kind == hal::KernelArgKind::global &&
+            SimDevice::export_group_of(a) != kNoExport) {
+            export_group = SimDevice::export_group_of(a);
+            exported = const_cast<void*>(p);
+        }
     }
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
     hal::PointerRegistry::InFlight* none[2] = {nullptr, nullptr};
-    return submit(CommandKind::kernel, nullptr, nullptr, 0, nullptr, 0, kNoExport, signal, waits, none, {}, {}, &work);
+    return submit(CommandKind::kernel, exported, nullptr, exported ? sizeof(uint32_t) : 0, nullptr, 0, export_group,
+                  signal, waits, none, {}, {}, &work);
 }
 
 }  // namespace zehal::sim
