@@ -4,6 +4,8 @@
 #include <pybind11/stl.h>
 
 #include <array>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -250,6 +252,34 @@ ArgValue pointer_arg(pyb::handle obj, uint32_t size, std::string_view what, pyb:
     return a;
 }
 
+// An argument whose signature the backend does not know (kind value, size 0: the
+// level_zero backend, as Level Zero reports no argument types): pointer-like objects as
+// pointers, a Python int as 4 bytes where it fits a 32-bit integer (else 8), a float as 4
+// bytes (OpenCL's float), anything of the buffer protocol as its bytes; the device's
+// driver then checks the size.
+ArgValue inferred_arg(pyb::handle obj, std::string_view what, pyb::list& keep) {
+    PyObject* o = obj.ptr();
+    if (obj.is_none() || instance_of<Buffer>(o) || pyb::hasattr(obj, "__cuda_array_interface__") ||
+        pyb::hasattr(obj, "__dlpack__"))
+        return pointer_arg(obj, sizeof(void*), what, keep);
+    if (PyLong_CheckExact(o) || PyBool_Check(o)) {
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (v == -1 && PyErr_Occurred()) throw pyb::error_already_set();
+        const bool fits32 = overflow == 0 && v >= INT32_MIN && v <= static_cast<long long>(UINT32_MAX);
+        return value_arg(obj, fits32 ? sizeof(uint32_t) : sizeof(uint64_t), what);
+    }
+    if (PyFloat_CheckExact(o)) return value_arg(obj, sizeof(float), what);
+    if (PyObject_CheckBuffer(o)) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(o, &view, PyBUF_C_CONTIGUOUS) != 0) throw pyb::error_already_set();
+        const auto size = static_cast<uint32_t>(view.len);
+        PyBuffer_Release(&view);
+        return value_arg(obj, size, what);
+    }
+    return value_arg(obj, sizeof(uint64_t), what);  // raises TypeError for what it cannot pass
+}
+
 // Every argument of a launch of `k`, converted in order; INVALID_KERNEL_ARGUMENT_INDEX when
 // their number is not the kernel's.
 std::vector<ArgValue> launch_args(const PyKernel& k, pyb::handle args, pyb::list& keep) {
@@ -266,7 +296,7 @@ std::vector<ArgValue> launch_args(const PyKernel& k, pyb::handle args, pyb::list
         const hal::KernelArg& sig = p.args[i];
         switch (sig.kind) {
             case hal::KernelArgKind::value:
-                out.push_back(value_arg(given[i], sig.size, what));
+                out.push_back(sig.size == 0 ? inferred_arg(given[i], what, keep) : value_arg(given[i], sig.size, what));
                 break;
             case hal::KernelArgKind::global:
             case hal::KernelArgKind::constant:
@@ -374,7 +404,8 @@ void bind_kernels(pyb::module_& m) {
                     out.append(pyb::make_tuple(kind_name(a.kind), a.size));
                 return out;
             },
-            "Its signature: (kind, size) per argument; kind is 'value', 'global', 'constant' or 'local'.")
+            "Its signature: (kind, size) per argument; kind is 'value', 'global', 'constant' or 'local'. "
+            "('value', 0) is an argument the backend does not describe (level_zero).")
         .def_property_readonly(
             "required_group_size",
             [](const PyKernel& k) {
