@@ -10,6 +10,12 @@ KernelObject::KernelObject(std::shared_ptr<ModuleObject> module, hal::KernelRef 
       args_(kernel_->properties().args.size()) {}
 
 ze_result_t KernelObject::set_argument(uint32_t index, size_t size, const void* value) {
+    // A by-value argument given with more bytes than it has (a size_t for an int) takes its
+    // first bytes, the low ones on little-endian hosts, as Intel's driver does.
+    const std::vector<hal::KernelArg>& signature = kernel_->properties().args;
+    if (value && index < signature.size() && signature[index].kind == hal::KernelArgKind::value &&
+        signature[index].size > 0 && size > signature[index].size)
+        size = signature[index].size;
     std::lock_guard lock(mu_);
     if (ze_result_t r = kernel_->set_argument(index, size, value); r != ZE_RESULT_SUCCESS) return r;
     Argument& a = args_[index];  // the HAL kernel refused any index past its signature

@@ -172,6 +172,7 @@ TEST_F(ZeKernels, KernelErrorsAreTheSpecifications) {
     const uint32_t value = 1;
     EXPECT_EQ(zeKernelSetArgumentValue(k, 2, sizeof value, &value), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX);
     EXPECT_EQ(zeKernelSetArgumentValue(k, 1, 2, &value), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE);
+    EXPECT_EQ(zeKernelSetArgumentValue(k, 0, 4, &value), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE);
 
     ze_device_compute_properties_t cp{};
     cp.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES;
@@ -241,6 +242,19 @@ TEST_F(ZeKernels, RegularListKeepsTheArgumentsOfItsAppend) {
     for (int i = 0; i < 4; ++i) EXPECT_EQ(words[i], 1u) << i;
     ZE_OK(zeCommandQueueDestroy(queue));
     ZE_OK(zeCommandListDestroy(regular));
+}
+
+// Programs pass a size_t for an int (level-zero-tests' KernelCopyTests do): the low bytes
+// are the argument, as on Intel's driver.
+TEST_F(ZeKernels, WiderValueArgumentTakesItsLowBytes) {
+    std::memset(shared, 0, 4 * sizeof(uint32_t));
+    ze_kernel_handle_t k = fill_kernel(shared, 0);
+    const uint64_t wide = 0x1234;
+    ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof wide, &wide));
+    const ze_group_count_t groups{4, 1, 1};
+    ZE_OK(zeCommandListAppendLaunchKernel(list, k, &groups, nullptr, 0, nullptr));
+    finish(list);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(static_cast<const uint32_t*>(shared)[i], 0x1234u) << i;
 }
 
 TEST_F(ZeKernels, CopyEnginesRunNoKernels) {
