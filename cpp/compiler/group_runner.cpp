@@ -6,6 +6,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,7 @@ namespace {
 
 constexpr size_t kFiberStackBytes = 128 * 1024;
 constexpr size_t kLocalAlign = 64;
+constexpr size_t kChunksPerThread = 8;
 
 size_t align_up(size_t value, size_t align) { return (value + align - 1) / align * align; }
 
@@ -106,23 +108,43 @@ struct ThreadScratch {
     Scratch local;
     FiberStacks stacks;
     FiberGroup fibers;
+    std::vector<void*> local_pointers;  // the group's __local arguments
+    std::vector<void*> slots;           // the argument slots of the entry
 };
 thread_local ThreadScratch scratch;
 
-// One group's launch state, the argument of the guarded call.
+// A chunk of groups' launch state, the argument of the guarded call.
 struct GroupRun {
     const HostKernel* kernel = nullptr;
+    const LaunchGrid* grid = nullptr;
     WorkItemContext context{};
     void* const* slots = nullptr;
+    size_t first = 0;  // the chunk's groups, in linear order
+    size_t end = 0;
+    size_t current = 0;  // the group running
 };
 
-void run_loop(void* arg) {
-    auto* run = static_cast<GroupRun*>(arg);
-    run->kernel->entry(run->slots, &run->context);
+void set_group(WorkItemContext& c, const LaunchGrid& grid, size_t g) {
+    c.group_id[0] = g % grid.group_count[0];
+    c.group_id[1] = (g / grid.group_count[0]) % grid.group_count[1];
+    c.group_id[2] = g / (uint64_t{grid.group_count[0]} * grid.group_count[1]);
 }
 
-void run_fibers(void* arg) {
+void run_fibers(GroupRun* run);
+
+void run_chunk(void* arg) {
     auto* run = static_cast<GroupRun*>(arg);
+    for (run->current = run->first; run->current < run->end; ++run->current) {
+        set_group(run->context, *run->grid, run->current);
+        if (run->kernel->per_work_item) {
+            run_fibers(run);
+        } else {
+            run->kernel->entry(run->slots, &run->context);
+        }
+    }
+}
+
+void run_fibers(GroupRun* run) {
     FiberGroup& group = scratch.fibers;
     const uint64_t* size = run->context.local_size;
     const size_t count = size[0] * size[1] * size[2];
@@ -208,29 +230,33 @@ ze_result_t run_groups(const HostKernel& kernel, uint64_t local_bytes, const Lau
     std::atomic<bool> faulted{false};
     std::mutex message_mutex;
     std::string message;
-    run_on_pool(groups, [&](size_t g) {
+    // Chunks of groups, several per thread so that threads that start late or are busy
+    // elsewhere still share the work.
+    const size_t chunk = std::max<size_t>(1, groups / ((pool_workers() + 1) * kChunksPerThread));
+    const size_t chunks = (groups + chunk - 1) / chunk;
+    run_on_pool(chunks, [&](size_t k) {
         if (faulted.load(std::memory_order_relaxed)) {
             return;
         }
         ThreadScratch& s = scratch;
         uint8_t* memory = s.local.get(group_bytes);
-        std::vector<void*> local_pointers(arg_count, nullptr);
-        std::vector<void*> slots(arg_count, nullptr);
+        s.local_pointers.assign(arg_count, nullptr);
+        s.slots.assign(arg_count, nullptr);
         for (size_t i = 0; i < arg_count; ++i) {
             if (kernel.args[i].kind == ArgKind::local) {
-                local_pointers[i] = memory + local_offset[i];
-                slots[i] = &local_pointers[i];
+                s.local_pointers[i] = memory + local_offset[i];
+                s.slots[i] = &s.local_pointers[i];
             } else {
-                slots[i] = const_cast<void*>(args.values[i]);
+                s.slots[i] = const_cast<void*>(args.values[i]);
             }
         }
         GroupRun run;
         run.kernel = &kernel;
-        run.slots = slots.data();
+        run.grid = &grid;
+        run.slots = s.slots.data();
+        run.first = k * chunk;
+        run.end = std::min<size_t>(groups, run.first + chunk);
         WorkItemContext& c = run.context;
-        c.group_id[0] = g % grid.group_count[0];
-        c.group_id[1] = (g / grid.group_count[0]) % grid.group_count[1];
-        c.group_id[2] = g / (uint64_t{grid.group_count[0]} * grid.group_count[1]);
         for (int d = 0; d < 3; ++d) {
             c.local_size[d] = grid.group_size[d];
             c.num_groups[d] = grid.group_count[d];
@@ -245,7 +271,7 @@ ze_result_t run_groups(const HostKernel& kernel, uint64_t local_bytes, const Lau
             return;
         }
         Fault fault;
-        if (!run_guarded(kernel.per_work_item ? run_fibers : run_loop, &run, false, &fault)) {
+        if (!run_guarded(run_chunk, &run, false, &fault)) {
             faulted.store(true, std::memory_order_relaxed);
             std::lock_guard lock(message_mutex);
             if (message.empty()) {

@@ -321,6 +321,14 @@ llvm::Value* emit_vector_memory(llvm::IRBuilder<>& b, const std::string& name, l
 
 }  // namespace
 
+bool define_atomic_builtin(llvm::Function& builtin) {
+    const auto mangled = demangle(builtin.getName());
+    if (!mangled || !llvm::StringRef(mangled->name).startswith("atom")) {
+        return false;
+    }
+    return define_builtin(builtin);
+}
+
 bool define_builtin(llvm::Function& builtin) {
     const auto mangled = demangle(builtin.getName());
     if (!mangled) {

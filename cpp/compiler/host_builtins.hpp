@@ -12,4 +12,9 @@ namespace zehal::compiler {
 // it does not (the declaration stays, and the JIT names it if the kernel calls it).
 bool define_builtin(llvm::Function& builtin);
 
+// As define_builtin, for the atomics only (atomic_* and atom_*, 32- and 64-bit): their
+// bodies are plain LLVM atomic instructions, right for every target (libclc lacks some
+// of them for NVPTX).
+bool define_atomic_builtin(llvm::Function& builtin);
+
 }  // namespace zehal::compiler

@@ -14,9 +14,18 @@ namespace zehal::compiler {
 
 namespace {
 
-// The kernel's arguments from the slots `args` (an i8** of the entry).
+// A by-value argument's copy, made before each call of the kernel.
+struct ByValueCopy {
+    llvm::Value* copy;
+    llvm::Value* source;
+    uint64_t bytes;
+};
+
+// The kernel's arguments from the slots `args` (an i8** of the entry), loaded where `b`
+// is; by-value arguments get a private copy (an alloca of the entry), filled by
+// copy_by_value() before each call.
 std::vector<llvm::Value*> unpack_arguments(llvm::IRBuilder<>& b, llvm::Function* kernel, llvm::Value* args,
-                                           llvm::IRBuilder<>& entry_builder) {
+                                           std::vector<ByValueCopy>* copies) {
     const llvm::DataLayout& layout = kernel->getParent()->getDataLayout();
     std::vector<llvm::Value*> values;
     for (unsigned i = 0; i + 1 < kernel->arg_size(); ++i) {
@@ -25,11 +34,10 @@ std::vector<llvm::Value*> unpack_arguments(llvm::IRBuilder<>& b, llvm::Function*
         llvm::Value* slot_at = b.CreateInBoundsGEP(b.getInt8PtrTy(), args, b.getInt64(i));
         llvm::Value* slot = b.CreateLoad(b.getInt8PtrTy(), slot_at);
         if (param->hasByValAttr()) {
-            // The kernel owns its copy: each work-item gets a fresh one.
             llvm::Type* value_type = param->getParamByValType();
-            llvm::AllocaInst* copy = entry_builder.CreateAlloca(value_type);
+            llvm::AllocaInst* copy = b.CreateAlloca(value_type);
             copy->setAlignment(llvm::Align(16));
-            b.CreateMemCpy(copy, llvm::MaybeAlign(16), slot, llvm::MaybeAlign(1), layout.getTypeAllocSize(value_type));
+            copies->push_back({copy, slot, layout.getTypeAllocSize(value_type)});
             values.push_back(b.CreatePointerBitCastOrAddrSpaceCast(copy, type));
         } else if (type->isPointerTy()) {
             llvm::Value* pointer = b.CreateLoad(b.getInt8PtrTy(), b.CreateBitCast(slot, b.getInt8PtrTy()->getPointerTo()));
@@ -41,6 +49,13 @@ std::vector<llvm::Value*> unpack_arguments(llvm::IRBuilder<>& b, llvm::Function*
         }
     }
     return values;
+}
+
+// Fresh copies of the by-value arguments: the kernel owns and may change its copy.
+void copy_by_value(llvm::IRBuilder<>& b, const std::vector<ByValueCopy>& copies) {
+    for (const ByValueCopy& c : copies) {
+        b.CreateMemCpy(c.copy, llvm::MaybeAlign(16), c.source, llvm::MaybeAlign(1), c.bytes);
+    }
 }
 
 llvm::Value* field_address(llvm::IRBuilder<>& b, llvm::Value* context, uint64_t offset) {
@@ -81,8 +96,10 @@ llvm::Function* add_entry(llvm::Module& module, llvm::Function* kernel, size_t i
     auto* block = llvm::BasicBlock::Create(c, "entry", entry);
     llvm::IRBuilder<> b(block);
     kernel->addFnAttr(llvm::Attribute::AlwaysInline);
+    std::vector<ByValueCopy> copies;
     if (per_work_item) {
-        std::vector<llvm::Value*> values = unpack_arguments(b, kernel, args, b);
+        std::vector<llvm::Value*> values = unpack_arguments(b, kernel, args, &copies);
+        copy_by_value(b, copies);
         values.push_back(context_in);
         b.CreateCall(kernel, values);
         b.CreateRetVoid();
@@ -93,7 +110,10 @@ llvm::Function* add_entry(llvm::Module& module, llvm::Function* kernel, size_t i
     context->setAlignment(llvm::Align(16));
     llvm::Value* context_bytes = b.CreateBitCast(context, byte_pointer);
     b.CreateMemCpy(context_bytes, llvm::MaybeAlign(16), context_in, llvm::MaybeAlign(8), sizeof(WorkItemContext));
-    llvm::IRBuilder<> allocas(context);  // private copies of by-value arguments, in the entry block
+    // Loaded once, before the loops: the kernel's stores cannot be taken for changes of
+    // its arguments, so the loop stays free to vectorise.
+    std::vector<llvm::Value*> values = unpack_arguments(b, kernel, args, &copies);
+    values.push_back(context_bytes);
     llvm::Value* size[3];
     for (int d = 0; d < 3; ++d) {
         size[d] = b.CreateLoad(b.getInt64Ty(), field_address(b, context_in, kLocalSizeOffset + 8 * d));
@@ -102,10 +122,7 @@ llvm::Function* add_entry(llvm::Module& module, llvm::Function* kernel, size_t i
     emit_loop(b, size[2], id_at(2), [&] {
         emit_loop(b, size[1], id_at(1), [&] {
             emit_loop(b, size[0], id_at(0), [&] {
-                // Unpacked per work-item (the optimiser hoists the loads): each gets its own
-                // copy of by-value arguments.
-                std::vector<llvm::Value*> values = unpack_arguments(b, kernel, args, allocas);
-                values.push_back(context_bytes);
+                copy_by_value(b, copies);
                 b.CreateCall(kernel, values);
             });
         });

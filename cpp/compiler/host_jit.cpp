@@ -25,7 +25,7 @@ namespace zehal::compiler {
 namespace {
 
 // Bumped when the lowering changes what an object file holds.
-constexpr std::string_view kHostFormat = "host-v1";
+constexpr std::string_view kHostFormat = "host-v2";
 
 class HostModuleImpl final : public HostModule {
 public:

@@ -3,9 +3,11 @@
 // builtins linked in, optimised (O2) and printed as PTX by LLVM's NVPTX backend.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/IRReader/IRReader.h>
+#include <llvm/IR/Module.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -18,6 +20,7 @@
 #include <array>
 #include <set>
 
+#include "host_builtins.hpp"
 #include "kernel_signature.hpp"
 #include "llvm_setup.hpp"
 #include "module_cache.hpp"
@@ -29,7 +32,7 @@ namespace {
 
 constexpr std::string_view kPtxFormat = "ptx-v1";
 constexpr const char* kTriple = "nvptx64-nvidia-cuda";
-constexpr const char* kDynamicShared = "zehal.dynamic_shared";
+constexpr const char* kDynamicShared = "zehal_dynamic_shared";
 // Compute capabilities, newest first: the first LLVM knows at or below the one asked.
 constexpr std::array<uint32_t, 14> kKnownSms{90, 89, 87, 86, 80, 75, 72, 70, 62, 61, 60, 53, 52, 50};
 
@@ -39,7 +42,7 @@ ze_result_t fail(std::string* log, const std::string& why) {
 }
 
 // `kernel` with each __local pointer parameter replaced by a 64-bit byte offset into the
-// launch's dynamic shared memory (the extern __shared__ array zehal.dynamic_shared).
+// launch's dynamic shared memory (the extern __shared__ array zehal_dynamic_shared).
 llvm::Function* lower_local_arguments(llvm::Function* kernel, llvm::GlobalVariable* shared) {
     llvm::FunctionType* old_type = kernel->getFunctionType();
     std::vector<llvm::Type*> params;
@@ -93,6 +96,38 @@ void annotate_kernel(llvm::Module& module, llvm::Function* kernel) {
     }
 }
 
+// get_work_dim() from the launch's shape: the highest dimension with more than one
+// work-item (as on the host).
+void define_work_dim(llvm::Function& f) {
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(f.getContext(), "entry", &f));
+    llvm::Module* m = f.getParent();
+    auto read = [&](llvm::Intrinsic::ID id) { return b.CreateCall(llvm::Intrinsic::getDeclaration(m, id)); };
+    llvm::Value* z = b.CreateMul(read(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_z), read(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z));
+    llvm::Value* y = b.CreateMul(read(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_y), read(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y));
+    llvm::Value* dim = b.CreateSelect(b.CreateICmpUGT(z, b.getInt32(1)), b.getInt32(3),
+                                      b.CreateSelect(b.CreateICmpUGT(y, b.getInt32(1)), b.getInt32(2), b.getInt32(1)));
+    b.CreateRet(dim);
+}
+
+// The builtins zehal defines itself on NVPTX: atomics (libclc lacks the 64-bit ones),
+// get_work_dim(), and global offsets, which CUDA launches do not have (always 0).
+void define_target_builtins(llvm::Module& module) {
+    for (llvm::Function& f : module) {
+        if (!f.isDeclaration()) {
+            continue;
+        }
+        if (f.getName() == "_Z17get_global_offsetj") {
+            llvm::IRBuilder<> b(llvm::BasicBlock::Create(module.getContext(), "entry", &f));
+            b.CreateRet(llvm::ConstantInt::get(f.getReturnType(), 0));
+        } else if (f.getName() == "_Z12get_work_dimv") {
+            define_work_dim(f);
+        } else if (!define_atomic_builtin(f)) {
+            continue;
+        }
+        f.setLinkage(llvm::GlobalValue::InternalLinkage);
+    }
+}
+
 void optimize(llvm::Module& module, llvm::TargetMachine& machine) {
     llvm::LoopAnalysisManager loops;
     llvm::FunctionAnalysisManager functions;
@@ -140,8 +175,10 @@ ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine
             }
         }
     }
+    define_target_builtins(module);
     llvm::SMDiagnostic diagnostic;
-    std::unique_ptr<llvm::Module> libclc = llvm::parseIRFile(ZEHAL_LIBCLC_NVPTX, diagnostic, c);
+    // Loaded lazily: only the builtins the kernels call are read and linked.
+    std::unique_ptr<llvm::Module> libclc = llvm::getLazyIRFileModule(ZEHAL_LIBCLC_NVPTX, diagnostic, c);
     if (!libclc) {
         return fail(log, std::string("cannot read libclc (") + ZEHAL_LIBCLC_NVPTX + "): " + diagnostic.getMessage().str());
     }
@@ -191,18 +228,17 @@ ze_result_t emit_ptx(const Program& program, uint32_t sm, std::string* ptx, std:
     if (target == nullptr) {
         return fail(message, "no NVPTX target in this LLVM: " + error);
     }
-    std::unique_ptr<llvm::TargetMachine> machine;
+    std::unique_ptr<llvm::MCSubtargetInfo> generic(target->createMCSubtargetInfo(kTriple, "", ""));
     std::string cpu;
     for (uint32_t known : kKnownSms) {
-        if (known > sm) {
-            continue;
-        }
-        cpu = "sm_" + std::to_string(known);
-        machine.reset(target->createTargetMachine(kTriple, cpu, "", llvm::TargetOptions(), llvm::None));
-        if (machine && machine->getMCSubtargetInfo()->isCPUStringValid(cpu)) {
+        if (known <= sm && generic && generic->isCPUStringValid("sm_" + std::to_string(known))) {
+            cpu = "sm_" + std::to_string(known);
             break;
         }
-        machine.reset();
+    }
+    std::unique_ptr<llvm::TargetMachine> machine;
+    if (!cpu.empty()) {
+        machine.reset(target->createTargetMachine(kTriple, cpu, "", llvm::TargetOptions(), llvm::None));
     }
     if (!machine) {
         return fail(message, "no NVPTX target for sm_" + std::to_string(sm));
