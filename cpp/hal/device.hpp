@@ -69,8 +69,7 @@ public:
     // UNSUPPORTED_FEATURE (reason in `log`) for a format the device cannot load, or SPIR-V
     // when zehal was built without the compiler. INVALID_SIZE for an empty binary.
     virtual ze_result_t create_module(ModuleFormat format, std::span<const uint8_t> binary,
-                                      std::string_view build_flags, std::shared_ptr<Module>* out,
-                                      std::string* log) = 0;
+                                      std::string_view build_flags, std::shared_ptr<Module>* out, std::string* log) = 0;
     // Records `event`'s start (StreamMark::start) or its end and signal (StreamMark::end) on
     // `stream`, a native stream of this device that zehal did not create (CUDA: a CUstream
     // of the device's primary context, as an integer), in that stream's order: the event's

@@ -32,7 +32,8 @@ const void* LaunchSnapshot::pointer(size_t i) const noexcept {
 
 ze_result_t check_group_count(const GroupCount& groups, const DeviceProperties& device) noexcept {
     for (size_t d = 0; d < 3; ++d)
-        if (groups[d] == 0 || groups[d] > device.max_group_count[d]) return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
+        if (groups[d] == 0 || groups[d] > device.max_group_count[d])
+            return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
     return ZE_RESULT_SUCCESS;
 }
 

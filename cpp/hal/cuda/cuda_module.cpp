@@ -81,16 +81,16 @@ std::string strip_comments(std::string_view ptx) {
 bool looks_like_ptx(std::span<const uint8_t> binary) {
     const std::string_view text(reinterpret_cast<const char*>(binary.data()), binary.size());
     if (text.find(".version") == std::string_view::npos) return false;
-    return std::all_of(text.begin(), text.end(), [](char c) {
-        return c == '\0' || c == '\n' || c == '\r' || c == '\t' || (c >= 32 && c < 127);
-    });
+    return std::all_of(text.begin(), text.end(),
+                       [](char c) { return c == '\0' || c == '\n' || c == '\r' || c == '\t' || (c >= 32 && c < 127); });
 }
 
 // True for an ELF image (cubin) or a fatbin.
 bool looks_like_cubin(std::span<const uint8_t> binary) {
     static constexpr uint8_t kElf[4] = {0x7F, 'E', 'L', 'F'};
     static constexpr uint8_t kFatbin[4] = {0x50, 0xED, 0x55, 0xBA};  // 0xBA55ED50, little-endian
-    return binary.size() >= 4 && (std::memcmp(binary.data(), kElf, 4) == 0 || std::memcmp(binary.data(), kFatbin, 4) == 0);
+    return binary.size() >= 4 &&
+           (std::memcmp(binary.data(), kElf, 4) == 0 || std::memcmp(binary.data(), kFatbin, 4) == 0);
 }
 
 bool is_build_error(CUresult r) noexcept {
@@ -130,12 +130,15 @@ void describe_compute(const DriverApi& api, CUdevice device, hal::DeviceProperti
     props->module_formats = format_bit(hal::ModuleFormat::native);
     if (compiler::available()) props->module_formats |= format_bit(hal::ModuleFormat::spirv);
     int v[9] = {};
-    const CUdevice_attribute attrs[9] = {
-        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
-        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
-        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
-        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK};
+    const CUdevice_attribute attrs[9] = {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                         CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+                                         CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+                                         CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
+                                         CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+                                         CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+                                         CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
+                                         CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                         CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK};
     for (int i = 0; i < 9; ++i)
         if (api.cuDeviceGetAttribute(&v[i], attrs[i], device) != CUDA_SUCCESS) v[i] = 0;
     props->max_group_size = static_cast<uint32_t>(v[0]);

@@ -41,8 +41,7 @@ void describe_compute(const ZeApi& api, ze_device_handle_t device, hal::DevicePr
 }
 
 ze_result_t ZeDevice::create_module(hal::ModuleFormat format, std::span<const uint8_t> binary,
-                                    std::string_view build_flags, std::shared_ptr<hal::Module>* out,
-                                    std::string* log) {
+                                    std::string_view build_flags, std::shared_ptr<hal::Module>* out, std::string* log) {
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (format != hal::ModuleFormat::spirv && format != hal::ModuleFormat::native)
@@ -178,8 +177,8 @@ ze_result_t ZeKernel::suggest_group_size(std::array<uint32_t, 3> global, std::ar
 ze_result_t ZeKernel::append_launch(ze_command_list_handle_t list, const ze_group_count_t& groups,
                                     ze_event_handle_t signal, std::span<ze_event_handle_t> waits) {
     std::lock_guard lock(mu_);
-    return module_->device()->api().zeCommandListAppendLaunchKernel(
-        list, handle_, &groups, signal, static_cast<uint32_t>(waits.size()), waits.data());
+    return module_->device()->api().zeCommandListAppendLaunchKernel(list, handle_, &groups, signal,
+                                                                    static_cast<uint32_t>(waits.size()), waits.data());
 }
 
 // ---------------------------------------------------------------- ZeQueue

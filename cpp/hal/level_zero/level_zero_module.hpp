@@ -75,7 +75,7 @@ private:
     const std::shared_ptr<ZeModule> module_;
     const ze_kernel_handle_t handle_;
     const hal::KernelProperties props_;
-    mutable std::mutex mu_;                      // the driver's kernel and group_size_
+    mutable std::mutex mu_;  // the driver's kernel and group_size_
     std::array<uint32_t, 3> group_size_{1, 1, 1};
 };
 

@@ -69,8 +69,13 @@ SimDevice::SimDevice(const SimConfig& config, std::shared_ptr<SimHostMemory> hos
     });
     trace_ = SimTrace::create(config_, clock_);
     trace_source_ = std::make_unique<SimTraceSource>(*trace_);
-    const EngineContext ctx{&config_,           &clock_, domain_.get(), trace_.get(), trace_source_.get(),
-                            &gate_,             [this] { static_cast<void>(lose()); }};
+    const EngineContext ctx{&config_,
+                            &clock_,
+                            domain_.get(),
+                            trace_.get(),
+                            trace_source_.get(),
+                            &gate_,
+                            [this] { static_cast<void>(lose()); }};
     for (uint32_t i = 0; i < config.compute_engines; ++i)
         engines_[hal::kComputeOrdinal].push_back(std::make_unique<Engine>(ctx, hal::kComputeOrdinal, i));
     for (uint32_t i = 0; i < config.copy_engines; ++i)

@@ -17,9 +17,9 @@ constexpr uint32_t kCount = 1024;  // elements of the launches' buffers
 // Sets pointer argument `i` of `k`.
 ze_result_t set_pointer(hal::Kernel& k, uint32_t i, const void* p) { return k.set_argument(i, sizeof p, &p); }
 
-#define ZEHAL_SKIP_WITHOUT_MODULES()                                  \
-    do {                                                              \
-        if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;      \
+#define ZEHAL_SKIP_WITHOUT_MODULES()                             \
+    do {                                                         \
+        if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_; \
     } while (0)
 
 TEST_P(KernelContract, ModulesListTheirKernelsAndRefuseUnknownNames) {
@@ -52,7 +52,8 @@ TEST_P(KernelContract, BadBinariesAreRefusedWithAReason) {
     std::vector<uint8_t> cut = spirv_of("buffers");
     cut.resize(cut.size() / 2);
     log.clear();
-    EXPECT_EQ(device_->create_module(hal::ModuleFormat::spirv, cut, "", &m, &log), ZE_RESULT_ERROR_MODULE_BUILD_FAILURE);
+    EXPECT_EQ(device_->create_module(hal::ModuleFormat::spirv, cut, "", &m, &log),
+              ZE_RESULT_ERROR_MODULE_BUILD_FAILURE);
     EXPECT_FALSE(log.empty());
 }
 
@@ -146,7 +147,8 @@ TEST_P(KernelContract, LaunchesRunInQueueOrderWithCopiesAndTimestamps) {
     auto k = kernel(m, "add_int_constant");
     ASSERT_TRUE(k);
     const bool mapped = device_->properties().timestamp_flags & hal::kTimestampSynchronized;
-    EventSet ev(device_, 3, hal::kPoolHostVisible | (mapped ? hal::kPoolKernelMappedTimestamp : hal::kPoolKernelTimestamp));
+    EventSet ev(device_, 3,
+                hal::kPoolHostVisible | (mapped ? hal::kPoolKernelMappedTimestamp : hal::kPoolKernelTimestamp));
     Allocation host(device_, hal::MemoryKind::host, kCount * 4);
     Allocation in(device_, hal::MemoryKind::device, kCount * 4), out(device_, hal::MemoryKind::device, kCount * 4);
     for (uint32_t i = 0; i < kCount; ++i) host.as<int>()[i] = static_cast<int>(i);
@@ -204,7 +206,8 @@ TEST_P(KernelContract, LaunchesFromSeveralThreads) {
     constexpr int kRounds = 20;
     auto q = queue(hal::kComputeOrdinal);
     std::vector<std::unique_ptr<Allocation>> dst;
-    for (int t = 0; t < kThreads; ++t) dst.push_back(std::make_unique<Allocation>(device_, hal::MemoryKind::host, kCount * 4));
+    for (int t = 0; t < kThreads; ++t)
+        dst.push_back(std::make_unique<Allocation>(device_, hal::MemoryKind::host, kCount * 4));
     std::atomic<int> failures{0};
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t) {

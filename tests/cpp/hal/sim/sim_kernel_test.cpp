@@ -41,9 +41,9 @@ hal::KernelRef kernel_of(const hal::DeviceRef& d, const char* file, const char* 
     return k;
 }
 
-#define ZEHAL_KERNEL_OR_SKIP(k, d, file, name)              \
-    std::string why_;                                       \
-    hal::KernelRef k = kernel_of(d, file, name, &why_);     \
+#define ZEHAL_KERNEL_OR_SKIP(k, d, file, name)                      \
+    std::string why_;                                               \
+    hal::KernelRef k = kernel_of(d, file, name, &why_);             \
     if (!k && !::testing::Test::HasFailure()) GTEST_SKIP() << why_; \
     ASSERT_TRUE(k)
 
@@ -86,7 +86,8 @@ TEST(SimKernels, ALaunchIsTracedAsAKernelCommand) {
     ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
     std::vector<hal::TraceRecord> recs(64);
     uint64_t lost = 0;
-    const size_t n = trace->drain(recs.data(), recs.size() * sizeof(hal::TraceRecord), &lost) / sizeof(hal::TraceRecord);
+    const size_t n = trace->drain(recs.data(), recs.size() * sizeof(hal::TraceRecord), &lost) /
+                     sizeof(hal::TraceRecord);
     ASSERT_EQ(trace->stop(), ZE_RESULT_SUCCESS);
     // CommandType is the 7th metric of the engine group (hal::engine_events_group).
     const uint32_t type_metric = groups[engine].first_metric_id + 6;
@@ -121,6 +122,20 @@ TEST(SimKernels, FreeingMemoryOfAQueuedLaunchWaitsForIt) {
     EXPECT_EQ(done->query(), ZE_RESULT_SUCCESS);  // the launch ran before the memory went
 }
 
+TEST(SimKernels, TheDeviceSaysWhatItBuildsAndHasNoNativeStreams) {
+    auto d = sim_device();
+    const hal::DeviceProperties& p = d->properties();
+    std::string why;
+    const bool builds = kernel_of(d, "attributes", "empty", &why) != nullptr;
+    EXPECT_EQ(p.module_formats != 0, builds) << why;
+    if (!builds) {
+        EXPECT_NE(p.limits.find("no kernels"), std::string::npos) << p.limits;
+    }
+    auto events = pool(d, 1, hal::kPoolHostVisible | hal::kPoolKernelTimestamp);
+    EXPECT_EQ(d->record_on_stream(0, event(events), hal::StreamMark::start), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    EXPECT_EQ(d->record_on_stream(0, nullptr, hal::StreamMark::end), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+}
+
 TEST(SimKernels, AFaultingKernelLosesTheDeviceNotTheProcess) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(
@@ -129,7 +144,7 @@ TEST(SimKernels, AFaultingKernelLosesTheDeviceNotTheProcess) {
             auto d = sim_device();
             std::string why;
             hal::KernelRef k = kernel_of(d, "faults", "store_at", &why);
-            if (!k) std::_Exit(0);  // no modules here: nothing to fault
+            if (!k) std::_Exit(0);        // no modules here: nothing to fault
             const uint64_t address = 16;  // never mapped
             const uint32_t value = 1;
             auto q = queue(d, hal::kComputeOrdinal);
