@@ -1,6 +1,7 @@
 // Modules and kernels from Python (contract §12): zehal.Module from SPIR-V (or the
-// backend's native format), Module.kernel(name), and Dma.launch, which converts every
-// Python argument before it touches a kernel or an engine.
+// backend's native format), Module.kernel(name), Dma.launch, which converts every Python
+// argument before it touches a kernel or an engine, and Device.mark_start / mark_end,
+// which time the user's own kernels on a foreign stream.
 #include <pybind11/stl.h>
 
 #include <array>
@@ -363,6 +364,29 @@ pyb::object dma_launch(pyb::handle self, pyb::handle kernel_obj, pyb::handle gro
     return pyb::reinterpret_steal<pyb::object>(submit_on_dma(self.ptr(), std::move(s), request));
 }
 
+// A foreign stream: a raw CUstream as an int (0: CUDA's legacy default stream), or an
+// object of the __cuda_stream__ protocol (a method returning (version, handle)).
+uintptr_t stream_arg(pyb::handle stream, std::string_view what) {
+    if (PyLong_Check(stream.ptr())) return int_arg<uintptr_t>(stream, what);
+    if (pyb::hasattr(stream, "__cuda_stream__")) {
+        pyb::tuple t = stream.attr("__cuda_stream__")();
+        if (t.size() != 2) throw pyb::type_error(std::string(what) + ": __cuda_stream__ must return (version, handle)");
+        return int_arg<uintptr_t>(t[1], what);
+    }
+    throw pyb::type_error(std::string(what) +
+                          ": the stream must be an int (a CUstream) or have __cuda_stream__ (PyTorch: "
+                          "stream.cuda_stream, CuPy: stream.ptr)");
+}
+
+// Device.mark_start / mark_end: `event`'s start, or its end and signal, in `stream`'s order.
+void mark_stream(const hal::DeviceRef& device, pyb::handle stream, pyb::handle event, hal::StreamMark mark) {
+    const char* what = mark == hal::StreamMark::start ? "Device.mark_start" : "Device.mark_end";
+    const uintptr_t s = stream_arg(stream, what);
+    if (!pyb::isinstance<hal::Event>(event)) throw pyb::type_error(std::string(what) + ": event must be a zehal.Event");
+    const hal::EventRef e = event.cast<hal::EventRef>();
+    check(device->record_on_stream(s, e, mark), what);
+}
+
 }  // namespace
 
 void bind_kernels(pyb::module_& m) {
@@ -435,6 +459,22 @@ void bind_kernels(pyb::module_& m) {
             pyb::arg("global_size"), "A group size dividing `global_size` (an int or 1 to 3 ints) per dimension.")
         .def("__repr__",
              [](const PyKernel& k) { return "<zehal.Kernel '" + k.kernel->properties().name + "'>"; });
+
+    pyb::object device = m.attr("Device");
+    device.attr("mark_start") = pyb::cpp_function(
+        [](const hal::DeviceRef& d, pyb::handle stream, pyb::handle event) {
+            mark_stream(d, stream, event, hal::StreamMark::start);
+        },
+        pyb::name("mark_start"), pyb::is_method(device), pyb::arg("stream"), pyb::arg("event"),
+        "Records `event`'s start on `stream`, a stream zehal did not create (an int CUstream, or an object with "
+        "__cuda_stream__), in that stream's order; mark_end after the work there makes the event's kernel and "
+        "synchronized timestamps bracket it. CUDA only: UnsupportedError elsewhere.");
+    device.attr("mark_end") = pyb::cpp_function(
+        [](const hal::DeviceRef& d, pyb::handle stream, pyb::handle event) {
+            mark_stream(d, stream, event, hal::StreamMark::end);
+        },
+        pyb::name("mark_end"), pyb::is_method(device), pyb::arg("stream"), pyb::arg("event"),
+        "Records `event`'s end on `stream`, then signals it, in that stream's order (see mark_start).");
 
     pyb::object dma = m.attr("Dma");
     dma.attr("launch") = pyb::cpp_function(

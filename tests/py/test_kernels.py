@@ -16,6 +16,7 @@ import threading
 import numpy as np
 import pytest
 import zehal
+from conftest import cuda_device
 
 KERNELS = pathlib.Path(__file__).resolve().parents[1] / "kernels"
 
@@ -221,3 +222,32 @@ def test_threads_launch_one_kernel_with_their_own_arguments(device, buffers):
     assert not errors
     for i, out in enumerate(outs):
         assert (np.frombuffer(out, np.uint32) == i + 1).all()
+
+
+def test_foreign_streams_are_cuda_only(sim):
+    ev = zehal.EventPool(sim, 1, timestamps="kernel").event(0)
+    with pytest.raises(zehal.UnsupportedError):
+        sim.mark_start(0, ev)
+    with pytest.raises(TypeError):
+        sim.mark_end("not a stream", ev)
+
+
+class _Stream:
+    """A stream of the __cuda_stream__ protocol (version 0, the legacy default stream)."""
+
+    def __cuda_stream__(self):
+        return (0, 0)
+
+
+@pytest.mark.cuda
+def test_marks_on_a_foreign_stream_bracket_its_work():
+    dev = cuda_device()
+    ev = zehal.EventPool(dev, 1, timestamps="mapped").event(0)
+    dev.mark_start(_Stream(), ev)
+    src, dst = zehal.Area.device(dev).mmap(1 << 20), zehal.Area.device(dev).mmap(1 << 20)
+    dev.mark_end(0, ev)
+    ev.synchronize()
+    ts = ev.kernel_timestamps()
+    assert ts["global_start"][0] <= ts["global_end"][0]
+    src.close()
+    dst.close()
