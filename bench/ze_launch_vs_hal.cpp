@@ -62,14 +62,15 @@ public:
     DriverLaunch(ze_driver_handle_t driver, ze_device_handle_t device, const std::vector<uint8_t>& spirv) {
         ze_context_desc_t cd{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
         ZEHAL_BENCH_ZE_CHECK(zeContextCreate(driver, &cd, &context_));
-        ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spirv.size(),
-                            spirv.data(), "", nullptr};
+        ze_module_desc_t md{
+            ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spirv.size(), spirv.data(), "", nullptr};
         ZEHAL_BENCH_ZE_CHECK(zeModuleCreate(context_, device, &md, &module_, nullptr));
         ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "empty"};
         ZEHAL_BENCH_ZE_CHECK(zeKernelCreate(module_, &kd, &kernel_));
         ZEHAL_BENCH_ZE_CHECK(zeKernelSetGroupSize(kernel_, 1, 1, 1));
-        ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
-                                   ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+        ze_command_queue_desc_t qd{
+            ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+            ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
         ZEHAL_BENCH_ZE_CHECK(zeCommandListCreateImmediate(context_, device, &qd, &list_));
         ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 1};
         ZEHAL_BENCH_ZE_CHECK(zeEventPoolCreate(context_, &pd, 1, &device, &pool_));

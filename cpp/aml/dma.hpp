@@ -64,8 +64,8 @@ public:
     // for copy(). INVALID_NULL_HANDLE once closed; else the queue's result
     // (INVALID_ARGUMENT for an unset argument or memory the device may not use,
     // INVALID_GROUP_SIZE_DIMENSION for a zero group count, DEVICE_LOST, ...).
-    ze_result_t launch(hal::Kernel& kernel, const hal::GroupCount& groups,
-                       std::shared_ptr<Request>* request = nullptr, const hal::EventRef& signal = {});
+    ze_result_t launch(hal::Kernel& kernel, const hal::GroupCount& groups, std::shared_ptr<Request>* request = nullptr,
+                       const hal::EventRef& signal = {});
 
     // Returns once every copy submitted before it completed (fire-and-forget included);
     // their requests are then done and wait() on them returns at once.

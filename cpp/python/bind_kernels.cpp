@@ -134,9 +134,8 @@ struct ArgValue {
 };
 
 [[noreturn]] void bad_size(std::string_view what, size_t given, uint32_t wanted) {
-    check(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE,
-          std::string(what) + ": " + std::to_string(given) + " bytes given, the kernel takes " +
-              std::to_string(wanted));
+    check(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE, std::string(what) + ": " + std::to_string(given) +
+                                                            " bytes given, the kernel takes " + std::to_string(wanted));
     throw pyb::error_already_set();
 }
 
@@ -287,9 +286,9 @@ std::vector<ArgValue> launch_args(const PyKernel& k, pyb::handle args, pyb::list
     const hal::KernelProperties& p = k.kernel->properties();
     pyb::tuple given = args.is_none() ? pyb::tuple() : pyb::tuple(pyb::reinterpret_borrow<pyb::object>(args));
     if (given.size() != p.args.size())
-        check(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX,
-              "Dma.launch: kernel '" + p.name + "' takes " + std::to_string(p.args.size()) + " arguments, " +
-                  std::to_string(given.size()) + " given");
+        check(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX, "Dma.launch: kernel '" + p.name + "' takes " +
+                                                                 std::to_string(p.args.size()) + " arguments, " +
+                                                                 std::to_string(given.size()) + " given");
     std::vector<ArgValue> out;
     out.reserve(given.size());
     for (size_t i = 0; i < given.size(); ++i) {
@@ -320,8 +319,8 @@ std::vector<ArgValue> launch_args(const PyKernel& k, pyb::handle args, pyb::list
 // Dma.launch: every Python argument converted first; then, with no Python code between,
 // the kernel's arguments and group size are set and the launch appended (the queue takes a
 // snapshot, so another launch of the same kernel may set its own arguments next).
-pyb::object dma_launch(pyb::handle self, pyb::handle kernel_obj, pyb::handle groups, pyb::handle args, pyb::handle group_size,
-                       bool request, pyb::handle signal) {
+pyb::object dma_launch(pyb::handle self, pyb::handle kernel_obj, pyb::handle groups, pyb::handle args,
+                       pyb::handle group_size, bool request, pyb::handle signal) {
     PyKernel* made = instance_of<PyKernel>(kernel_obj.ptr());
     if (!made) throw pyb::type_error("Dma.launch: kernel must be a zehal.Kernel");
     PyKernel& k = *made;
@@ -457,8 +456,7 @@ void bind_kernels(pyb::module_& m) {
                 return pyb::make_tuple(out[0], out[1], out[2]);
             },
             pyb::arg("global_size"), "A group size dividing `global_size` (an int or 1 to 3 ints) per dimension.")
-        .def("__repr__",
-             [](const PyKernel& k) { return "<zehal.Kernel '" + k.kernel->properties().name + "'>"; });
+        .def("__repr__", [](const PyKernel& k) { return "<zehal.Kernel '" + k.kernel->properties().name + "'>"; });
 
     pyb::object device = m.attr("Device");
     device.attr("mark_start") = pyb::cpp_function(

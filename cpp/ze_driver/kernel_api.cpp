@@ -14,8 +14,8 @@ namespace zehal::ze_driver {
 namespace {
 
 constexpr uint32_t kKernelFlags = ZE_KERNEL_FLAG_FORCE_RESIDENCY | ZE_KERNEL_FLAG_EXPLICIT_RESIDENCY;
-constexpr uint32_t kIndirectFlags =
-    ZE_KERNEL_INDIRECT_ACCESS_FLAG_HOST | ZE_KERNEL_INDIRECT_ACCESS_FLAG_DEVICE | ZE_KERNEL_INDIRECT_ACCESS_FLAG_SHARED;
+constexpr uint32_t kIndirectFlags = ZE_KERNEL_INDIRECT_ACCESS_FLAG_HOST | ZE_KERNEL_INDIRECT_ACCESS_FLAG_DEVICE |
+                                    ZE_KERNEL_INDIRECT_ACCESS_FLAG_SHARED;
 constexpr uint32_t kCacheFlags = ZE_CACHE_CONFIG_FLAG_LARGE_SLM | ZE_CACHE_CONFIG_FLAG_LARGE_DATA;
 
 // Residency flags are hints: every allocation of zehal's devices is resident.
@@ -110,8 +110,7 @@ ze_result_t zeKernelSetCacheConfig_(ze_kernel_handle_t hKernel, ze_cache_config_
 // native binary, so a kernel of the same code has the same identifiers.
 void fill_uuid(const KernelObject& k, ze_kernel_uuid_t* uuid) {
     const std::span<const uint8_t> binary = k.module().module->native_binary();
-    const size_t mid =
-        std::hash<std::string_view>{}({reinterpret_cast<const char*>(binary.data()), binary.size()});
+    const size_t mid = std::hash<std::string_view>{}({reinterpret_cast<const char*>(binary.data()), binary.size()});
     const size_t kid = mid ^ std::hash<std::string_view>{}(k.properties().name);
     std::memset(uuid, 0, sizeof *uuid);
     std::memcpy(uuid->mid, &mid, sizeof mid);

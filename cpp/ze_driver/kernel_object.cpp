@@ -79,7 +79,8 @@ ze_result_t KernelObject::launchable(bool copy, hal::KernelRef* out) const {
         return r;
     for (size_t i = 0; i < args_.size(); ++i) {
         const Argument& a = args_[i];
-        if (ze_result_t r = k->set_argument(static_cast<uint32_t>(i), a.size, a.bytes.empty() ? nullptr : a.bytes.data());
+        if (ze_result_t r = k->set_argument(static_cast<uint32_t>(i), a.size,
+                                            a.bytes.empty() ? nullptr : a.bytes.data());
             r != ZE_RESULT_SUCCESS)
             return r;
     }

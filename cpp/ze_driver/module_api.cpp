@@ -25,8 +25,7 @@ std::string unsupported_input(const ze_module_desc_t* desc) {
     if (desc->pConstants && desc->pConstants->numConstants > 0)
         return "zehal: specialization constants are not supported";
     const auto* next = static_cast<const ChainLink*>(desc->pNext);
-    if (has_stype(desc, {ZE_STRUCTURE_TYPE_MODULE_DESC}) &&
-        find_link(next, ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC))
+    if (has_stype(desc, {ZE_STRUCTURE_TYPE_MODULE_DESC}) && find_link(next, ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC))
         return "zehal: modules of several programs (ze_module_program_exp_desc_t) are not supported";
     return {};
 }
@@ -50,8 +49,8 @@ ze_result_t zeModuleCreate_(ze_context_handle_t hContext, ze_device_handle_t hDe
             give_log(phBuildLog, std::move(why));
             return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
         }
-        const auto format =
-            desc->format == ZE_MODULE_FORMAT_NATIVE ? hal::ModuleFormat::native : hal::ModuleFormat::spirv;
+        const auto format = desc->format == ZE_MODULE_FORMAT_NATIVE ? hal::ModuleFormat::native
+                                                                    : hal::ModuleFormat::spirv;
         const std::string_view flags = desc->pBuildFlags ? desc->pBuildFlags : "";
         auto object = std::make_shared<ModuleObject>();
         object->device = d;
@@ -160,6 +159,5 @@ const Entry kEntries[] = {
 }  // namespace
 
 std::span<const Entry> module_entries() { return kEntries; }
-
 
 }  // namespace zehal::ze_driver

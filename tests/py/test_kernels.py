@@ -8,9 +8,11 @@ tests are skipped."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 import shutil
 import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -251,3 +253,13 @@ def test_marks_on_a_foreign_stream_bracket_its_work():
     assert ts["global_start"][0] <= ts["global_end"][0]
     src.close()
     dst.close()
+
+
+def test_kernel_timestamps_example_runs(spirv, tmp_path):
+    """examples/kernel_timestamps.py, the seed sample with a kernel, on a sim device."""
+    example = pathlib.Path(__file__).resolve().parents[2] / "examples" / "kernel_timestamps.py"
+    module_of(zehal.sim_device(), spirv["buffers"])  # skips where the sim device builds no SPIR-V
+    env = dict(os.environ, ZEHAL_BACKEND="sim")
+    done = subprocess.run([sys.executable, str(example)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "kernel timestamps of a launch: ok" in done.stdout

@@ -152,8 +152,8 @@ TEST_F(ZeKernels, BadBinariesFailWithABuildLog) {
         EXPECT_FALSE(log.empty());
         EXPECT_EQ(m, reinterpret_cast<ze_module_handle_t>(uintptr_t{0x1234}));  // untouched
     }
-    ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, 0, good.data(), nullptr,
-                        nullptr};
+    ze_module_desc_t md{
+        ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, 0, good.data(), nullptr, nullptr};
     ze_module_handle_t m = nullptr;
     EXPECT_EQ(zeModuleCreate(context, device, &md, &m, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
     md.inputSize = good.size();
@@ -233,8 +233,9 @@ TEST_F(ZeKernels, RegularListKeepsTheArgumentsOfItsAppend) {
     const uint32_t later = 2;
     ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof later, &later));  // after the append: not the launch's
     ZE_OK(zeCommandListClose(regular));
-    ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
-                               ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    ze_command_queue_desc_t qd{
+        ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+        ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
     ze_command_queue_handle_t queue = nullptr;
     ZE_OK(zeCommandQueueCreate(context, device, &qd, &queue));
     ZE_OK(zeCommandQueueExecuteCommandLists(queue, 1, &regular, nullptr));
