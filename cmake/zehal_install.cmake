@@ -23,6 +23,11 @@ if(TARGET ze_zehal)
   install(TARGETS ze_zehal LIBRARY DESTINATION ${ZEHAL_LIBDIR})
 endif()
 
+# The SPIR-V translator's process beside the core library (cpp/compiler/spirv_reader.hpp).
+if(TARGET zehal_spirv_reader)
+  install(TARGETS zehal_spirv_reader RUNTIME DESTINATION ${ZEHAL_LIBDIR})
+endif()
+
 # One include root: the public headers of include/, and nothing else.
 install(DIRECTORY include/ DESTINATION ${ZEHAL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 

@@ -11,6 +11,7 @@
 #include "aml/request.hpp"
 #include "hal/device.hpp"
 #include "hal/event.hpp"
+#include "hal/module.hpp"
 
 namespace zehal::aml {
 
@@ -57,6 +58,14 @@ public:
     // one copy: a second append_copy for it is INVALID_ARGUMENT.
     ze_result_t new_request(std::shared_ptr<Request>* out, const hal::EventRef& signal = {});
     ze_result_t append_copy(void* dst, const void* src, size_t size, Request* request);
+
+    // Launches `kernel` (of this engine's device) over `groups` work-groups with its current
+    // arguments and group size (a snapshot) and returns at once; `request` and `signal` as
+    // for copy(). INVALID_NULL_HANDLE once closed; else the queue's result
+    // (INVALID_ARGUMENT for an unset argument or memory the device may not use,
+    // INVALID_GROUP_SIZE_DIMENSION for a zero group count, DEVICE_LOST, ...).
+    ze_result_t launch(hal::Kernel& kernel, const hal::GroupCount& groups, std::shared_ptr<Request>* request = nullptr,
+                       const hal::EventRef& signal = {});
 
     // Returns once every copy submitted before it completed (fire-and-forget included);
     // their requests are then done and wait() on them returns at once.

@@ -59,22 +59,20 @@ void Engine::prepare_spare() {
     if (!spare_ && !closed_) spare_ = std::move(next);
 }
 
-ze_result_t Engine::append_copy(void* dst, const void* src, size_t size, Request* request,
-                                const hal::EventRef& signal) {
-    if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+template <typename Command>
+ze_result_t Engine::append_command(Request* request, const hal::EventRef& signal, Command&& command) {
     Unlinked keep;  // released after the lock
     std::lock_guard lock(mutex_);
     if (closed_) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!request) {
-        const ze_result_t r = queue_->append_copy(dst, src, size, signal, {});
+        const ze_result_t r = command(signal);
         poll_locked(&keep);
         return r;
     }
     if (request->engine_.get() != this || request->submitted_.load(std::memory_order_relaxed) ||
         request->result_.load(std::memory_order_relaxed) != Request::kPending)
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (ze_result_t r = append_request_copy(dst, src, size, *request); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = append_request(*request, command); r != ZE_RESULT_SUCCESS) return r;
     // release: a thread that sees submitted (flags(), wait()) may wait on the event; the
     // list itself is guarded by mutex_.
     request->submitted_.store(true, std::memory_order_release);
@@ -92,15 +90,30 @@ ze_result_t Engine::append_copy(void* dst, const void* src, size_t size, Request
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t Engine::append_request_copy(void* dst, const void* src, size_t size, Request& request) {
-    if (!request.signal_) return queue_->append_copy(dst, src, size, request.event_, {});
-    // The copy signals the caller's event (so its kernel timestamps are the copy's); a
+ze_result_t Engine::append_copy(void* dst, const void* src, size_t size, Request* request,
+                                const hal::EventRef& signal) {
+    if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    return append_command(request, signal,
+                          [&](const hal::EventRef& s) { return queue_->append_copy(dst, src, size, s, {}); });
+}
+
+ze_result_t Engine::append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, Request* request,
+                                  const hal::EventRef& signal) {
+    return append_command(request, signal,
+                          [&](const hal::EventRef& s) { return queue_->append_launch(kernel, groups, s, {}); });
+}
+
+template <typename Command>
+ze_result_t Engine::append_request(Request& request, Command&& command) {
+    if (!request.signal_) return command(request.event_);
+    // The command signals the caller's event (so its kernel timestamps are the command's); a
     // barrier behind it on this in-order queue signals the engine's event, which alone says
     // when the request is done.
-    if (ze_result_t r = queue_->append_copy(dst, src, size, request.signal_, {}); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = command(request.signal_); r != ZE_RESULT_SUCCESS) return r;
     if (queue_->append_barrier(request.event_, {}) == ZE_RESULT_SUCCESS) return ZE_RESULT_SUCCESS;
-    // The copy is queued but its completion cannot be marked by the queue: wait for it
-    // here and mark it from the host, so the request never waits on a copy nobody observes.
+    // The command is queued but its completion cannot be marked by the queue: wait for it
+    // here and mark it from the host, so the request never waits on a command nobody observes.
     if (ze_result_t r = queue_->host_synchronize(kWaitForever); r != ZE_RESULT_SUCCESS) return r;
     return request.event_->host_signal();
 }

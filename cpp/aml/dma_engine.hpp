@@ -46,6 +46,12 @@ public:
     // INVALID_ARGUMENT for a request of another engine or one that already has its copy;
     // else the queue's result (OVERLAPPING_REGIONS, INVALID_SIZE past an allocation, ...).
     ze_result_t append_copy(void* dst, const void* src, size_t size, Request* request, const hal::EventRef& signal);
+    // Appends the launch of `kernel` over `groups` work-groups (the queue snapshots its
+    // arguments), tracked as append_copy tracks a copy. INVALID_NULL_HANDLE once closed,
+    // INVALID_ARGUMENT for a request of another engine or one that already has its command;
+    // else the queue's result (INVALID_ARGUMENT for an unset argument, ...).
+    ze_result_t append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, Request* request,
+                              const hal::EventRef& signal);
     // Waits until every copy appended before it completed, then marks their requests done.
     ze_result_t barrier();
     // Marks done the requests whose copies completed and drops them (oldest first, up to the
@@ -68,9 +74,15 @@ public:
     EventCache& events() noexcept { return events_; }
 
 private:
-    // Appends the copy of `request`: it signals the engine's event, or the caller's signal
-    // followed by a barrier that signals the engine's event (mutex_ held).
-    ze_result_t append_request_copy(void* dst, const void* src, size_t size, Request& request);
+    // What append_copy and append_launch share: `command(signal)` appends the command with
+    // `signal` as its signal event; without a request it signals `signal`, else it is
+    // tracked for `request` (append_request).
+    template <typename Command>
+    ze_result_t append_command(Request* request, const hal::EventRef& signal, Command&& command);
+    // Appends the command of `request`: it signals the engine's event, or the caller's
+    // signal followed by a barrier that signals the engine's event (mutex_ held).
+    template <typename Command>
+    ze_result_t append_request(Request& request, Command&& command);
     // Makes the spare request if there is none and the engine is open (nothing on failure:
     // the next copy makes its own).
     void prepare_spare();

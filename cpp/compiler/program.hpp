@@ -74,8 +74,9 @@ public:
     virtual const std::array<uint8_t, 32>& digest() const = 0;
 };
 
-// Arguments of one launch, one entry per ArgInfo of the kernel: for value and pointer
-// arguments the bytes (pointers: the 8-byte address), for local arguments the byte count.
+// Arguments of one launch on the host, one entry per ArgInfo of the kernel: for value and
+// pointer arguments the bytes (pointers: the 8-byte address), for local arguments the
+// byte count. local_sizes may be empty when the kernel has no __local argument.
 struct LaunchArgs {
     std::span<const void* const> values;  // argument i's bytes (unused for local)
     std::span<const size_t> local_sizes;  // argument i's __local bytes (0 for others)
@@ -93,8 +94,11 @@ public:
 
     // Runs kernel `index` over `grid` with `args`, work-groups in parallel on the
     // compiler's thread pool, and returns when every group finished. Work-items of a group
-    // honour barrier(). SUCCESS; ERROR_UNKNOWN with `error` set when the kernel faulted
-    // (a bad address, a trap): the process survives, the caller fails the command.
+    // honour barrier(); a kernel with barriers runs groups of at most 1024 work-items
+    // (INVALID_GROUP_SIZE_DIMENSION above). get_work_dim() is the highest dimension with
+    // more than one work-item. SUCCESS; INVALID_ARGUMENT for an index, arguments or a grid
+    // that do not match; ERROR_UNKNOWN with `error` set when the kernel faulted (a bad
+    // address, a trap): the process survives, the caller fails the command.
     virtual ze_result_t run(uint32_t index, const LaunchArgs& args, const LaunchGrid& grid,
                             std::string* error) const = 0;
 };
@@ -103,6 +107,21 @@ public:
 // knows are emitted for the newest it knows, which the CUDA driver JIT-compiles
 // forward), with libclc's OpenCL builtins linked in; cached like host modules.
 // MODULE_BUILD_FAILURE with a log on failure.
+//
+// What a CUDA launch of this PTX passes (one .entry per kernel, named as in kernels()):
+// - value arguments: their bytes; pointer arguments: the 8-byte device address;
+// - a __local argument: a 64-bit byte offset (uint64_t) into the launch's dynamic shared
+//   memory (the .extern .shared array zehal_dynamic_shared). The launch lays the __local
+//   arguments out in argument order, each at an offset aligned to 16 bytes, and asks for
+//   their total as the launch's dynamic shared memory (cuLaunchKernel's sharedMemBytes);
+//   static __local variables are static shared memory, not part of that total;
+// - reqd_work_group_size is in the PTX as .reqntid; get_global_offset() is 0 on CUDA (a
+//   launch with a non-zero offset is the backend's UNSUPPORTED_FEATURE);
+// - get_work_dim() is the highest dimension with more than one work-item in the launch.
 ze_result_t emit_ptx(const Program& program, uint32_t sm, std::string* ptx, std::string* log);
+
+// How many compilations (host code or PTX generated, not found in a cache) this process
+// ran: a cache hit leaves it unchanged.
+uint64_t compilation_count() noexcept;
 
 }  // namespace zehal::compiler

@@ -4,17 +4,26 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "zehal/ze_result.h"
 #include "hal/event.hpp"
 #include "hal/metric_info.hpp"
+#include "hal/module.hpp"
 #include "hal/queue.hpp"
 #include "hal/trace_source.hpp"
 #include "hal/types.hpp"
 
 namespace zehal::hal {
+
+// What Device::record_on_stream writes on a foreign stream.
+enum class StreamMark : uint32_t {
+    start = 0,  // the event's start timestamp
+    end = 1,    // its end timestamp, then its signal
+};
 
 // Every method is thread-safe. After the device is lost, every call returns DEVICE_LOST
 // (properties and names still answer).
@@ -55,6 +64,21 @@ public:
     // INVALID_ENUMERATION; a timestamp flag on a device without kernel timestamps →
     // UNSUPPORTED_FEATURE).
     virtual ze_result_t create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<EventPool>* out) = 0;
+    // A module from `binary` in `format` with `build_flags` (zeModuleCreate's options).
+    // MODULE_BUILD_FAILURE with the reason in `log` when it does not build;
+    // UNSUPPORTED_FEATURE (reason in `log`) for a format the device cannot load, or SPIR-V
+    // when zehal was built without the compiler. INVALID_SIZE for an empty binary.
+    virtual ze_result_t create_module(ModuleFormat format, std::span<const uint8_t> binary,
+                                      std::string_view build_flags, std::shared_ptr<Module>* out, std::string* log) = 0;
+    // Records `event`'s start (StreamMark::start) or its end and signal (StreamMark::end) on
+    // `stream`, a native stream of this device that zehal did not create (CUDA: a CUstream
+    // of the device's primary context, as an integer), in that stream's order: the event's
+    // kernel and synchronized timestamps then bracket the work the stream runs between the
+    // two marks (0 is CUDA's legacy default stream, which PyTorch and CuPy use by default).
+    // INVALID_NULL_HANDLE for a null event; INVALID_ARGUMENT for an
+    // event of another device; UNSUPPORTED_FEATURE for an event without kernel timestamps,
+    // and on backends without native streams (sim, level_zero).
+    virtual ze_result_t record_on_stream(uintptr_t stream, const EventRef& event, StreamMark mark) = 0;
     // Host ns (CLOCK_MONOTONIC_RAW) and device ticks sampled together.
     virtual ze_result_t global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) = 0;
 

@@ -35,9 +35,9 @@ struct KernelProperties {
     std::string name;
     std::vector<KernelArg> args;
     std::array<uint32_t, 3> required_group_size{};  // zeros when the kernel declares none
-    uint32_t private_bytes = 0;                      // private memory per work-item
-    uint32_t local_bytes = 0;                        // static local memory per group
-    uint32_t max_group_size = 0;                     // largest group this kernel may launch with
+    uint32_t private_bytes = 0;                     // private memory per work-item
+    uint32_t local_bytes = 0;                       // static local memory per group
+    uint32_t max_group_size = 0;                    // largest group this kernel may launch with
 };
 
 // Group counts of a launch (ze_group_count_t), every value >= 1.

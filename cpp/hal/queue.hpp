@@ -7,6 +7,7 @@
 
 #include "zehal/ze_result.h"
 #include "hal/event.hpp"
+#include "hal/module.hpp"
 
 namespace zehal::hal {
 
@@ -54,6 +55,13 @@ public:
     virtual ze_result_t append_query_kernel_timestamps(std::span<const EventRef> events, void* dst,
                                                        const size_t* offsets, const EventRef& signal,
                                                        std::span<const EventRef> waits) = 0;
+    // Launches `kernel` (a kernel of this queue's device) over `groups` work-groups of
+    // its current group size with its current arguments (a snapshot: later set_argument
+    // calls do not change this launch). INVALID_ARGUMENT when an argument is unset or a
+    // pointer argument is memory the device may not use; INVALID_GROUP_SIZE_DIMENSION for a
+    // zero group count. `signal`'s kernel timestamps are the kernel's start and end.
+    virtual ze_result_t append_launch(Kernel& kernel, const GroupCount& groups, const EventRef& signal,
+                                      std::span<const EventRef> waits) = 0;
     // Waits until every submitted command completed or `timeout_ns` passed
     // (NOT_READY on timeout).
     virtual ze_result_t host_synchronize(uint64_t timeout_ns) = 0;

@@ -59,6 +59,13 @@ struct DeviceProperties {
     bool dma_buf_export = false;               // metric export memory supported
     bool tracer = false;                       // a TraceSource exists
     std::string limits;                        // what the device lacks and why ("" when nothing)
+    // Kernels (contract §12): the module formats create_module takes, and the compute limits
+    // launches are held to (zeros on a device that runs no kernels).
+    uint32_t module_formats = 0;                // bit (1 << ModuleFormat) per format accepted
+    uint32_t max_group_size = 0;                // work-items of one group, in total
+    std::array<uint32_t, 3> max_group_dims{};   // work-items of one group, per dimension
+    std::array<uint32_t, 3> max_group_count{};  // groups of one launch, per dimension
+    uint32_t max_local_bytes = 0;               // __local memory of one group
 };
 
 // One packet of a kernel timestamp query; the layout of ze_kernel_timestamp_result_t

@@ -23,6 +23,7 @@
 #include "python/int_arg.hpp"
 #include "python/layout_object.hpp"
 #include "python/request_object.hpp"
+#include "python/submission.hpp"
 
 namespace zehal::py {
 namespace {
@@ -140,6 +141,24 @@ public:
             *keep = std::move(operands);
         } else {
             detached_.push_back({std::move(request), std::move(operands)});  // (leaves request null)
+        }
+        reap();
+        return request;
+    }
+
+    // Submits `s` (a command other than a copy) as copy() submits a copy: the Buffers it
+    // uses wait for it when closed, and its operands live until it completes (with `keep`
+    // they move into *keep for the Request object; without, the engine holds them).
+    std::shared_ptr<aml::Request> submit(Submission& s, Operands* keep) {
+        aml::Dma& dma = live(s.what);
+        std::shared_ptr<aml::Request> request;
+        if (ze_result_t r = s.append(dma, &request); r != ZE_RESULT_SUCCESS) check(r, s.what);
+        for (Buffer* b : s.users) b->add_user(request);
+        newest_ = request;
+        if (keep) {
+            *keep = std::move(s.operands);
+        } else {
+            detached_.push_back({std::move(request), std::move(s.operands)});  // (leaves request null)
         }
         reap();
         return request;
@@ -381,6 +400,14 @@ PyMethodDef kDmaCopyDef = {
     "bytes skipped at the start of each operand."};
 
 }  // namespace
+
+PyObject* submit_on_dma(PyObject* dma, Submission submission, bool want_request) {
+    PyDma& engine = self_of<PyDma>(dma, "Dma.launch");
+    Operands keep;
+    std::shared_ptr<aml::Request> request = engine.submit(submission, want_request ? &keep : nullptr);
+    if (!want_request) Py_RETURN_NONE;
+    return new_request_object(std::move(request), std::move(keep), dma);
+}
 
 void adopt_operands(PyObject* dma, std::shared_ptr<aml::Request> request, Operands keep) {
     if (PyDma* engine = instance_of<PyDma>(dma)) engine->adopt(std::move(request), std::move(keep));

@@ -37,6 +37,9 @@ void bind_layout(pyb::module_& m);
 // bind_dma.cpp: Dma and Request (whose type is request_object.cpp's).
 void bind_dma(pyb::module_& m);
 
+// bind_kernels.cpp: Module, Kernel and Dma.launch (after bind_dma: it extends Dma).
+void bind_kernels(pyb::module_& m);
+
 // bind_pool.cpp: Area.pool, Area.stats, Area.trim (after bind_area: it extends Area).
 void bind_area_pool(pyb::module_& m);
 

@@ -21,6 +21,7 @@ struct ErrorClasses {
     PyObject* not_ready = nullptr;
     PyObject* object_in_use = nullptr;
     PyObject* device_lost = nullptr;
+    PyObject* module_build = nullptr;
 };
 ErrorClasses classes;
 
@@ -36,6 +37,8 @@ PyObject* class_for(ze_result_t r) {
             return classes.object_in_use;
         case ZE_RESULT_ERROR_DEVICE_LOST:
             return classes.device_lost;
+        case ZE_RESULT_ERROR_MODULE_BUILD_FAILURE:
+            return classes.module_build;
         case ZE_RESULT_ERROR_OVERLAPPING_REGIONS:
             return classes.invalid_argument;
         default:
@@ -99,6 +102,7 @@ void bind_errors(pyb::module_& m) {
     classes.not_ready = take("NotReadyError");
     classes.object_in_use = take("ObjectInUseError");
     classes.device_lost = take("DeviceLostError");
+    classes.module_build = take("ModuleBuildError");
 
     // pybind11 raises reference_cast_error for None where an argument is taken by
     // reference, and a cast_error of its own words where an instance made by

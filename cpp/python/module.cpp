@@ -10,6 +10,7 @@ PYBIND11_MODULE(_zehal, m) {
     zehal::py::bind_area(m);
     zehal::py::bind_layout(m);
     zehal::py::bind_dma(m);
+    zehal::py::bind_kernels(m);
     zehal::py::bind_area_pool(m);
     zehal::py::bind_metrics(m);
     zehal::py::bind_tracer(m);

@@ -69,4 +69,19 @@ ze_result_t hand_out(uint32_t* count, bool have_out, uint32_t total, Put&& put) 
     return ZE_RESULT_SUCCESS;
 }
 
+// Level Zero's string protocol: no buffer (or *size 0) asks the size with the terminating
+// NUL; else at most *size bytes are written, always terminated, and *size becomes that count.
+inline ze_result_t hand_out_string(std::string_view text, size_t* size, char* out) {
+    if (!size) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!out || *size == 0) {
+        *size = text.size() + 1;
+        return ZE_RESULT_SUCCESS;
+    }
+    const size_t n = std::min(text.size(), *size - 1);
+    std::memcpy(out, text.data(), n);
+    out[n] = '\0';
+    *size = n + 1;
+    return ZE_RESULT_SUCCESS;
+}
+
 }  // namespace zehal::ze_driver

@@ -63,6 +63,11 @@ ze_result_t check_operands(const Command& c, const hal::Device& device) {
                     return r;
             }
             return ZE_RESULT_SUCCESS;
+        case Command::Kind::launch:
+            if (!c.kernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+            for (uint32_t n : c.groups)
+                if (n == 0) return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
+            return ZE_RESULT_SUCCESS;
     }
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
 }
@@ -89,6 +94,8 @@ ze_result_t run(const Command& c, hal::Queue& queue) {
         case Command::Kind::query_timestamps:
             return queue.append_query_kernel_timestamps(
                 c.queried, c.dst, c.offsets.empty() ? nullptr : c.offsets.data(), c.signal, c.waits);
+        case Command::Kind::launch:
+            return queue.append_launch(*c.kernel, c.groups, c.signal, c.waits);
     }
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "objects.hpp"
+#include "hal/module.hpp"
 
 namespace zehal::ze_driver {
 
@@ -22,6 +23,7 @@ struct Command {
         reset,             // event `reset` back to not signalled, after every earlier command
         write_timestamp,   // the device's global timestamp (ticks, uint64) into dst
         query_timestamps,  // the kernel timestamps of `queried` into dst (+ offsets)
+        launch,            // `kernel` over `groups` work-groups
     };
     Kind kind = Kind::barrier;
     void* dst = nullptr;
@@ -33,6 +35,8 @@ struct Command {
     hal::EventRef reset_event;
     std::vector<hal::EventRef> queried;
     std::vector<size_t> offsets;  // empty: packed results
+    hal::KernelRef kernel;        // launch: what it runs, with its arguments and group size
+    hal::GroupCount groups{};     // launch: work-groups per dimension
 };
 
 // The commands of a closed regular list; shared with executions, never changed.

@@ -1,30 +1,38 @@
-// What a device offers kernels and images: zehal's devices run no modules and hold no
-// images, and these properties say so in the specification's own terms.
+// What a device offers kernels and images, in the specification's own terms: the module
+// formats and limits of the HAL device; zehal's devices hold no images.
 #include <cstring>
 
 #include "chain.hpp"
 #include "dispatch.hpp"
 #include "objects.hpp"
+#include "hal/module.hpp"
 #include "common/c_boundary.hpp"
 
 namespace zehal::ze_driver {
 namespace {
 
-// No SPIR-V (version 0: "not supported"), so no kernel arguments, printf buffer or native
-// kernels. fp32flags is the one capability the specification requires of every device:
-// it names the least any device's single precision offers (round to nearest, INF and NaN),
-// and fp16 and fp64 are absent; every floating-point atomic flag is clear.
+constexpr uint32_t kMaxArgumentsBytes = 1024;  // OpenCL's CL_DEVICE_MAX_PARAMETER_SIZE minimum
+
+// SPIR-V up to 1.4 (what the SPIRV-LLVM-Translator of LLVM 15 reads) on a device that
+// builds SPIR-V modules, else version 0 ("not supported"). fp32flags is the one capability
+// the specification requires of every device: the least any device's single precision
+// offers (round to nearest, INF and NaN); fp16, fp64 and the optional module flags are not
+// claimed, nor is any floating-point atomic. maxArgumentsSize is OpenCL's minimum for
+// kernel arguments, which every backend of zehal passes; no printf buffer exists.
 ze_result_t zeDeviceGetModuleProperties_(ze_device_handle_t hDevice, ze_device_module_properties_t* p) {
     return ze_guarded([&] {
         DeviceObject* d = nullptr;
         if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
         if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        p->spirvVersionSupported = 0;
+        const hal::DeviceProperties& hp = d->device->properties();
+        const bool spirv = hp.module_formats & (1u << static_cast<uint32_t>(hal::ModuleFormat::spirv));
+        const bool kernels = hp.module_formats != 0;
+        p->spirvVersionSupported = spirv ? ZE_MAKE_VERSION(1, 4) : 0;
         p->flags = 0;
         p->fp16flags = 0;
         p->fp32flags = ZE_DEVICE_FP_FLAG_ROUND_TO_NEAREST | ZE_DEVICE_FP_FLAG_INF_NAN;
         p->fp64flags = 0;
-        p->maxArgumentsSize = 0;
+        p->maxArgumentsSize = kernels ? kMaxArgumentsBytes : 0;
         p->printfBufferSize = 0;
         std::memset(p->nativeKernelSupported.id, 0, sizeof p->nativeKernelSupported.id);
         if (auto* atomics = find_in_chain<ze_float_atomic_ext_properties_t>(

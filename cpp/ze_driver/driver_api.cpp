@@ -1,4 +1,5 @@
 // Initialization, the driver, its devices and contexts.
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <string_view>
@@ -198,12 +199,19 @@ ze_result_t zeDeviceGetComputeProperties_(ze_device_handle_t hDevice, ze_device_
         DeviceObject* d = nullptr;
         if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
         if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        // No kernels: the smallest limits a compute device can report.
-        p->maxTotalGroupSize = 1;
-        p->maxGroupSizeX = p->maxGroupSizeY = p->maxGroupSizeZ = 1;
-        p->maxGroupCountX = p->maxGroupCountY = p->maxGroupCountZ = 1;
-        p->maxSharedLocalMemory = 0;
-        p->numSubGroupSizes = 0;
+        // The HAL's limits; a device without kernels reports the smallest a compute device
+        // can. Subgroups are of one work-item (no subgroup operations are offered).
+        const hal::DeviceProperties& hp = d->device->properties();
+        p->maxTotalGroupSize = std::max(hp.max_group_size, 1u);
+        p->maxGroupSizeX = std::max(hp.max_group_dims[0], 1u);
+        p->maxGroupSizeY = std::max(hp.max_group_dims[1], 1u);
+        p->maxGroupSizeZ = std::max(hp.max_group_dims[2], 1u);
+        p->maxGroupCountX = std::max(hp.max_group_count[0], 1u);
+        p->maxGroupCountY = std::max(hp.max_group_count[1], 1u);
+        p->maxGroupCountZ = std::max(hp.max_group_count[2], 1u);
+        p->maxSharedLocalMemory = hp.max_local_bytes;
+        p->numSubGroupSizes = hp.module_formats ? 1 : 0;
+        p->subGroupSizes[0] = 1;
         return ZE_RESULT_SUCCESS;
     });
 }

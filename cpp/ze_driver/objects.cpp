@@ -4,6 +4,7 @@
 
 #include "command_list.hpp"
 #include "device_selection.hpp"
+#include "kernel_object.hpp"
 #include "hal/registry.hpp"
 
 namespace zehal::ze_driver {
@@ -96,6 +97,9 @@ HandleTable<CommandListObject>& command_lists() { return table<CommandListObject
 HandleTable<FenceObject>& fences() { return table<FenceObject>(); }
 HandleTable<TracerObject>& tracers() { return table<TracerObject>(); }
 HandleTable<DecoderObject>& decoders() { return table<DecoderObject>(); }
+HandleTable<ModuleObject>& modules() { return table<ModuleObject>(); }
+HandleTable<BuildLogObject>& build_logs() { return table<BuildLogObject>(); }
+HandleTable<KernelObject>& kernels() { return table<KernelObject>(); }
 
 ze_result_t optional_event(ze_event_handle_t handle, hal::EventRef* out) {
     if (!handle) {

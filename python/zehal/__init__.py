@@ -21,7 +21,8 @@ Errors
     :class:`Error` (``code``, ``result_name``, ``aml_errno``) and its subclasses
     :class:`OutOfMemoryError` (a ``MemoryError``), :class:`InvalidArgumentError` (a
     ``ValueError``), :class:`UnsupportedError` (a ``NotImplementedError``),
-    :class:`NotReadyError`, :class:`ObjectInUseError`, :class:`DeviceLostError`.
+    :class:`NotReadyError`, :class:`ObjectInUseError`, :class:`DeviceLostError`,
+    :class:`ModuleBuildError`.
 Packaging
     :func:`get_include`, :func:`get_cmake_dir` (also ``python -m zehal --includes``
     and ``--cmakedir``) for C and C++ tools built against the installed library.
@@ -83,11 +84,14 @@ from ._zehal import (
     Event,
     EventPool,
     InvalidArgumentError,
+    Kernel,
     Layout,
     Metric,
     MetricDecoder,
     MetricGroup,
     MetricTracer,
+    Module,
+    ModuleBuildError,
     NotReadyError,
     ObjectInUseError,
     OutOfMemoryError,
@@ -170,6 +174,7 @@ __all__ = [
     "GROUP_TYPE_OTHER",
     "GROUP_TYPE_USER_CREATED",
     "InvalidArgumentError",
+    "Kernel",
     "Layout",
     "METRIC_ENTRY_DTYPE",
     "METRIC_TYPE_DURATION",
@@ -190,6 +195,8 @@ __all__ = [
     "MetricDecoder",
     "MetricGroup",
     "MetricTracer",
+    "Module",
+    "ModuleBuildError",
     "NotReadyError",
     "ObjectInUseError",
     "OutOfMemoryError",

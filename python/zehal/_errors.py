@@ -53,6 +53,13 @@ class DeviceLostError(Error):
     """The device was lost; every later call on it fails (ZE_RESULT_ERROR_DEVICE_LOST)."""
 
 
+class ModuleBuildError(Error):
+    """A module did not build (ZE_RESULT_ERROR_MODULE_BUILD_FAILURE); ``log`` is the
+    translator's or compiler's build log, which the message carries too."""
+
+    log: str = ""
+
+
 for _cls in (
     Error,
     OutOfMemoryError,
@@ -61,5 +68,6 @@ for _cls in (
     NotReadyError,
     ObjectInUseError,
     DeviceLostError,
+    ModuleBuildError,
 ):
     _cls.__module__ = "zehal"  # their public home (and where pickle finds them)

@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "hal/cuda/cuda_event.hpp"
+#include "hal/cuda/cuda_module.hpp"
 #include "hal/cuda/cuda_queue.hpp"
 
 #ifdef ZEHAL_HAVE_CUPTI_H
@@ -109,6 +110,7 @@ bool CudaDevice::describe(std::string* why) {
     props_.tracer = false;
 #endif
     if (!props_.tracer) props_.limits = "no tracer: " + cupti_why_;
+    describe_compute(api_, device_, &props_);
     return true;
 }
 

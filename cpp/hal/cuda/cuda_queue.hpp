@@ -48,6 +48,8 @@ public:
     ze_result_t append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst, const size_t* offsets,
                                                const hal::EventRef& signal,
                                                std::span<const hal::EventRef> waits) override;
+    ze_result_t append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, const hal::EventRef& signal,
+                              std::span<const hal::EventRef> waits) override;
     ze_result_t host_synchronize(uint64_t timeout_ns) override;
     // Streams cannot take commands back: NOT_READY (wait for the command) for an event of
     // this device, INVALID_NULL_HANDLE for a null one, INVALID_ARGUMENT for a foreign one.

@@ -32,6 +32,10 @@ Loaded* load() {
     if (!l->api.name) missing += (missing.empty() ? "" : ", ") + std::string(ZEHAL_CUDA_SYMBOL_NAME(name));
     ZEHAL_CUDA_DRIVER_FUNCTIONS(ZEHAL_CUDA_RESOLVE)
 #undef ZEHAL_CUDA_RESOLVE
+#define ZEHAL_CUDA_RESOLVE_OPTIONAL(name) \
+    l->api.name = l->lib.symbol<decltype(l->api.name)>(ZEHAL_CUDA_SYMBOL_NAME(name));
+    ZEHAL_CUDA_OPTIONAL_FUNCTIONS(ZEHAL_CUDA_RESOLVE_OPTIONAL)
+#undef ZEHAL_CUDA_RESOLVE_OPTIONAL
     if (!missing.empty()) {
         l->why = "the NVIDIA driver is older than this build's CUDA headers (it lacks " + missing + ")";
         return l;

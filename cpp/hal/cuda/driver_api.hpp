@@ -30,13 +30,19 @@ namespace zehal::cuda {
     X(cuMemCreate) X(cuMemRelease) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap)          \
     X(cuMemUnmap) X(cuMemSetAccess) X(cuMemGetAllocationGranularity) X(cuLaunchHostFunc)          \
     X(cuPointerGetAttributes) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)                    \
-    X(cuEventSynchronize) X(cuStreamWaitEvent)
+    X(cuEventSynchronize) X(cuStreamWaitEvent) X(cuModuleLoadDataEx) X(cuFuncGetAttribute)         \
+    X(cuFuncSetAttribute)
+// Entry points of newer drivers (CUDA 12.4) zehal uses when they are there: the kernels
+// and parameters of a cubin. Null in the table when the driver lacks them.
+#define ZEHAL_CUDA_OPTIONAL_FUNCTIONS(X) \
+    X(cuModuleGetFunctionCount) X(cuModuleEnumerateFunctions) X(cuFuncGetName) X(cuFuncGetParamInfo)
 // clang-format on
 
 // The table; load once with driver_api().
 struct DriverApi {
 #define ZEHAL_CUDA_DECLARE(name) decltype(&::name) name = nullptr;
     ZEHAL_CUDA_DRIVER_FUNCTIONS(ZEHAL_CUDA_DECLARE)
+    ZEHAL_CUDA_OPTIONAL_FUNCTIONS(ZEHAL_CUDA_DECLARE)
 #undef ZEHAL_CUDA_DECLARE
 };
 

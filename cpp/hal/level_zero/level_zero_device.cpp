@@ -6,6 +6,7 @@
 
 #include "hal/level_zero/ext_types.hpp"
 #include "hal/level_zero/level_zero_event.hpp"
+#include "hal/level_zero/level_zero_module.hpp"
 #include "hal/level_zero/level_zero_queue.hpp"
 
 namespace zehal::level_zero {
@@ -77,6 +78,7 @@ bool ZeDevice::describe(std::string* why) {
         append_limit(&props_.limits, "no synchronized timestamps: " + driver_->timestamps_ext_why);
     }
     if (!describe_engines(why)) return false;
+    describe_compute(api(), device_, &props_);
     describe_metrics();
     return true;
 }

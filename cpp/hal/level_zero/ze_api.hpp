@@ -27,7 +27,11 @@ namespace zehal::level_zero {
     X(zeEventPoolCreate) X(zeEventPoolDestroy) X(zeEventCreate) X(zeEventDestroy)                    \
     X(zeEventHostSignal) X(zeEventHostReset) X(zeEventHostSynchronize) X(zeEventQueryStatus)         \
     X(zeEventQueryKernelTimestamp) X(zetMetricGroupGet) X(zetMetricGroupGetProperties)               \
-    X(zetMetricGet) X(zetMetricGetProperties)
+    X(zetMetricGet) X(zetMetricGetProperties)                                                       \
+    X(zeDeviceGetComputeProperties) X(zeModuleCreate) X(zeModuleDestroy) X(zeModuleGetKernelNames)   \
+    X(zeModuleGetNativeBinary) X(zeModuleBuildLogGetString) X(zeModuleBuildLogDestroy)               \
+    X(zeKernelCreate) X(zeKernelDestroy) X(zeKernelSetArgumentValue) X(zeKernelSetGroupSize)         \
+    X(zeKernelSuggestGroupSize) X(zeKernelGetProperties) X(zeCommandListAppendLaunchKernel)
 // clang-format on
 
 // Extension functions beyond the API 1.4 headers, declared from the specification: the

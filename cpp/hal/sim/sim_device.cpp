@@ -9,6 +9,7 @@
 #include <string>
 
 #include "hal/import_fd.hpp"
+#include "hal/sim/sim_module.hpp"
 #include "hal/sim/sim_queue.hpp"
 #include "hal/timestamps.hpp"
 
@@ -41,6 +42,7 @@ hal::DeviceProperties make_properties(const SimConfig& c, uint32_t number) {
     for (const hal::MetricGroupInfo& g : SimTrace::groups())
         if (g.type_flags & hal::kGroupExportDmaBuf) p.dma_buf_export = true;
     p.tracer = true;
+    describe_kernels(&p);
     return p;
 }
 
@@ -69,7 +71,13 @@ SimDevice::SimDevice(const SimConfig& config, std::shared_ptr<SimHostMemory> hos
     });
     trace_ = SimTrace::create(config_, clock_);
     trace_source_ = std::make_unique<SimTraceSource>(*trace_);
-    const EngineContext ctx{&config_, &clock_, domain_.get(), trace_.get(), trace_source_.get(), &gate_};
+    const EngineContext ctx{&config_,
+                            &clock_,
+                            domain_.get(),
+                            trace_.get(),
+                            trace_source_.get(),
+                            &gate_,
+                            [this] { static_cast<void>(lose()); }};
     for (uint32_t i = 0; i < config.compute_engines; ++i)
         engines_[hal::kComputeOrdinal].push_back(std::make_unique<Engine>(ctx, hal::kComputeOrdinal, i));
     for (uint32_t i = 0; i < config.copy_engines; ++i)

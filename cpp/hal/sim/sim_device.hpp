@@ -50,6 +50,9 @@ public:
     ze_result_t check_operand(const void* ptr, size_t size) const override;
     ze_result_t create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) override;
     ze_result_t create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) override;
+    ze_result_t create_module(hal::ModuleFormat format, std::span<const uint8_t> binary, std::string_view build_flags,
+                              std::shared_ptr<hal::Module>* out, std::string* log) override;
+    ze_result_t record_on_stream(uintptr_t stream, const hal::EventRef& event, hal::StreamMark mark) override;
     ze_result_t global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) override;
     const std::vector<hal::MetricGroupInfo>& metric_groups() const override { return SimTrace::groups(); }
     hal::TraceSource* trace_source() override { return trace_source_.get(); }

@@ -69,6 +69,7 @@ void QueueState::recycle(Command* c) {
     c->waits.clear();
     c->events.clear();
     c->offsets.clear();
+    c->work.reset();
     c->next = free_list;
     free_list = c;
 }
@@ -260,7 +261,7 @@ void Engine::execute(QueueState& q, Command* c) {
     if (timestamps && host_now_ns() > c->ref.host_ns + half_wrap_ns_) c->ref = ctx_.domain->reference();
 
     if (is_step(c->kind)) run_step(*c);
-    const Ran ran = run_parts(q, *c, aligned);
+    const Ran ran = c->kind == CommandKind::kernel ? run_kernel(q, *c, aligned) : run_parts(q, *c, aligned);
     if (!ran.aborted && c->export_group != kNoExport && c->kind != CommandKind::barrier) {
         uint32_t word = 0;
         std::memcpy(&word, c->dst, std::min<size_t>(sizeof word, c->size));
@@ -310,6 +311,29 @@ Engine::Ran Engine::run_parts(QueueState& q, const Command& c, bool aligned) {
         ctx_.trace->on_command(CommandTrace{ordinal_, index_, q.id, static_cast<uint32_t>(traced), len, start, end,
                                             depth, parts_ > 1 ? i : hal::kRootDevice});
     }
+    return ran;
+}
+
+Engine::Ran Engine::run_kernel(QueueState& q, const Command& c, bool aligned) {
+    const SimClock& clock = *ctx_.clock;
+    const uint32_t depth = q.pending.load(std::memory_order_relaxed);
+    // Aligned as run_parts' parts are.
+    const uint64_t start = clock.ticks_at(host_now_ns()) + (aligned ? 1 : 0);
+    std::string error;
+    Ran ran;
+    if (c.work->run(&error) != ZE_RESULT_SUCCESS) {
+        // The kernel's writes are undefined from here on, as on a GPU after a fault.
+        ctx_.lose();
+        ran.aborted = true;
+        return ran;
+    }
+    const uint64_t end = std::max(clock.now(), start);
+    for (uint32_t i = 0; i < parts_; ++i) {
+        packets_[i] = {start & kernel_mask_, end & kernel_mask_, start & kernel_mask_, end & kernel_mask_};
+        ctx_.trace->on_command(CommandTrace{ordinal_, index_, q.id, kTraceKernel, 0, start, end, depth,
+                                            parts_ > 1 ? i : hal::kRootDevice});
+    }
+    ran.first_end = ran.last_end = end;
     return ran;
 }
 

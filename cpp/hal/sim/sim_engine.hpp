@@ -5,8 +5,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -25,7 +27,8 @@ namespace zehal::sim {
 
 // Command kinds; copy, fill and barrier are numbered as CommandTrace::command. The engine
 // runs the steps (an event reset, a timestamp write, a kernel timestamp query) itself, in
-// queue order, and traces them as barriers: they move no data through the engine.
+// queue order, and traces them as barriers: they move no data through the engine. A kernel
+// runs its KernelWork and is traced as CommandTrace's kernel.
 enum class CommandKind : uint32_t {
     copy = 0,
     fill = 1,
@@ -33,10 +36,22 @@ enum class CommandKind : uint32_t {
     reset = 3,
     write_timestamp = 4,
     query_timestamps = 5,
+    kernel = 6,
 };
 
 // True for the kinds the engine runs as steps.
-inline bool is_step(CommandKind kind) noexcept { return kind > CommandKind::barrier; }
+inline bool is_step(CommandKind kind) noexcept {
+    return kind >= CommandKind::reset && kind <= CommandKind::query_timestamps;
+}
+
+// What a kernel command runs on its engine's turn (SimLaunch, sim_module.hpp); destroyed
+// with its command.
+class KernelWork {
+public:
+    virtual ~KernelWork() = default;
+    // Runs the kernel to completion: SUCCESS, or an error with `error` set when it faulted.
+    virtual ze_result_t run(std::string* error) = 0;
+};
 
 // Longest fill pattern.
 inline constexpr size_t kMaxPattern = 128;
@@ -64,6 +79,7 @@ struct Command {
     // The holds on the allocations of dst and src (hal::PointerRegistry::hold_range), given
     // back when the node is recycled: the memory is not freed before.
     hal::PointerRegistry::InFlight* holds[2] = {nullptr, nullptr};
+    std::unique_ptr<KernelWork> work;  // a kernel command's, else null
 };
 
 // The commands of one queue, shared by the queue object and its engine (which keeps it
@@ -109,6 +125,7 @@ struct EngineContext {
     SimTrace* trace;
     const SimTraceSource* tracing;  // whether a tracer runs
     CommandGate* gate;              // counts the commands running (see SimDevice::free)
+    std::function<void()> lose;     // loses the device (a kernel faulted)
 };
 
 // One engine: a thread (started with its first queue) running the queues bound to it
@@ -152,6 +169,9 @@ private:
     // Copies or fills each part (one per sub-device), throttled, recording its packet and
     // trace record. `aligned` starts parts on a tick boundary.
     Ran run_parts(QueueState& q, const Command& c, bool aligned);
+    // Runs a kernel command's work, recording its packets (every part spans the kernel) and
+    // trace records. A kernel that faults loses the device: aborted, no timestamps.
+    Ran run_kernel(QueueState& q, const Command& c, bool aligned);
     // Waits until the device clock has passed `end_ticks`.
     void wait_past(uint64_t end_ticks);
     // Signals the command's event (with its packets unless aborted), recycles it, counts it.

@@ -139,7 +139,8 @@ ze_result_t SimQueue::append_query_kernel_timestamps(std::span<const hal::EventR
 ze_result_t SimQueue::submit(CommandKind kind, void* dst, const void* src, size_t size, const void* pattern,
                              size_t pattern_size, uint32_t export_group, const hal::EventRef& signal,
                              std::span<const hal::EventRef> waits, hal::PointerRegistry::InFlight* (&holds)[2],
-                             std::span<const hal::EventRef> events, std::span<const size_t> offsets) {
+                             std::span<const hal::EventRef> events, std::span<const size_t> offsets,
+                             std::unique_ptr<KernelWork>* work) {
     hal::TimestampReference ref{};
     if (signal && static_cast<hal::HostEvent*>(signal.get())->records_timestamps()) ref = device_->domain().reference();
     {
@@ -164,6 +165,7 @@ ze_result_t SimQueue::submit(CommandKind kind, void* dst, const void* src, size_
         c->signal = signal;
         c->ref = ref;
         for (int i = 0; i < 2; ++i) c->holds[i] = std::exchange(holds[i], nullptr);
+        if (work) c->work = std::move(*work);
         if (state_->tail)
             state_->tail->next = c;
         else

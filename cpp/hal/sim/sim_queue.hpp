@@ -29,6 +29,8 @@ public:
     ze_result_t append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst, const size_t* offsets,
                                                const hal::EventRef& signal,
                                                std::span<const hal::EventRef> waits) override;
+    ze_result_t append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, const hal::EventRef& signal,
+                              std::span<const hal::EventRef> waits) override;
     ze_result_t host_synchronize(uint64_t timeout_ns) override;
     ze_result_t cancel(const hal::EventRef& signal) override;
     uint32_t ordinal() const override { return state_->ordinal; }
@@ -38,11 +40,13 @@ private:
     // INVALID_NULL_HANDLE for a null wait event, INVALID_ARGUMENT for an event of another device.
     ze_result_t check_events(const hal::EventRef& signal, std::span<const hal::EventRef> waits) const;
     // Queues one validated command; on SUCCESS it takes over `holds` (its operands' memory,
-    // nulled here), else they stay with the caller. `events` and `offsets` are a step's (Command).
+    // nulled here), else they stay with the caller. `events` and `offsets` are a step's (Command);
+    // `work` a kernel's, taken over on SUCCESS.
     ze_result_t submit(CommandKind kind, void* dst, const void* src, size_t size, const void* pattern,
                        size_t pattern_size, uint32_t export_group, const hal::EventRef& signal,
                        std::span<const hal::EventRef> waits, hal::PointerRegistry::InFlight* (&holds)[2],
-                       std::span<const hal::EventRef> events = {}, std::span<const size_t> offsets = {});
+                       std::span<const hal::EventRef> events = {}, std::span<const size_t> offsets = {},
+                       std::unique_ptr<KernelWork>* work = nullptr);
 
     const std::shared_ptr<SimDevice> device_;
     Engine* const engine_;

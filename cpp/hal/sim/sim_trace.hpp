@@ -13,12 +13,15 @@
 
 namespace zehal::sim {
 
+// CommandTrace::command of a kernel launch.
+inline constexpr uint32_t kTraceKernel = 3;
+
 // What an engine reports of one command when it completes.
 struct CommandTrace {
     uint32_t ordinal;      // engine group
     uint32_t engine;       // engine index
     uint64_t queue_id;     // device-unique queue number
-    uint32_t command;      // 0 copy, 1 fill, 2 barrier
+    uint32_t command;      // 0 copy, 1 fill, 2 barrier, 3 kernel (kTraceKernel)
     uint64_t bytes;        // bytes written
     uint64_t start_ticks;  // unmasked device ticks
     uint64_t end_ticks;

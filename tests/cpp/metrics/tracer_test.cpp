@@ -66,6 +66,13 @@ public:
     ze_result_t create_event_pool(uint32_t c, uint32_t f, std::shared_ptr<hal::EventPool>* out) override {
         return d_->create_event_pool(c, f, out);
     }
+    ze_result_t create_module(hal::ModuleFormat f, std::span<const uint8_t> b, std::string_view flags,
+                              std::shared_ptr<hal::Module>* out, std::string* log) override {
+        return d_->create_module(f, b, flags, out, log);
+    }
+    ze_result_t record_on_stream(uintptr_t s, const hal::EventRef& e, hal::StreamMark m) override {
+        return d_->record_on_stream(s, e, m);
+    }
     ze_result_t global_timestamps(uint64_t* h, uint64_t* t) override { return d_->global_timestamps(h, t); }
     const std::vector<hal::MetricGroupInfo>& metric_groups() const override { return d_->metric_groups(); }
     hal::TraceSource* trace_source() override { return nullptr; }

@@ -138,13 +138,18 @@ TEST_F(BadInputTest, CommandArguments) {
     ze_kernel_timestamp_result_t ts{};
     EXPECT_EQ(zeEventQueryKernelTimestamp(ev[0], &ts), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);  // no timestamp flag
     EXPECT_EQ(zeEventHostSynchronize(ev[0], 0), ZE_RESULT_NOT_READY);
-}
-
-TEST_F(BadInputTest, UnimplementedFunctionsAreUnsupported) {
+    // Modules: a descriptor without input, a null descriptor or output.
     ze_module_desc_t md{};
     md.stype = ZE_STRUCTURE_TYPE_MODULE_DESC;
     ze_module_handle_t module = nullptr;
-    EXPECT_EQ(zeModuleCreate(context, device, &md, &module, nullptr), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    EXPECT_EQ(zeModuleCreate(context, device, &md, &module, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zeModuleCreate(context, device, nullptr, &module, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(module, nullptr);
+}
+
+TEST_F(BadInputTest, UnimplementedFunctionsAreUnsupported) {
+    ze_module_handle_t module = nullptr;
+    EXPECT_EQ(zeModuleDynamicLink(1, &module, nullptr), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
     ze_image_desc_t id{};
     ze_image_handle_t image = nullptr;
     EXPECT_EQ(zeImageCreate(context, device, &id, &image), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);

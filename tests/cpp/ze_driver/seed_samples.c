@@ -1,8 +1,10 @@
 /* The seeds' sample code, as the Level Zero specification writes it, run through the real
  * loader against zehal's driver (ZE_ENABLE_ALT_DRIVERS): the metric tracer's
  * create/enable/read/decode loop, the kernel timestamps query with and without mapped
- * timestamps, and metric export memory imported through zeMemAllocDevice. C11, linked
- * with libze_loader.so.1 only; the experimental functions are resolved with
+ * timestamps, and metric export memory imported through zeMemAllocDevice. Each is walked
+ * with copies and fills, and, on a device that builds SPIR-V, again with a kernel
+ * (tests/kernels/buffers.cl's fill_uint) doing the work. C11, linked with
+ * libze_loader.so.1 only; the experimental functions are resolved with
  * zeDriverGetExtensionFunctionAddress, which every loader supports. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -79,6 +81,44 @@ static int has_extension(ze_driver_handle_t driver, const char* name) {
     return found;
 }
 
+/* The kernel of the samples' second walk: fill_uint(dst, value), one work-item per word;
+ * null on a device that builds no SPIR-V (then only the first walk runs). */
+static ze_kernel_handle_t fill_kernel;
+
+static void load_fill_kernel(ze_context_handle_t context, ze_device_handle_t device, ze_module_handle_t* module) {
+    ze_device_module_properties_t props = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES};
+    ZE_OK(zeDeviceGetModuleProperties(device, &props));
+    fill_kernel = NULL;
+    *module = NULL;
+    if (props.spirvVersionSupported == 0) return;
+    FILE* f = fopen(ZEHAL_SPIRV_KERNEL_DIR "/buffers.spv", "rb");
+    CHECK(f != NULL);
+    uint8_t* spirv = malloc(1 << 16);
+    const size_t size = fread(spirv, 1, 1 << 16, f);
+    fclose(f);
+    CHECK(size > 0 && size < (1 << 16));
+    ze_module_desc_t desc = {ZE_STRUCTURE_TYPE_MODULE_DESC, NULL, ZE_MODULE_FORMAT_IL_SPIRV, size, spirv, "", NULL};
+    ZE_OK(zeModuleCreate(context, device, &desc, module, NULL));
+    free(spirv);
+    ze_kernel_desc_t kernel_desc = {ZE_STRUCTURE_TYPE_KERNEL_DESC, NULL, 0, "fill_uint"};
+    ZE_OK(zeKernelCreate(*module, &kernel_desc, &fill_kernel));
+    ZE_OK(zeKernelSetGroupSize(fill_kernel, 1, 1, 1));
+}
+
+/* The work of a sample: `bytes` (a multiple of 4) at dst set to the 32-bit `value` by a fill
+ * (use_kernel 0) or by fill_kernel (use_kernel 1), signalling `event`. */
+static void fill_words(ze_command_list_handle_t list, int use_kernel, void* dst, uint32_t value, size_t bytes,
+                       ze_event_handle_t event) {
+    if (!use_kernel) {
+        ZE_OK(zeCommandListAppendMemoryFill(list, dst, &value, sizeof value, bytes, event, 0, NULL));
+        return;
+    }
+    ZE_OK(zeKernelSetArgumentValue(fill_kernel, 0, sizeof dst, &dst));
+    ZE_OK(zeKernelSetArgumentValue(fill_kernel, 1, sizeof value, &value));
+    const ze_group_count_t groups = {(uint32_t)(bytes / sizeof value), 1, 1};
+    ZE_OK(zeCommandListAppendLaunchKernel(list, fill_kernel, &groups, event, 0, NULL));
+}
+
 /* Waits for every command of immediate list `list` (a barrier signalling an event: API 1.4
  * has no zeCommandListHostSynchronize). */
 static void finish(ze_context_handle_t context, ze_device_handle_t device, ze_command_list_handle_t list) {
@@ -113,7 +153,7 @@ static zet_metric_group_handle_t find_group(ze_device_handle_t device, uint32_t 
 
 /* Kernel timestamps of a copy, in ticks and in the host's time domain. */
 static void kernel_timestamps_sample(ze_context_handle_t context, ze_device_handle_t device,
-                                     ze_command_list_handle_t list, void* dst, void* src) {
+                                     ze_command_list_handle_t list, void* dst, void* src, int use_kernel) {
     ze_event_query_kernel_timestamps_ext_properties_t caps = {
         (ze_structure_type_t)ZEHAL_STYPE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_PROPERTIES, NULL, 0};
     ze_device_properties_t dev = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2, .pNext = &caps};
@@ -133,7 +173,10 @@ static void kernel_timestamps_sample(ze_context_handle_t context, ze_device_hand
         ZE_OK(zeEventCreate(pool, &event_desc, &event));
 
         const uint64_t before = host_ns();
-        ZE_OK(zeCommandListAppendMemoryCopy(list, dst, src, 4096, event, 0, NULL));
+        if (use_kernel)
+            fill_words(list, 1, dst, 7, 4096, event);
+        else
+            ZE_OK(zeCommandListAppendMemoryCopy(list, dst, src, 4096, event, 0, NULL));
         ZE_OK(zeEventHostSynchronize(event, UINT64_MAX));
         const uint64_t after = host_ns();
 
@@ -164,7 +207,7 @@ static void kernel_timestamps_sample(ze_context_handle_t context, ze_device_hand
 
 /* The tracer loop of the specification: activate, create, enable, run, read, decode. */
 static void tracer_sample(ze_context_handle_t context, ze_device_handle_t device, ze_command_list_handle_t list,
-                          void* dst, void* src) {
+                          void* dst, void* src, int use_kernel) {
     zet_metric_group_handle_t group = find_group(device, ZET_METRIC_GROUP_TYPE_EXP_FLAG_OTHER);
     CHECK(group != NULL);
     ZE_OK(zetContextActivateMetricGroups(context, device, 1, &group));
@@ -183,7 +226,12 @@ static void tracer_sample(ze_context_handle_t context, ze_device_handle_t device
     ZE_OK(ext.tracer_enable(tracer, 1));
 
     const uint64_t before = host_ns();
-    for (int i = 0; i < 64; ++i) ZE_OK(zeCommandListAppendMemoryCopy(list, dst, src, 4096, NULL, 0, NULL));
+    for (int i = 0; i < 64; ++i) {
+        if (use_kernel)
+            fill_words(list, 1, dst, (uint32_t)i, 4096, NULL);
+        else
+            ZE_OK(zeCommandListAppendMemoryCopy(list, dst, src, 4096, NULL, 0, NULL));
+    }
     finish(context, device, list);
     ZE_OK(zeEventHostSynchronize(notification, UINT64_MAX));
     const uint64_t after = host_ns();
@@ -228,9 +276,10 @@ static void tracer_sample(ze_context_handle_t context, ze_device_handle_t device
     free(raw);
 }
 
-/* Metric export memory: the group's dma-buf imported as device memory; a fill of it shows
- * in the tracer's data as an export-memory write of the pattern. */
-static void export_sample(ze_context_handle_t context, ze_device_handle_t device, ze_command_list_handle_t list) {
+/* Metric export memory: the group's dma-buf imported as device memory; a fill of it (or a
+ * kernel's writes) shows in the tracer's data as an export-memory write of the pattern. */
+static void export_sample(ze_context_handle_t context, ze_device_handle_t device, ze_command_list_handle_t list,
+                          int use_kernel) {
     zet_metric_group_handle_t group = find_group(device, ZET_METRIC_GROUP_TYPE_EXP_FLAG_EXPORT_DMA_BUF);
     CHECK(group != NULL);
     zet_export_dma_buf_exp_properties_t dma = {(zet_structure_type_t)ZEHAL_STYPE_EXPORT_DMA_BUF_EXP_PROPERTIES, NULL,
@@ -250,8 +299,7 @@ static void export_sample(ze_context_handle_t context, ze_device_handle_t device
     zet_metric_tracer_exp_handle_t tracer;
     ZE_OK(ext.tracer_create(context, device, 1, &group, &desc, NULL, &tracer));
     ZE_OK(ext.tracer_enable(tracer, 1));
-    const uint8_t pattern = 0xAB;
-    ZE_OK(zeCommandListAppendMemoryFill(list, exported, &pattern, 1, 256, NULL, 0, NULL));
+    fill_words(list, use_kernel, exported, 0xABABABABu, 256, NULL);
     finish(context, device, list);
     ZE_OK(ext.tracer_disable(tracer, 1));
 
@@ -312,14 +360,22 @@ int main(void) {
         ZE_OK(zeMemAllocHost(context, &host_desc, 4096, 64, &src));
         ZE_OK(zeMemAllocDevice(context, &dev_desc, 4096, 64, device, &dst));
 
-        kernel_timestamps_sample(context, device, list, dst, src);
-        tracer_sample(context, device, list, dst, src);
-        export_sample(context, device, list);
+        ze_module_handle_t module = NULL;
+        load_fill_kernel(context, device, &module);
+        for (int use_kernel = 0; use_kernel < (fill_kernel ? 2 : 1); ++use_kernel) {
+            kernel_timestamps_sample(context, device, list, dst, src, use_kernel);
+            tracer_sample(context, device, list, dst, src, use_kernel);
+            export_sample(context, device, list, use_kernel);
+        }
+        if (fill_kernel) {
+            ZE_OK(zeKernelDestroy(fill_kernel));
+            ZE_OK(zeModuleDestroy(module));
+        }
 
         ZE_OK(zeMemFree(context, src));
         ZE_OK(zeMemFree(context, dst));
         ZE_OK(zeCommandListDestroy(list));
-        printf("seed samples passed on device %u\n", d);
+        printf("seed samples passed on device %u%s\n", d, fill_kernel ? ", with copies and with a kernel" : "");
     }
     ZE_OK(zeContextDestroy(context));
     free(devices);

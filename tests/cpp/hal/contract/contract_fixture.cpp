@@ -1,7 +1,10 @@
 #include "contract_fixture.hpp"
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <random>
+#include <string_view>
 
 namespace zehal::test::contract {
 
@@ -69,6 +72,42 @@ std::vector<uint8_t> HalContract::read_back(hal::Queue& q, const void* src, size
     copy_and_wait(q, host.ptr(), src, size);
     std::memcpy(out.data(), host.ptr(), size);
     return out;
+}
+
+// Where the build put tests/kernels' SPIR-V ("" when it had no clang-15 and llvm-spirv-15).
+#ifndef ZEHAL_SPIRV_KERNEL_DIR
+#define ZEHAL_SPIRV_KERNEL_DIR ""
+#endif
+
+std::vector<uint8_t> spirv_of(const char* name) {
+    if (std::string_view(ZEHAL_SPIRV_KERNEL_DIR).empty()) return {};
+    std::ifstream in(std::string(ZEHAL_SPIRV_KERNEL_DIR) + "/" + name + ".spv", std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+hal::ModuleRef KernelContract::module(const char* name) {
+    if (std::string_view(ZEHAL_SPIRV_KERNEL_DIR).empty()) {
+        skip_reason_ = "the build made no SPIR-V kernels (no clang-15 and llvm-spirv-15)";
+        return nullptr;
+    }
+    const std::vector<uint8_t> spirv = spirv_of(name);
+    EXPECT_FALSE(spirv.empty()) << name << ".spv was not built";
+    hal::ModuleRef m;
+    std::string log;
+    const ze_result_t r = device_->create_module(hal::ModuleFormat::spirv, spirv, "", &m, &log);
+    if (r == ZE_RESULT_ERROR_UNSUPPORTED_FEATURE)
+        skip_reason_ = log.empty() ? "the device builds no modules" : log;
+    else
+        EXPECT_EQ(r, ZE_RESULT_SUCCESS) << log;
+    return m;
+}
+
+hal::KernelRef KernelContract::kernel(const hal::ModuleRef& m, const char* name) {
+    hal::KernelRef k;
+    if (m) {
+        EXPECT_EQ(m->create_kernel(name, &k), ZE_RESULT_SUCCESS) << name;
+    }
+    return k;
 }
 
 }  // namespace zehal::test::contract

@@ -79,6 +79,20 @@ class EventContract : public HalContract {};
 class TimestampContract : public HalContract {};
 class TraceSourceContract : public HalContract {};
 class LostDeviceContract : public HalContract {};
+// Kernels, with modules built from the SPIR-V of tests/kernels.
+class KernelContract : public HalContract {
+protected:
+    // A module of tests/kernels/<name>.spv; null with skip_reason_ set when the device builds
+    // no modules here (UNSUPPORTED_FEATURE: the log says why), null and a failure otherwise.
+    hal::ModuleRef module(const char* name);
+    // Kernel `name` of `m` (null and a failure when there is none).
+    hal::KernelRef kernel(const hal::ModuleRef& m, const char* name);
+
+    std::string skip_reason_;
+};
+
+// The SPIR-V of tests/kernels/<name>.cl, built at build time (empty when missing).
+std::vector<uint8_t> spirv_of(const char* name);
 
 // Test names end with the backend's name.
 inline std::string backend_name(const testing::TestParamInfo<BackendProvider>& info) { return info.param.name; }
@@ -94,5 +108,6 @@ inline std::string backend_name(const testing::TestParamInfo<BackendProvider>& i
     INSTANTIATE_TEST_SUITE_P(Hal, TimestampContract, testing::Values(provider), backend_name);   \
     INSTANTIATE_TEST_SUITE_P(Hal, TraceSourceContract, testing::Values(provider), backend_name); \
     INSTANTIATE_TEST_SUITE_P(Hal, LostDeviceContract, testing::Values(provider), backend_name);  \
+    INSTANTIATE_TEST_SUITE_P(Hal, KernelContract, testing::Values(provider), backend_name);      \
     }                                                                                            \
     static_assert(true, "a semicolon follows the macro")

@@ -1,0 +1,35 @@
+# Detection of the kernel compiler stack (docs/kernels.md): LLVM 15 (llvm-15-dev), the
+# Khronos SPIRV-LLVM-Translator (libllvmspirvlib-15-dev) and libclc's NVPTX builtins
+# (libclc-15). ZEHAL_COMPILER=AUTO builds the compiler when all three are found, ON
+# requires them, OFF leaves them out; without them zehal still builds and the compiler
+# layer reports why kernels are unavailable (ZEHAL_COMPILER_MISSING).
+set(ZEHAL_COMPILER AUTO CACHE STRING "Kernels from SPIR-V through LLVM 15: AUTO, ON or OFF")
+set_property(CACHE ZEHAL_COMPILER PROPERTY STRINGS AUTO ON OFF)
+
+set(ZEHAL_COMPILER_FOUND OFF)
+set(ZEHAL_COMPILER_MISSING "")
+if(ZEHAL_COMPILER STREQUAL "OFF")
+  set(ZEHAL_COMPILER_MISSING "zehal was built with ZEHAL_COMPILER=OFF")
+else()
+  find_package(LLVM 15 CONFIG QUIET HINTS /usr/lib/llvm-15/lib/cmake/llvm)
+  find_path(ZEHAL_SPIRV_LIB_INCLUDE LLVMSPIRVLib.h PATH_SUFFIXES LLVMSPIRVLib HINTS /usr/include/LLVMSPIRVLib)
+  find_library(ZEHAL_SPIRV_LIB NAMES LLVMSPIRVLib HINTS ${LLVM_LIBRARY_DIR})
+  find_file(ZEHAL_LIBCLC_NVPTX nvptx64--nvidiacl.bc HINTS /usr/lib/clc /usr/share/clc ${LLVM_LIBRARY_DIR}/clc)
+  if(NOT LLVM_FOUND OR NOT TARGET LLVM)
+    set(ZEHAL_COMPILER_MISSING "LLVM 15 with its shared library was not found (Debian package llvm-15-dev)")
+  elseif(NOT ZEHAL_SPIRV_LIB_INCLUDE OR NOT ZEHAL_SPIRV_LIB)
+    set(ZEHAL_COMPILER_MISSING "the SPIRV-LLVM-Translator was not found (Debian package libllvmspirvlib-15-dev)")
+  elseif(NOT ZEHAL_LIBCLC_NVPTX)
+    set(ZEHAL_COMPILER_MISSING "libclc's nvptx64--nvidiacl.bc was not found (Debian package libclc-15)")
+  else()
+    set(ZEHAL_COMPILER_FOUND ON)
+  endif()
+  if(ZEHAL_COMPILER STREQUAL "ON" AND NOT ZEHAL_COMPILER_FOUND)
+    message(FATAL_ERROR "ZEHAL_COMPILER=ON: ${ZEHAL_COMPILER_MISSING}")
+  endif()
+endif()
+if(ZEHAL_COMPILER_FOUND)
+  message(STATUS "zehal kernels: LLVM ${LLVM_PACKAGE_VERSION}, ${ZEHAL_SPIRV_LIB}, ${ZEHAL_LIBCLC_NVPTX}")
+else()
+  message(STATUS "zehal kernels unavailable: ${ZEHAL_COMPILER_MISSING}")
+endif()

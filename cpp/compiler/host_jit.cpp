@@ -1,0 +1,194 @@
+// HostModule::build: the program lowered for the host, optimised (O2) and compiled to an
+// object file (cached by program digest and host CPU), then loaded by an ORC LLJIT whose
+// only outside symbols are the runtime's barrier and the C library's math.
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <cstring>
+
+#include "group_runner.hpp"
+#include "host_lowering.hpp"
+#include "llvm_setup.hpp"
+#include "module_cache.hpp"
+#include "program_impl.hpp"
+
+namespace zehal::compiler {
+
+namespace {
+
+// Bumped when the lowering changes what an object file holds.
+constexpr std::string_view kHostFormat = "host-v2";
+
+class HostModuleImpl final : public HostModule {
+public:
+    HostModuleImpl(std::shared_ptr<const Program> program, std::unique_ptr<llvm::orc::LLJIT> jit,
+                   std::vector<HostKernel> kernels, uint64_t local_bytes)
+        : program_(std::move(program)), jit_(std::move(jit)), kernels_(std::move(kernels)), local_bytes_(local_bytes) {}
+
+    ze_result_t run(uint32_t index, const LaunchArgs& args, const LaunchGrid& grid, std::string* error) const override {
+        if (index >= kernels_.size()) {
+            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        }
+        return run_groups(kernels_[index], local_bytes_, args, grid, error);
+    }
+
+private:
+    std::shared_ptr<const Program> program_;
+    std::unique_ptr<llvm::orc::LLJIT> jit_;  // owns the code the kernels' entries point into
+    std::vector<HostKernel> kernels_;
+    uint64_t local_bytes_;
+};
+
+ze_result_t fail(std::string* log, const std::string& why) {
+    *log = why;
+    return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+}
+
+// The host's target machine (this CPU and its features, aggressive optimisation).
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>> host_machine(llvm::orc::JITTargetMachineBuilder* builder) {
+    auto detected = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!detected) {
+        return detected.takeError();
+    }
+    detected->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+    detected->setRelocationModel(llvm::Reloc::PIC_);
+    *builder = *detected;
+    return detected->createTargetMachine();
+}
+
+void optimize(llvm::Module& module, llvm::TargetMachine& machine) {
+    llvm::LoopAnalysisManager loops;
+    llvm::FunctionAnalysisManager functions;
+    llvm::CGSCCAnalysisManager cgscc;
+    llvm::ModuleAnalysisManager modules;
+    llvm::PassBuilder builder(&machine);
+    builder.registerModuleAnalyses(modules);
+    builder.registerCGSCCAnalyses(cgscc);
+    builder.registerFunctionAnalyses(functions);
+    builder.registerLoopAnalyses(loops);
+    builder.crossRegisterProxies(loops, functions, cgscc, modules);
+    builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(module, modules);
+}
+
+// Lowers, optimises and compiles `program` into an object file.
+ze_result_t compile_object(const ProgramImpl& program, llvm::TargetMachine& machine, std::string* object,
+                           std::string* log) {
+    TranslatedModule translated;
+    if (ze_result_t r = program.translate(&translated, log); r != ZE_RESULT_SUCCESS) {
+        return r;
+    }
+    llvm::Module& module = *translated.module;
+    if (ze_result_t r = lower_for_host(module, machine.createDataLayout(), machine.getTargetTriple().str(), log);
+        r != ZE_RESULT_SUCCESS) {
+        return r;
+    }
+    std::string problems;
+    llvm::raw_string_ostream stream(problems);
+    if (llvm::verifyModule(module, &stream)) {
+        return fail(log, "the host lowering produced invalid IR: " + stream.str());
+    }
+    optimize(module, machine);
+    llvm::SmallVector<char, 0> buffer;
+    llvm::raw_svector_ostream out(buffer);
+    llvm::legacy::PassManager passes;
+    if (machine.addPassesToEmitFile(passes, out, nullptr, llvm::CGFT_ObjectFile)) {
+        return fail(log, "the host target cannot emit object files");
+    }
+    passes.run(module);
+    object->assign(buffer.begin(), buffer.end());
+    count_compilation();
+    return ZE_RESULT_SUCCESS;
+}
+
+// An LLJIT holding `object`, its outside symbols the runtime's and this process's.
+llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> load_object(llvm::orc::JITTargetMachineBuilder builder,
+                                                             const std::string& object) {
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(builder)).create();
+    if (!jit) {
+        return jit.takeError();
+    }
+    llvm::orc::JITDylib& main = (*jit)->getMainJITDylib();
+    llvm::orc::SymbolMap runtime;
+    runtime[(*jit)->mangleAndIntern(kBarrierSymbol)] = llvm::JITEvaluatedSymbol(
+        llvm::pointerToJITTargetAddress(&zehal_work_group_barrier), llvm::JITSymbolFlags::Exported);
+    if (auto error = main.define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
+        return error;
+    }
+    auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        (*jit)->getDataLayout().getGlobalPrefix());
+    if (!process) {
+        return process.takeError();
+    }
+    main.addGenerator(std::move(*process));
+    if (auto error = (*jit)->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, "zehal-kernels"))) {
+        return error;
+    }
+    return std::move(*jit);
+}
+
+}  // namespace
+
+ze_result_t HostModule::build(const std::shared_ptr<const Program>& program, std::shared_ptr<const HostModule>* out,
+                              std::string* log) {
+    std::string ignored;
+    std::string* message = log != nullptr ? log : &ignored;
+    message->clear();
+    if (out == nullptr || !program) {
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    }
+    out->reset();
+    // Every Program is a ProgramImpl: this layer makes them all.
+    const auto* impl = static_cast<const ProgramImpl*>(program.get());
+    initialize_llvm_targets();
+    llvm::orc::JITTargetMachineBuilder builder{llvm::Triple()};
+    auto machine = host_machine(&builder);
+    if (!machine) {
+        return fail(message, "no host target: " + llvm::toString(machine.takeError()));
+    }
+    const std::string target = std::string(kHostFormat) + "-" + (*machine)->getTargetTriple().str() + "-" +
+                               (*machine)->getTargetCPU().str() + "-" + (*machine)->getTargetFeatureString().str();
+    const CacheKey key = cache_key(program->digest(), target);
+    std::shared_ptr<const std::string> object = cache_find("host", key);
+    if (!object) {
+        std::string compiled;
+        if (ze_result_t r = compile_object(*impl, **machine, &compiled, message); r != ZE_RESULT_SUCCESS) {
+            return r;
+        }
+        cache_store("host", key, compiled);
+        object = cache_find("host", key);
+    }
+    auto jit = load_object(std::move(builder), *object);
+    if (!jit) {
+        return fail(message, "cannot load the host code: " + llvm::toString(jit.takeError()));
+    }
+    auto table = (*jit)->lookup(kModuleTableSymbol);
+    if (!table) {
+        return fail(message, "cannot link the host code: " + llvm::toString(table.takeError()));
+    }
+    const auto* words = table->toPtr<const uint64_t*>();
+    const uint64_t local_bytes = words[0];
+    if (words[1] != program->kernels().size()) {
+        return fail(message, "the host code does not match its program");
+    }
+    const auto* rows = reinterpret_cast<const ModuleTableKernel*>(words + 2);
+    std::vector<HostKernel> kernels;
+    for (size_t i = 0; i < program->kernels().size(); ++i) {
+        HostKernel kernel;
+        kernel.entry = rows[i].entry;
+        kernel.per_work_item = rows[i].per_work_item != 0;
+        kernel.args = program->kernels()[i].args;
+        kernels.push_back(std::move(kernel));
+    }
+    *out = std::make_shared<HostModuleImpl>(program, std::move(*jit), std::move(kernels), local_bytes);
+    return ZE_RESULT_SUCCESS;
+}
+
+}  // namespace zehal::compiler

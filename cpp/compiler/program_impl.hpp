@@ -1,0 +1,39 @@
+// The Program of this layer: the bitcode the SPIR-V was translated into (each target
+// reads it into a context of its own, so builds of one program run in parallel), its
+// kernels and its digest.
+#pragma once
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/program.hpp"
+#include "spirv_reader.hpp"
+
+namespace zehal::compiler {
+
+class ProgramImpl final : public Program {
+public:
+    ProgramImpl(std::shared_ptr<const std::string> bitcode, std::vector<KernelInfo> kernels, const std::array<uint8_t, 32>& digest)
+        : bitcode_(std::move(bitcode)), kernels_(std::move(kernels)), digest_(digest) {}
+
+    const std::vector<KernelInfo>& kernels() const override { return kernels_; }
+    int find(std::string_view name) const override;
+    const std::array<uint8_t, 32>& digest() const override { return digest_; }
+
+    // The program as a verified LLVM module in a context of its own (read again each call).
+    ze_result_t translate(TranslatedModule* out, std::string* log) const;
+
+private:
+    std::shared_ptr<const std::string> bitcode_;
+    std::vector<KernelInfo> kernels_;
+    std::array<uint8_t, 32> digest_;
+};
+
+// Counts one compilation (a lowering and code generation, not a cache hit).
+void count_compilation() noexcept;
+
+}  // namespace zehal::compiler

@@ -1,0 +1,189 @@
+// Kernels of the software device: SimDevice::create_module, SimModule, SimKernel, SimLaunch
+// and SimQueue::append_launch.
+#include "hal/sim/sim_module.hpp"
+
+#include <new>
+#include <utility>
+
+#include "hal/sim/sim_device.hpp"
+#include "hal/sim/sim_queue.hpp"
+
+namespace zehal::sim {
+
+namespace {
+
+constexpr uint32_t format_bit(hal::ModuleFormat f) noexcept { return 1u << static_cast<uint32_t>(f); }
+
+// The HAL's view of a kernel the compiler read.
+hal::KernelProperties properties_of(const compiler::KernelInfo& info, uint32_t max_group_size) {
+    hal::KernelProperties p;
+    p.name = info.name;
+    for (const compiler::ArgInfo& a : info.args)
+        p.args.push_back({static_cast<hal::KernelArgKind>(a.kind), a.kind == compiler::ArgKind::local ? 0 : a.size});
+    p.required_group_size = info.required_group_size;
+    p.private_bytes = info.private_bytes;
+    p.local_bytes = info.local_bytes;
+    p.max_group_size = max_group_size;
+    return p;
+}
+
+}  // namespace
+
+void describe_kernels(hal::DeviceProperties* props) {
+    props->max_group_size = kMaxGroupSize;
+    props->max_group_dims = {kMaxGroupSize, kMaxGroupSize, kMaxGroupSize};
+    props->max_group_count = {kMaxGroupCount, kMaxGroupCount, kMaxGroupCount};
+    props->max_local_bytes = kMaxLocalBytes;
+    if (compiler::available()) {
+        props->module_formats = format_bit(hal::ModuleFormat::spirv) | format_bit(hal::ModuleFormat::native);
+        return;
+    }
+    const std::string reason = "no kernels: " + std::string(compiler::unavailable_reason());
+    props->limits += props->limits.empty() ? reason : "; " + reason;
+}
+
+// ---------------------------------------------------------------- SimDevice
+
+ze_result_t SimDevice::create_module(hal::ModuleFormat format, std::span<const uint8_t> binary,
+                                     std::string_view build_flags, std::shared_ptr<hal::Module>* out,
+                                     std::string* log) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (format != hal::ModuleFormat::spirv && format != hal::ModuleFormat::native)
+        return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+    if (binary.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
+    std::string scratch;
+    // The native format of the sim device is the SPIR-V it was built from.
+    return SimModule::create(domain_, hal::KernelLimits::of(props_), binary, build_flags, out, log ? log : &scratch);
+}
+
+ze_result_t SimDevice::record_on_stream(uintptr_t, const hal::EventRef& event, hal::StreamMark) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;  // the sim device has no native streams
+}
+
+// ---------------------------------------------------------------- SimModule
+
+ze_result_t SimModule::create(std::shared_ptr<const hal::EventDomain> domain, const hal::KernelLimits& limits,
+                              std::span<const uint8_t> spirv, std::string_view build_flags,
+                              std::shared_ptr<hal::Module>* out, std::string* log) {
+    std::shared_ptr<const compiler::Program> program;
+    if (ze_result_t r = compiler::Program::from_spirv(spirv, build_flags, &program, log); r != ZE_RESULT_SUCCESS)
+        return r;
+    std::shared_ptr<const compiler::HostModule> host;
+    if (ze_result_t r = compiler::HostModule::build(program, &host, log); r != ZE_RESULT_SUCCESS) return r;
+    try {
+        *out = std::make_shared<SimModule>(std::move(domain), limits, std::vector<uint8_t>(spirv.begin(), spirv.end()),
+                                           std::move(program), std::move(host));
+    } catch (const std::bad_alloc&) {
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+SimModule::SimModule(std::shared_ptr<const hal::EventDomain> domain, const hal::KernelLimits& limits,
+                     std::vector<uint8_t> spirv, std::shared_ptr<const compiler::Program> program,
+                     std::shared_ptr<const compiler::HostModule> host)
+    : domain_(std::move(domain)),
+      limits_(limits),
+      spirv_(std::move(spirv)),
+      program_(std::move(program)),
+      host_(std::move(host)) {}
+
+std::vector<std::string> SimModule::kernel_names() const {
+    std::vector<std::string> names;
+    for (const compiler::KernelInfo& k : program_->kernels()) names.push_back(k.name);
+    return names;
+}
+
+ze_result_t SimModule::create_kernel(std::string_view name, std::shared_ptr<hal::Kernel>* out) {
+    if (domain_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    const int index = program_->find(name);
+    if (index < 0) return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
+    try {
+        const auto i = static_cast<uint32_t>(index);
+        *out = std::make_shared<SimKernel>(shared_from_this(), i,
+                                           properties_of(program_->kernels()[i], limits_.max_group_size), limits_);
+    } catch (const std::bad_alloc&) {
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+SimKernel::SimKernel(std::shared_ptr<const SimModule> module, uint32_t index, hal::KernelProperties props,
+                     const hal::KernelLimits& limits)
+    : KernelState(std::move(props), limits),
+      module_(std::move(module)),
+      index_(index) {}
+
+// ---------------------------------------------------------------- SimLaunch
+
+SimLaunch::SimLaunch(std::shared_ptr<const compiler::HostModule> host, uint32_t index, hal::LaunchSnapshot args,
+                     const hal::GroupCount& groups)
+    : host_(std::move(host)),
+      index_(index),
+      args_(std::move(args)) {
+    grid_.group_count = groups;
+    grid_.group_size = args_.group_size;
+    holds_.reserve(args_.values.size());
+}
+
+SimLaunch::~SimLaunch() {
+    for (hal::PointerRegistry::InFlight* h : holds_) hal::PointerRegistry::release(h);
+}
+
+ze_result_t SimLaunch::run(std::string* error) {
+    const compiler::LaunchArgs args{args_.values, args_.local_sizes};
+    return host_->run(index_, args, grid_, error);
+}
+
+// ---------------------------------------------------------------- SimQueue
+
+ze_result_t SimQueue::append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, const hal::EventRef& signal,
+                                    std::span<const hal::EventRef> waits) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    auto* k = dynamic_cast<SimKernel*>(&kernel);
+    if (!k || !k->module().belongs_to(device_->domain())) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (ze_result_t r = hal::check_group_count(groups, device_->properties()); r != ZE_RESULT_SUCCESS) return r;
+    hal::LaunchSnapshot args;
+    if (ze_result_t r = k->snapshot(&args); r != ZE_RESULT_SUCCESS) return r;
+    std::unique_ptr<KernelWork> work;
+    SimLaunch* launch = nullptr;
+    try {
+        work = std::make_unique<SimLaunch>(k->module().host(), k->index(), std::move(args), groups);
+        launch = static_cast<SimLaunch*>(work.get());
+    } catch (const std::bad_alloc&) {
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    // Pointer arguments are operands like a copy's (null allowed): memory the device may
+    // use, held until the launch is over. Their extent is the kernel's business; the
+    // address must be inside its allocation.
+    const std::vector<hal::KernelArg>& sig = k->properties().args;
+    // The first __global argument in exported metric memory: the launch's completion is an
+    // export write of the word it points at, as a copy's or fill's into that memory is.
+    void* exported = nullptr;
+    uint32_t export_group = kNoExport;
+    for (size_t i = 0; i < sig.size(); ++i) {
+        if (sig[i].kind != hal::KernelArgKind::global && sig[i].kind != hal::KernelArgKind::constant) continue;
+        const void* p = launch->args().pointer(i);
+        if (!p) continue;
+        hal::Allocation a;
+        hal::PointerRegistry::InFlight* held = nullptr;
+        const ze_result_t r = device_->find_memory(p, 1, &a, &held);
+        if (r != ZE_RESULT_SUCCESS) return r;
+        launch->keep(held);
+        if (export_group == kNoExport && sig[i].kind == hal::KernelArgKind::global &&
+            SimDevice::export_group_of(a) != kNoExport) {
+            export_group = SimDevice::export_group_of(a);
+            exported = const_cast<void*>(p);
+        }
+    }
+    if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
+    hal::PointerRegistry::InFlight* none[2] = {nullptr, nullptr};
+    return submit(CommandKind::kernel, exported, nullptr, exported ? sizeof(uint32_t) : 0, nullptr, 0, export_group,
+                  signal, waits, none, {}, {}, &work);
+}
+
+}  // namespace zehal::sim

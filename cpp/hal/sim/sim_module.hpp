@@ -1,0 +1,103 @@
+// Modules and kernels of the software device: SPIR-V built by the compiler layer into host
+// code (compiler::HostModule), launched as commands of an engine (SimLaunch).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/program.hpp"
+#include "hal/host_event.hpp"
+#include "hal/kernel_state.hpp"
+#include "hal/module.hpp"
+#include "hal/pointer_registry.hpp"
+#include "hal/types.hpp"
+#include "hal/sim/sim_engine.hpp"
+
+namespace zehal::sim {
+
+// The sim device's compute limits (DeviceProperties): groups of up to 1024 work-items
+// (each a fiber of the compiler's runtime when the kernel has barriers), 64 KiB of
+// __local memory per group, group counts up to what ze_group_count_t holds.
+inline constexpr uint32_t kMaxGroupSize = 1024;
+inline constexpr uint32_t kMaxLocalBytes = 64u << 10;
+inline constexpr uint32_t kMaxGroupCount = 0xFFFFFFFFu;
+
+// The module formats and compute limits of a sim device into `props` (without the compiler:
+// no format, and the reason in its limits).
+void describe_kernels(hal::DeviceProperties* props);
+
+// A SPIR-V module built for the host. Native binaries are the same SPIR-V (the sim device
+// has no other code format; native_binary() gives it back). Thread-safe.
+class SimModule final : public hal::Module, public std::enable_shared_from_this<SimModule> {
+public:
+    // Reads and compiles `spirv` for a device whose events are of `domain` and whose limits
+    // are `limits`. UNSUPPORTED_FEATURE (reason in `log`) without the compiler,
+    // MODULE_BUILD_FAILURE with the compiler's log.
+    static ze_result_t create(std::shared_ptr<const hal::EventDomain> domain, const hal::KernelLimits& limits,
+                              std::span<const uint8_t> spirv, std::string_view build_flags,
+                              std::shared_ptr<hal::Module>* out, std::string* log);
+    SimModule(std::shared_ptr<const hal::EventDomain> domain, const hal::KernelLimits& limits,
+              std::vector<uint8_t> spirv, std::shared_ptr<const compiler::Program> program,
+              std::shared_ptr<const compiler::HostModule> host);
+
+    std::vector<std::string> kernel_names() const override;
+    ze_result_t create_kernel(std::string_view name, std::shared_ptr<hal::Kernel>* out) override;
+    std::span<const uint8_t> native_binary() const override { return spirv_; }
+
+    // True when the module was built for the device of `domain`.
+    bool belongs_to(const hal::EventDomain& domain) const noexcept { return domain_.get() == &domain; }
+    const std::shared_ptr<const compiler::HostModule>& host() const noexcept { return host_; }
+
+private:
+    // The device's event domain: its identity (a module never keeps the device itself alive).
+    const std::shared_ptr<const hal::EventDomain> domain_;
+    const hal::KernelLimits limits_;
+    const std::vector<uint8_t> spirv_;
+    const std::shared_ptr<const compiler::Program> program_;
+    const std::shared_ptr<const compiler::HostModule> host_;
+};
+
+// A kernel of a SimModule: the arguments and group size of KernelState, and where its code is.
+class SimKernel final : public hal::KernelState {
+public:
+    SimKernel(std::shared_ptr<const SimModule> module, uint32_t index, hal::KernelProperties props,
+              const hal::KernelLimits& limits);
+
+    const SimModule& module() const noexcept { return *module_; }
+    uint32_t index() const noexcept { return index_; }
+
+private:
+    const std::shared_ptr<const SimModule> module_;
+    const uint32_t index_;
+};
+
+// One launch as an engine's kernel work: the kernel's code, a snapshot of its arguments, the
+// grid, and holds on the memory its pointer arguments point into (released with it, so a
+// free of that memory waits for the launch, as for a copy's operands).
+class SimLaunch final : public KernelWork {
+public:
+    SimLaunch(std::shared_ptr<const compiler::HostModule> host, uint32_t index, hal::LaunchSnapshot args,
+              const hal::GroupCount& groups);
+    ~SimLaunch() override;
+    SimLaunch(const SimLaunch&) = delete;
+    SimLaunch& operator=(const SimLaunch&) = delete;
+
+    const hal::LaunchSnapshot& args() const noexcept { return args_; }
+    // Takes over a hold of hal::PointerRegistry (null: nothing).
+    void keep(hal::PointerRegistry::InFlight* held) { holds_.push_back(held); }
+
+    ze_result_t run(std::string* error) override;
+
+private:
+    const std::shared_ptr<const compiler::HostModule> host_;
+    const uint32_t index_;
+    const hal::LaunchSnapshot args_;
+    compiler::LaunchGrid grid_;
+    std::vector<hal::PointerRegistry::InFlight*> holds_;
+};
+
+}  // namespace zehal::sim

@@ -1,0 +1,163 @@
+// Modules (SEMANTICS §12): built by the device's HAL from SPIR-V or the backend's native
+// format, their kernel names and native binary, and the build log of a creation.
+#include <cstring>
+#include <string>
+
+#include "chain.hpp"
+#include "dispatch.hpp"
+#include "kernel_object.hpp"
+#include "common/c_boundary.hpp"
+
+namespace zehal::ze_driver {
+namespace {
+
+// Hands out a build log for `text` through `phBuildLog` when the caller asked for one.
+void give_log(ze_module_build_log_handle_t* phBuildLog, std::string text) {
+    if (!phBuildLog) return;
+    auto log = std::make_shared<BuildLogObject>();
+    log->text = std::move(text);
+    *phBuildLog = to_handle<ze_module_build_log_handle_t>(build_logs().add(std::move(log)));
+}
+
+// What zeModuleCreate does not take: specialization constants and several programs linked
+// into one module (ze_module_program_exp_desc_t); the reason, or "" when neither is asked.
+std::string unsupported_input(const ze_module_desc_t* desc) {
+    if (desc->pConstants && desc->pConstants->numConstants > 0)
+        return "zehal: specialization constants are not supported";
+    const auto* next = static_cast<const ChainLink*>(desc->pNext);
+    if (has_stype(desc, {ZE_STRUCTURE_TYPE_MODULE_DESC}) && find_link(next, ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC))
+        return "zehal: modules of several programs (ze_module_program_exp_desc_t) are not supported";
+    return {};
+}
+
+// Builds the module on the device's HAL. A build log is handed out whatever the result
+// (empty on success when the build said nothing), as the specification allows; a failed
+// build sets no module handle. The pointer checks come first, so that a null output leaves
+// nothing behind.
+ze_result_t zeModuleCreate_(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_module_desc_t* desc,
+                            ze_module_handle_t* phModule, ze_module_build_log_handle_t* phBuildLog) {
+    return ze_guarded([&] {
+        std::shared_ptr<ContextObject> c;
+        if (ze_result_t r = contexts().get(hContext, &c); r != ZE_RESULT_SUCCESS) return r;
+        DeviceObject* d = nullptr;
+        if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
+        if (!desc || !desc->pInputModule || !phModule) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        if (desc->format != ZE_MODULE_FORMAT_IL_SPIRV && desc->format != ZE_MODULE_FORMAT_NATIVE)
+            return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+        if (desc->inputSize == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+        if (std::string why = unsupported_input(desc); !why.empty()) {
+            give_log(phBuildLog, std::move(why));
+            return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+        }
+        const auto format = desc->format == ZE_MODULE_FORMAT_NATIVE ? hal::ModuleFormat::native
+                                                                    : hal::ModuleFormat::spirv;
+        const std::string_view flags = desc->pBuildFlags ? desc->pBuildFlags : "";
+        auto object = std::make_shared<ModuleObject>();
+        object->device = d;
+        std::string log;
+        const ze_result_t r = d->device->create_module(format, {desc->pInputModule, desc->inputSize}, flags,
+                                                       &object->module, &log);
+        give_log(phBuildLog, std::move(log));
+        if (r != ZE_RESULT_SUCCESS) return r;
+        *phModule = to_handle<ze_module_handle_t>(modules().add(std::move(object)));
+        return ZE_RESULT_SUCCESS;
+    });
+}
+
+// Kernels keep their module's code alive, so destroying a module with live kernels is safe
+// and answers SUCCESS (the specification asks the application not to).
+ze_result_t zeModuleDestroy_(ze_module_handle_t hModule) {
+    return ze_guarded([&] {
+        if (modules().remove(hModule)) return ZE_RESULT_SUCCESS;
+        std::shared_ptr<ModuleObject> none;
+        return modules().get(hModule, &none);
+    });
+}
+
+ze_result_t zeModuleBuildLogDestroy_(ze_module_build_log_handle_t hModuleBuildLog) {
+    return ze_guarded([&] {
+        if (build_logs().remove(hModuleBuildLog)) return ZE_RESULT_SUCCESS;
+        std::shared_ptr<BuildLogObject> none;
+        return build_logs().get(hModuleBuildLog, &none);
+    });
+}
+
+ze_result_t zeModuleBuildLogGetString_(ze_module_build_log_handle_t hModuleBuildLog, size_t* pSize, char* pBuildLog) {
+    return ze_guarded([&] {
+        std::shared_ptr<BuildLogObject> log;
+        if (ze_result_t r = build_logs().get(hModuleBuildLog, &log); r != ZE_RESULT_SUCCESS) return r;
+        return hand_out_string(log->text, pSize, pBuildLog);
+    });
+}
+
+// Runs `f` on the module of `hModule`.
+template <typename F>
+ze_result_t with_module(ze_module_handle_t hModule, F&& f) {
+    return ze_guarded([&] {
+        std::shared_ptr<ModuleObject> m;
+        if (ze_result_t r = modules().get(hModule, &m); r != ZE_RESULT_SUCCESS) return r;
+        return f(*m);
+    });
+}
+
+// The size protocol of binaries: no buffer asks the size; a buffer gets the whole binary
+// and must hold it (*pSize smaller: INVALID_SIZE, nothing written).
+ze_result_t zeModuleGetNativeBinary_(ze_module_handle_t hModule, size_t* pSize, uint8_t* pModuleNativeBinary) {
+    return with_module(hModule, [&](ModuleObject& m) {
+        if (!pSize) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        const std::span<const uint8_t> binary = m.module->native_binary();
+        if (!pModuleNativeBinary) {
+            *pSize = binary.size();
+            return ZE_RESULT_SUCCESS;
+        }
+        if (*pSize < binary.size()) return ZE_RESULT_ERROR_INVALID_SIZE;
+        std::memcpy(pModuleNativeBinary, binary.data(), binary.size());
+        *pSize = binary.size();
+        return ZE_RESULT_SUCCESS;
+    });
+}
+
+// The names point into storage of the module that lives as long as the module.
+ze_result_t zeModuleGetKernelNames_(ze_module_handle_t hModule, uint32_t* pCount, const char** pNames) {
+    return with_module(hModule, [&](ModuleObject& m) {
+        if (!pCount) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        std::call_once(m.names_once, [&] { m.names = m.module->kernel_names(); });
+        return hand_out(pCount, pNames != nullptr, static_cast<uint32_t>(m.names.size()),
+                        [&](uint32_t i) { pNames[i] = m.names[i].c_str(); });
+    });
+}
+
+// No module of zehal imports anything (linking is not supported), so no flag is set.
+ze_result_t zeModuleGetProperties_(ze_module_handle_t hModule, ze_module_properties_t* pModuleProperties) {
+    return with_module(hModule, [&](ModuleObject&) {
+        if (!pModuleProperties) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        pModuleProperties->flags = 0;
+        return ZE_RESULT_SUCCESS;
+    });
+}
+
+// Device code has no address the host could call or pass to another kernel on zehal's
+// devices: UNSUPPORTED_FEATURE once the operands are valid.
+ze_result_t zeModuleGetFunctionPointer_(ze_module_handle_t hModule, const char* pFunctionName, void** pfnFunction) {
+    return with_module(hModule, [&](ModuleObject&) {
+        if (!pFunctionName || !pfnFunction) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    });
+}
+
+const Entry kEntries[] = {
+    ZEHAL_ENTRY(zeModuleCreate, zeModuleCreate_),
+    ZEHAL_ENTRY(zeModuleDestroy, zeModuleDestroy_),
+    ZEHAL_ENTRY(zeModuleBuildLogDestroy, zeModuleBuildLogDestroy_),
+    ZEHAL_ENTRY(zeModuleBuildLogGetString, zeModuleBuildLogGetString_),
+    ZEHAL_ENTRY(zeModuleGetNativeBinary, zeModuleGetNativeBinary_),
+    ZEHAL_ENTRY(zeModuleGetKernelNames, zeModuleGetKernelNames_),
+    ZEHAL_ENTRY(zeModuleGetProperties, zeModuleGetProperties_),
+    ZEHAL_ENTRY(zeModuleGetFunctionPointer, zeModuleGetFunctionPointer_),
+};
+
+}  // namespace
+
+std::span<const Entry> module_entries() { return kEntries; }
+
+}  // namespace zehal::ze_driver

@@ -1,0 +1,56 @@
+// PTX from SPIR-V: produced for each test kernel, with its entries, __local arguments as
+// offsets into dynamic shared memory, reqd_work_group_size as .reqntid. (Running it is
+// the CUDA backend's tests, on a GPU.)
+#include <gtest/gtest.h>
+
+#include "spirv_files.hpp"
+
+namespace zehal::compiler {
+namespace {
+
+using testing::load_program;
+
+std::string ptx_of(const std::string& name, uint32_t sm) {
+    auto program = load_program(name);
+    std::string ptx, log;
+    if (program) {
+        EXPECT_EQ(emit_ptx(*program, sm, &ptx, &log), ZE_RESULT_SUCCESS) << name << ": " << log;
+    }
+    return ptx;
+}
+
+TEST(Ptx, EveryTestKernelBecomesPtx) {
+    ZEHAL_REQUIRE_COMPILER();
+    for (const char* name : {"buffers", "saxpy", "work_items", "local_reduce", "matrix_multiply", "atomics",
+                             "attributes", "faults", "math_builtins"}) {
+        auto program = load_program(name);
+        ASSERT_TRUE(program) << name;
+        const std::string ptx = ptx_of(name, 80);
+        EXPECT_NE(ptx.find(".target sm_80"), std::string::npos) << name;
+        for (const KernelInfo& kernel : program->kernels()) {
+            EXPECT_NE(ptx.find(".entry " + kernel.name + "("), std::string::npos) << name << ": " << kernel.name;
+        }
+    }
+}
+
+TEST(Ptx, LocalArgumentsAreOffsetsIntoDynamicSharedMemory) {
+    ZEHAL_REQUIRE_COMPILER();
+    const std::string ptx = ptx_of("local_reduce", 80);
+    EXPECT_NE(ptx.find(".extern .shared .align 16 .b8"), std::string::npos) << ptx;
+    const size_t entry = ptx.find(".entry reduce_sum(");
+    ASSERT_NE(entry, std::string::npos);
+    const std::string params = ptx.substr(entry, ptx.find(')', entry) - entry);
+    EXPECT_EQ(params.find(".shared"), std::string::npos) << params;
+    EXPECT_NE(params.find(".param .u64 reduce_sum_param_2"), std::string::npos) << params;
+}
+
+TEST(Ptx, RequiredGroupSizeAndNewerTargets) {
+    ZEHAL_REQUIRE_COMPILER();
+    const std::string ptx = ptx_of("matrix_multiply", 90);
+    EXPECT_NE(ptx.find(".reqntid 16, 16, 1"), std::string::npos) << ptx.substr(0, 2000);
+    EXPECT_NE(ptx.find(".target sm_"), std::string::npos);
+    EXPECT_EQ(ptx.find(".target sm_9"), std::string::npos) << "LLVM 15 does not know sm_90";
+}
+
+}  // namespace
+}  // namespace zehal::compiler

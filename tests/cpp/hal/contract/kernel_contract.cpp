@@ -1,0 +1,258 @@
+// The kernel contract (cpp/hal/module.hpp, Queue::append_launch, contract §12): modules from
+// the SPIR-V kernels of tests/kernels, kernels by name, argument and group size rules, and
+// launches as commands in queue order with events and timestamps. A device that builds no
+// modules here (zehal built without the compiler) skips with the reason.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "contract_fixture.hpp"
+
+namespace zehal::test::contract {
+namespace {
+
+constexpr uint32_t kCount = 1024;  // elements of the launches' buffers
+
+// Sets pointer argument `i` of `k`.
+ze_result_t set_pointer(hal::Kernel& k, uint32_t i, const void* p) { return k.set_argument(i, sizeof p, &p); }
+
+#define ZEHAL_SKIP_WITHOUT_MODULES()                             \
+    do {                                                         \
+        if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_; \
+    } while (0)
+
+TEST_P(KernelContract, ModulesListTheirKernelsAndRefuseUnknownNames) {
+    auto m = module("buffers");
+    ZEHAL_SKIP_WITHOUT_MODULES();
+    ASSERT_TRUE(m);
+    const std::vector<std::string> names = m->kernel_names();
+    EXPECT_NE(std::find(names.begin(), names.end(), "copy_uint"), names.end());
+    EXPECT_NE(std::find(names.begin(), names.end(), "add_int_constant"), names.end());
+    EXPECT_FALSE(m->native_binary().empty());
+    hal::KernelRef k;
+    EXPECT_EQ(m->create_kernel("no_such_kernel", &k), ZE_RESULT_ERROR_INVALID_KERNEL_NAME);
+    ASSERT_EQ(m->create_kernel("add_int_constant", &k), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(k->properties().name, "add_int_constant");
+    EXPECT_EQ(k->properties().args.size(), 3u);
+    EXPECT_EQ(k->group_size(), (std::array<uint32_t, 3>{1, 1, 1}));
+}
+
+TEST_P(KernelContract, BadBinariesAreRefusedWithAReason) {
+    hal::ModuleRef m;
+    std::string log;
+    EXPECT_EQ(device_->create_module(hal::ModuleFormat::spirv, {}, "", &m, &log), ZE_RESULT_ERROR_INVALID_SIZE);
+    const std::vector<uint8_t> junk = random_bytes(256, 7);
+    const ze_result_t r = device_->create_module(hal::ModuleFormat::spirv, junk, "", &m, &log);
+    if (r == ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) GTEST_SKIP() << log;
+    EXPECT_EQ(r, ZE_RESULT_ERROR_MODULE_BUILD_FAILURE);
+    EXPECT_FALSE(log.empty());
+    EXPECT_FALSE(m);
+    // A truncated module is refused the same way.
+    std::vector<uint8_t> cut = spirv_of("buffers");
+    cut.resize(cut.size() / 2);
+    log.clear();
+    EXPECT_EQ(device_->create_module(hal::ModuleFormat::spirv, cut, "", &m, &log),
+              ZE_RESULT_ERROR_MODULE_BUILD_FAILURE);
+    EXPECT_FALSE(log.empty());
+}
+
+TEST_P(KernelContract, ArgumentIndexAndSizeAreChecked) {
+    auto m = module("buffers");
+    ZEHAL_SKIP_WITHOUT_MODULES();
+    auto k = kernel(m, "add_int_constant");  // (global int*, global int*, int)
+    ASSERT_TRUE(k);
+    const int value = 3;
+    const uint64_t wide = 3;
+    EXPECT_EQ(k->set_argument(3, sizeof value, &value), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX);
+    EXPECT_EQ(k->set_argument(2, sizeof wide, &wide), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE);
+    EXPECT_EQ(k->set_argument(0, 4, &value), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE);
+    EXPECT_EQ(k->set_argument(2, sizeof value, &value), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(set_pointer(*k, 0, nullptr), ZE_RESULT_SUCCESS);
+}
+
+TEST_P(KernelContract, GroupSizesAreHeldToTheDeviceAndTheKernel) {
+    auto m = module("attributes");
+    ZEHAL_SKIP_WITHOUT_MODULES();
+    auto k = kernel(m, "empty");
+    auto reqd = kernel(m, "reqd_size");
+    ASSERT_TRUE(k && reqd);
+    const hal::DeviceProperties& p = device_->properties();
+    ASSERT_GT(p.max_group_size, 0u);
+    EXPECT_EQ(k->set_group_size(0, 1, 1), ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION);
+    EXPECT_EQ(k->set_group_size(p.max_group_dims[0] + 1, 1, 1), ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION);
+    EXPECT_EQ(k->set_group_size(p.max_group_size, 2, 1), ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION);
+    EXPECT_EQ(k->set_group_size(4, 2, 1), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(k->group_size(), (std::array<uint32_t, 3>{4, 2, 1}));
+
+    EXPECT_EQ(reqd->properties().required_group_size, (std::array<uint32_t, 3>{8, 4, 1}));
+    EXPECT_EQ(reqd->group_size(), (std::array<uint32_t, 3>{8, 4, 1}));
+    EXPECT_EQ(reqd->set_group_size(4, 4, 1), ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION);
+    EXPECT_EQ(reqd->set_group_size(8, 4, 1), ZE_RESULT_SUCCESS);
+
+    std::array<uint32_t, 3> s{};
+    EXPECT_EQ(k->suggest_group_size({0, 1, 1}, &s), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ASSERT_EQ(k->suggest_group_size({96, 10, 1}, &s), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(96 % s[0], 0u);
+    EXPECT_EQ(10 % s[1], 0u);
+    EXPECT_EQ(s[2], 1u);
+    EXPECT_LE(uint64_t{s[0]} * s[1] * s[2], p.max_group_size);
+}
+
+TEST_P(KernelContract, LaunchesNeedEveryArgumentAndAGroupCount) {
+    auto m = module("buffers");
+    ZEHAL_SKIP_WITHOUT_MODULES();
+    auto k = kernel(m, "fill_uint");  // (global uint*, uint)
+    ASSERT_TRUE(k);
+    Allocation dst(device_, hal::MemoryKind::device, kCount * 4);
+    auto q = queue(hal::kComputeOrdinal);
+    ASSERT_EQ(set_pointer(*k, 0, dst.ptr()), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(q->append_launch(*k, {kCount, 1, 1}, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    const uint32_t value = 5;
+    ASSERT_EQ(k->set_argument(1, sizeof value, &value), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(q->append_launch(*k, {0, 1, 1}, nullptr, {}), ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION);
+    EXPECT_EQ(q->append_launch(*k, {kCount, 1, 1}, nullptr, {}), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+}
+
+TEST_P(KernelContract, PointerArgumentsAreOperands) {
+    auto m = module("buffers");
+    ZEHAL_SKIP_WITHOUT_MODULES();
+    auto k = kernel(m, "fill_range_ulong");  // (global ulong*, uint count, ulong value)
+    ASSERT_TRUE(k);
+    auto q = queue(hal::kComputeOrdinal);
+    const uint32_t none = 0;
+    const uint64_t value = 1;
+    ASSERT_EQ(k->set_argument(1, sizeof none, &none), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(k->set_argument(2, sizeof value, &value), ZE_RESULT_SUCCESS);
+    // Null is a valid pointer argument (the kernel writes nothing through it here).
+    ASSERT_EQ(set_pointer(*k, 0, nullptr), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(q->append_launch(*k, {1, 1, 1}, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    // Memory of another device is not memory this device's kernels may use.
+    hal::DeviceRef other = other_device();
+    ASSERT_TRUE(other);
+    void* foreign = nullptr;
+    ASSERT_EQ(other->allocate(hal::MemoryKind::device, 4096, 0, 0, 0, &foreign), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(set_pointer(*k, 0, foreign), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(q->append_launch(*k, {1, 1, 1}, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(other->free(foreign), ZE_RESULT_SUCCESS);
+    // (A freed pointer is system memory, the caller's error, as for copies: not tested here.
+    // What the launch itself uses is held: sim_kernel_test frees it under a queued launch.)
+}
+
+TEST_P(KernelContract, LaunchesRunInQueueOrderWithCopiesAndTimestamps) {
+    auto m = module("buffers");
+    ZEHAL_SKIP_WITHOUT_MODULES();
+    auto k = kernel(m, "add_int_constant");
+    ASSERT_TRUE(k);
+    const bool mapped = device_->properties().timestamp_flags & hal::kTimestampSynchronized;
+    EventSet ev(device_, 3,
+                hal::kPoolHostVisible | (mapped ? hal::kPoolKernelMappedTimestamp : hal::kPoolKernelTimestamp));
+    Allocation host(device_, hal::MemoryKind::host, kCount * 4);
+    Allocation in(device_, hal::MemoryKind::device, kCount * 4), out(device_, hal::MemoryKind::device, kCount * 4);
+    for (uint32_t i = 0; i < kCount; ++i) host.as<int>()[i] = static_cast<int>(i);
+    const int add = 100;
+    ASSERT_EQ(set_pointer(*k, 0, in.ptr()), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(set_pointer(*k, 1, out.ptr()), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(k->set_argument(2, sizeof add, &add), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(k->set_group_size(64, 1, 1), ZE_RESULT_SUCCESS);
+    auto q = queue(hal::kComputeOrdinal);
+    // Copy in, launch, copy out: each starts after the one before it.
+    ASSERT_EQ(q->append_copy(in.ptr(), host.ptr(), kCount * 4, ev.events[0], {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_launch(*k, {kCount / 64, 1, 1}, ev.events[1], {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_copy(host.ptr(), out.ptr(), kCount * 4, ev.events[2], {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(ev.events[2]->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    for (uint32_t i = 0; i < kCount; ++i) ASSERT_EQ(host.as<int>()[i], static_cast<int>(i) + add) << i;
+
+    hal::KernelTimestampResult ts[3]{};
+    for (int i = 0; i < 3; ++i) {
+        uint32_t count = 1;
+        ASSERT_EQ(mapped ? ev.events[i]->query_synchronized_timestamps(&count, &ts[i])
+                         : ev.events[i]->query_kernel_timestamps(&count, &ts[i]),
+                  ZE_RESULT_SUCCESS);
+    }
+    EXPECT_LE(ts[1].global_start, ts[1].global_end);
+    if (mapped) {  // host ns: no wrap between the commands
+        EXPECT_LE(ts[0].global_end, ts[1].global_start);
+        EXPECT_LE(ts[1].global_end, ts[2].global_start);
+    }
+}
+
+TEST_P(KernelContract, ALaunchKeepsTheArgumentsItWasAppendedWith) {
+    auto m = module("buffers");
+    ZEHAL_SKIP_WITHOUT_MODULES();
+    auto k = kernel(m, "fill_uint");
+    ASSERT_TRUE(k);
+    EventSet ev(device_, 1);
+    Allocation dst(device_, hal::MemoryKind::host, kCount * 4);
+    auto q = queue(hal::kComputeOrdinal);
+    const uint32_t first = 7, second = 9;
+    ASSERT_EQ(set_pointer(*k, 0, dst.ptr()), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(k->set_argument(1, sizeof first, &first), ZE_RESULT_SUCCESS);
+    // Held back by an event until the argument has changed.
+    const hal::EventRef waits[] = {ev.events[0]};
+    ASSERT_EQ(q->append_launch(*k, {kCount, 1, 1}, nullptr, waits), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(k->set_argument(1, sizeof second, &second), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(ev.events[0]->host_signal(), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    for (uint32_t i = 0; i < kCount; ++i) ASSERT_EQ(dst.as<uint32_t>()[i], first) << i;
+}
+
+TEST_P(KernelContract, LaunchesFromSeveralThreads) {
+    auto m = module("buffers");
+    ZEHAL_SKIP_WITHOUT_MODULES();
+    constexpr int kThreads = 4;
+    constexpr int kRounds = 20;
+    auto q = queue(hal::kComputeOrdinal);
+    std::vector<std::unique_ptr<Allocation>> dst;
+    for (int t = 0; t < kThreads; ++t)
+        dst.push_back(std::make_unique<Allocation>(device_, hal::MemoryKind::host, kCount * 4));
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            hal::KernelRef k;
+            if (m->create_kernel("fill_uint", &k) != ZE_RESULT_SUCCESS) {
+                failures.fetch_add(1);
+                return;
+            }
+            for (int r = 0; r < kRounds; ++r) {
+                const uint32_t value = static_cast<uint32_t>(t * 1000 + r);
+                const void* p = dst[t]->ptr();
+                if (k->set_argument(0, sizeof p, &p) != ZE_RESULT_SUCCESS ||
+                    k->set_argument(1, sizeof value, &value) != ZE_RESULT_SUCCESS ||
+                    q->append_launch(*k, {kCount, 1, 1}, nullptr, {}) != ZE_RESULT_SUCCESS)
+                    failures.fetch_add(1);
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(failures.load(), 0);
+    ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    // Each thread's launches ran in its order: its last value is what stays.
+    for (int t = 0; t < kThreads; ++t)
+        for (uint32_t i = 0; i < kCount; ++i)
+            ASSERT_EQ(dst[t]->as<uint32_t>()[i], static_cast<uint32_t>(t * 1000 + kRounds - 1)) << t << " " << i;
+}
+
+TEST_P(KernelContract, ALostDeviceRefusesModulesAndLaunches) {
+    if (!GetParam().can_lose) GTEST_SKIP() << "no fault injection in this backend";
+    auto m = module("buffers");
+    ZEHAL_SKIP_WITHOUT_MODULES();
+    auto k = kernel(m, "fill_uint");
+    ASSERT_TRUE(k);
+    auto q = queue(hal::kComputeOrdinal);
+    ASSERT_EQ(device_->lose(), ZE_RESULT_SUCCESS);
+    const std::vector<uint8_t> spirv = spirv_of("buffers");
+    hal::ModuleRef again;
+    hal::KernelRef k2;
+    std::string log;
+    EXPECT_EQ(device_->create_module(hal::ModuleFormat::spirv, spirv, "", &again, &log), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(m->create_kernel("fill_uint", &k2), ZE_RESULT_ERROR_DEVICE_LOST);
+    EXPECT_EQ(q->append_launch(*k, {1, 1, 1}, nullptr, {}), ZE_RESULT_ERROR_DEVICE_LOST);
+}
+
+}  // namespace
+
+}  // namespace zehal::test::contract

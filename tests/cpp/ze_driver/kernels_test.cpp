@@ -1,0 +1,285 @@
+// Modules, kernels and launches through the loader (SEMANTICS §9, §12), with the SPIR-V
+// kernels of tests/kernels built at build time. Skipped on a device that builds no SPIR-V
+// (zehal built without the compiler).
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "ze_fixture.hpp"
+
+namespace {
+
+using zetest::kForever;
+
+std::vector<uint8_t> spirv(const std::string& name) {
+    std::ifstream file(std::string(ZEHAL_SPIRV_KERNEL_DIR) + "/" + name + ".spv", std::ios::binary);
+    return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+
+class ZeKernels : public zetest::ZeDriver {
+protected:
+    void SetUp() override {
+        ZeDriver::SetUp();
+        ze_device_module_properties_t mp{};
+        mp.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES;
+        ZE_OK(zeDeviceGetModuleProperties(device, &mp));
+        if (mp.spirvVersionSupported == 0) GTEST_SKIP() << "the device builds no SPIR-V";
+        ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+        ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+        ZE_OK(zeMemAllocShared(context, &dd, &hd, kBytes, 64, device, &shared));
+        ZE_OK(zeMemAllocShared(context, &dd, &hd, kBytes, 64, device, &shared2));
+    }
+
+    void TearDown() override {
+        for (ze_kernel_handle_t k : kernels) EXPECT_EQ(zeKernelDestroy(k), ZE_RESULT_SUCCESS);
+        for (ze_module_handle_t m : modules) EXPECT_EQ(zeModuleDestroy(m), ZE_RESULT_SUCCESS);
+        for (void* p : {shared, shared2}) {
+            if (p) {
+                EXPECT_EQ(zeMemFree(context, p), ZE_RESULT_SUCCESS);
+            }
+        }
+        ZeDriver::TearDown();
+    }
+
+    // zeModuleCreate of `bytes` in `format`; the build log's text into *log when given.
+    ze_result_t create_module(const std::vector<uint8_t>& bytes, ze_module_handle_t* out, std::string* log = nullptr,
+                              ze_module_format_t format = ZE_MODULE_FORMAT_IL_SPIRV) {
+        ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, format, bytes.size(), bytes.data(), "", nullptr};
+        ze_module_build_log_handle_t bl = nullptr;
+        const ze_result_t r = zeModuleCreate(context, device, &md, out, &bl);
+        EXPECT_NE(bl, nullptr);
+        if (bl) {
+            size_t size = 0;
+            EXPECT_EQ(zeModuleBuildLogGetString(bl, &size, nullptr), ZE_RESULT_SUCCESS);
+            std::string text(size, '\0');
+            EXPECT_EQ(zeModuleBuildLogGetString(bl, &size, text.data()), ZE_RESULT_SUCCESS);
+            text.resize(size > 0 ? size - 1 : 0);
+            if (log) *log = text;
+            EXPECT_EQ(zeModuleBuildLogDestroy(bl), ZE_RESULT_SUCCESS);
+        }
+        if (r == ZE_RESULT_SUCCESS) modules.push_back(*out);
+        return r;
+    }
+
+    // Kernel `name` of <file>.spv.
+    ze_kernel_handle_t kernel(const std::string& file, const char* name) {
+        ze_module_handle_t m = nullptr;
+        std::string log;
+        EXPECT_EQ(create_module(spirv(file), &m, &log), ZE_RESULT_SUCCESS) << log;
+        ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, name};
+        ze_kernel_handle_t k = nullptr;
+        EXPECT_EQ(zeKernelCreate(m, &kd, &k), ZE_RESULT_SUCCESS);
+        if (k) kernels.push_back(k);
+        return k;
+    }
+
+    // fill_uint(dst, value) over `n` work-items in groups of one.
+    ze_kernel_handle_t fill_kernel(void* dst, uint32_t value) {
+        ze_kernel_handle_t k = kernel("buffers", "fill_uint");
+        EXPECT_EQ(zeKernelSetArgumentValue(k, 0, sizeof dst, &dst), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(zeKernelSetArgumentValue(k, 1, sizeof value, &value), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(zeKernelSetGroupSize(k, 1, 1, 1), ZE_RESULT_SUCCESS);
+        return k;
+    }
+
+    void* shared = nullptr;
+    void* shared2 = nullptr;
+    std::vector<ze_module_handle_t> modules;
+    std::vector<ze_kernel_handle_t> kernels;
+};
+
+TEST_F(ZeKernels, ModuleListsItsKernelsAndProperties) {
+    ze_module_handle_t m = nullptr;
+    std::string log;
+    ASSERT_EQ(create_module(spirv("buffers"), &m, &log), ZE_RESULT_SUCCESS) << log;
+    uint32_t count = 0;
+    ZE_OK(zeModuleGetKernelNames(m, &count, nullptr));
+    std::vector<const char*> names(count);
+    ZE_OK(zeModuleGetKernelNames(m, &count, names.data()));
+    std::vector<std::string> got(names.begin(), names.end());
+    EXPECT_NE(std::find(got.begin(), got.end(), "add_float"), got.end());
+    EXPECT_NE(std::find(got.begin(), got.end(), "fill_uint"), got.end());
+    ze_module_properties_t mp{ZE_STRUCTURE_TYPE_MODULE_PROPERTIES, nullptr, 0xFF};
+    ZE_OK(zeModuleGetProperties(m, &mp));
+    EXPECT_EQ(mp.flags, 0u);
+    void* fn = nullptr;
+    EXPECT_EQ(zeModuleGetFunctionPointer(m, "add_float", &fn), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+
+    ze_kernel_handle_t k = kernel("buffers", "add_int_constant");
+    ze_kernel_properties_t kp{};
+    kp.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES;
+    ZE_OK(zeKernelGetProperties(k, &kp));
+    EXPECT_EQ(kp.numKernelArgs, 3u);
+    size_t size = 0;
+    ZE_OK(zeKernelGetName(k, &size, nullptr));
+    std::string name(size, '\0');
+    ZE_OK(zeKernelGetName(k, &size, name.data()));
+    EXPECT_STREQ(name.c_str(), "add_int_constant");
+}
+
+TEST_F(ZeKernels, NativeBinaryBuildsTheSameModule) {
+    ze_module_handle_t m = nullptr;
+    ASSERT_EQ(create_module(spirv("buffers"), &m), ZE_RESULT_SUCCESS);
+    size_t size = 0;
+    ZE_OK(zeModuleGetNativeBinary(m, &size, nullptr));
+    ASSERT_GT(size, 0u);
+    std::vector<uint8_t> binary(size);
+    size_t small = size - 1;
+    EXPECT_EQ(zeModuleGetNativeBinary(m, &small, binary.data()), ZE_RESULT_ERROR_INVALID_SIZE);
+    ZE_OK(zeModuleGetNativeBinary(m, &size, binary.data()));
+    ze_module_handle_t again = nullptr;
+    std::string log;
+    ASSERT_EQ(create_module(binary, &again, &log, ZE_MODULE_FORMAT_NATIVE), ZE_RESULT_SUCCESS) << log;
+    uint32_t a = 0, b = 0;
+    ZE_OK(zeModuleGetKernelNames(m, &a, nullptr));
+    ZE_OK(zeModuleGetKernelNames(again, &b, nullptr));
+    EXPECT_EQ(a, b);
+}
+
+TEST_F(ZeKernels, BadBinariesFailWithABuildLog) {
+    const std::vector<uint8_t> good = spirv("buffers");
+    const std::vector<std::vector<uint8_t>> bad = {
+        {'n', 'o', 't', ' ', 's', 'p', 'i', 'r', '-', 'v', 0, 0},
+        std::vector<uint8_t>(good.begin(), good.begin() + static_cast<long>(good.size() / 2)),
+    };
+    for (const auto& bytes : bad) {
+        auto m = reinterpret_cast<ze_module_handle_t>(uintptr_t{0x1234});
+        std::string log;
+        EXPECT_EQ(create_module(bytes, &m, &log), ZE_RESULT_ERROR_MODULE_BUILD_FAILURE);
+        EXPECT_FALSE(log.empty());
+        EXPECT_EQ(m, reinterpret_cast<ze_module_handle_t>(uintptr_t{0x1234}));  // untouched
+    }
+    ze_module_desc_t md{
+        ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, 0, good.data(), nullptr, nullptr};
+    ze_module_handle_t m = nullptr;
+    EXPECT_EQ(zeModuleCreate(context, device, &md, &m, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
+    md.inputSize = good.size();
+    md.format = static_cast<ze_module_format_t>(7);
+    EXPECT_EQ(zeModuleCreate(context, device, &md, &m, nullptr), ZE_RESULT_ERROR_INVALID_ENUMERATION);
+}
+
+TEST_F(ZeKernels, KernelErrorsAreTheSpecifications) {
+    ze_module_handle_t m = nullptr;
+    ASSERT_EQ(create_module(spirv("buffers"), &m), ZE_RESULT_SUCCESS);
+    ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "no_such_kernel"};
+    ze_kernel_handle_t k = nullptr;
+    EXPECT_EQ(zeKernelCreate(m, &kd, &k), ZE_RESULT_ERROR_INVALID_KERNEL_NAME);
+
+    k = kernel("buffers", "fill_uint");
+    const uint32_t value = 1;
+    EXPECT_EQ(zeKernelSetArgumentValue(k, 2, sizeof value, &value), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX);
+    EXPECT_EQ(zeKernelSetArgumentValue(k, 1, 2, &value), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE);
+    EXPECT_EQ(zeKernelSetArgumentValue(k, 0, 4, &value), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE);
+
+    ze_device_compute_properties_t cp{};
+    cp.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES;
+    ZE_OK(zeDeviceGetComputeProperties(device, &cp));
+    EXPECT_GT(cp.maxTotalGroupSize, 1u);
+    EXPECT_EQ(zeKernelSetGroupSize(k, cp.maxGroupSizeX + 1, 1, 1), ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION);
+    EXPECT_EQ(zeKernelSetGroupSize(k, 0, 1, 1), ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION);
+    uint32_t x = 0, y = 0, z = 0;
+    ZE_OK(zeKernelSuggestGroupSize(k, 96, 1, 1, &x, &y, &z));
+    EXPECT_EQ(96u % x, 0u);
+    EXPECT_EQ(zeKernelSuggestGroupSize(k, 0, 1, 1, &x, &y, &z), ZE_RESULT_ERROR_INVALID_GLOBAL_WIDTH_DIMENSION);
+
+    // Argument 0 never set: the launch is refused, at append, on both kinds of list.
+    ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof value, &value));
+    const ze_group_count_t groups{4, 1, 1};
+    EXPECT_EQ(zeCommandListAppendLaunchKernel(list, k, &groups, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
+    ze_command_list_handle_t regular = nullptr;
+    ZE_OK(zeCommandListCreate(context, device, &ld, &regular));
+    EXPECT_EQ(zeCommandListAppendLaunchKernel(regular, k, &groups, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(zeCommandListAppendLaunchKernel(regular, k, nullptr, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    ZE_OK(zeCommandListDestroy(regular));
+}
+
+TEST_F(ZeKernels, ImmediateLaunchComputesAndTimesTheKernel) {
+    constexpr uint32_t n = 256;
+    auto* in = static_cast<int32_t*>(shared);
+    for (uint32_t i = 0; i < n; ++i) in[i] = static_cast<int32_t>(i);
+    std::memset(shared2, 0, n * sizeof(int32_t));
+    ze_kernel_handle_t k = kernel("buffers", "add_int_constant");
+    const int32_t add = 7;
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof shared, &shared));
+    ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof shared2, &shared2));
+    ZE_OK(zeKernelSetArgumentValue(k, 2, sizeof add, &add));
+    ZE_OK(zeKernelSetGroupSize(k, 32, 1, 1));
+    ze_event_handle_t done = make_events(1, ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP)[0];
+    const ze_group_count_t groups{n / 32, 1, 1};
+    ZE_OK(zeCommandListAppendLaunchKernel(list, k, &groups, done, 0, nullptr));
+    ZE_OK(zeEventHostSynchronize(done, kForever));
+    const auto* out = static_cast<const int32_t*>(shared2);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], static_cast<int32_t>(i) + add) << i;
+    ze_kernel_timestamp_result_t ts{};
+    ZE_OK(zeEventQueryKernelTimestamp(done, &ts));
+    EXPECT_LE(ts.global.kernelStart, ts.global.kernelEnd);
+}
+
+TEST_F(ZeKernels, RegularListKeepsTheArgumentsOfItsAppend) {
+    auto* words = static_cast<uint32_t*>(shared);
+    std::memset(words, 0, 4 * sizeof(uint32_t));
+    ze_kernel_handle_t k = fill_kernel(shared, 1);
+    ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
+    ze_command_list_handle_t regular = nullptr;
+    ZE_OK(zeCommandListCreate(context, device, &ld, &regular));
+    const ze_group_count_t groups{4, 1, 1};
+    ZE_OK(zeCommandListAppendLaunchKernel(regular, k, &groups, nullptr, 0, nullptr));
+    const uint32_t later = 2;
+    ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof later, &later));  // after the append: not the launch's
+    ZE_OK(zeCommandListClose(regular));
+    ze_command_queue_desc_t qd{
+        ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+        ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    ze_command_queue_handle_t queue = nullptr;
+    ZE_OK(zeCommandQueueCreate(context, device, &qd, &queue));
+    ZE_OK(zeCommandQueueExecuteCommandLists(queue, 1, &regular, nullptr));
+    ZE_OK(zeCommandQueueSynchronize(queue, kForever));
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(words[i], 1u) << i;
+    ZE_OK(zeCommandQueueDestroy(queue));
+    ZE_OK(zeCommandListDestroy(regular));
+}
+
+// Programs pass a size_t for an int (level-zero-tests' KernelCopyTests do): the low bytes
+// are the argument, as on Intel's driver.
+TEST_F(ZeKernels, WiderValueArgumentTakesItsLowBytes) {
+    std::memset(shared, 0, 4 * sizeof(uint32_t));
+    ze_kernel_handle_t k = fill_kernel(shared, 0);
+    const uint64_t wide = 0x1234;
+    ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof wide, &wide));
+    const ze_group_count_t groups{4, 1, 1};
+    ZE_OK(zeCommandListAppendLaunchKernel(list, k, &groups, nullptr, 0, nullptr));
+    finish(list);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(static_cast<const uint32_t*>(shared)[i], 0x1234u) << i;
+}
+
+TEST_F(ZeKernels, CopyEnginesRunNoKernels) {
+    ze_kernel_handle_t k = fill_kernel(shared, 1);
+    ze_command_list_handle_t copy_list = immediate_list(1);
+    ASSERT_NE(copy_list, nullptr);
+    const ze_group_count_t groups{1, 1, 1};
+    EXPECT_EQ(zeCommandListAppendLaunchKernel(copy_list, k, &groups, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ZE_OK(zeCommandListDestroy(copy_list));
+}
+
+TEST_F(ZeKernels, DestroyedHandlesAreRefused) {
+    ze_kernel_handle_t k = kernel("buffers", "fill_uint");
+    kernels.clear();
+    ZE_OK(zeKernelDestroy(k));
+    EXPECT_EQ(zeKernelDestroy(k), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    const uint32_t v = 0;
+    EXPECT_EQ(zeKernelSetArgumentValue(k, 1, sizeof v, &v), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    ze_module_handle_t m = modules.back();
+    modules.pop_back();
+    ZE_OK(zeModuleDestroy(m));
+    uint32_t count = 0;
+    EXPECT_EQ(zeModuleGetKernelNames(m, &count, nullptr), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+}
+
+}  // namespace

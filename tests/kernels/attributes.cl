@@ -1,0 +1,24 @@
+// A kernel with reqd_work_group_size, and one that does nothing.
+__attribute__((reqd_work_group_size(8, 4, 1)))
+kernel void reqd_size(global uint* out) {
+    const size_t linear = get_global_id(1) * get_global_size(0) + get_global_id(0);
+    out[linear] = (uint)(get_local_id(1) * 8 + get_local_id(0));
+}
+
+kernel void empty(void) {}
+
+// Private arrays and a struct passed by value.
+typedef struct {
+    int scale;
+    float bias;
+    long offset;
+} Params;
+
+kernel void by_value(global float* out, Params p) {
+    float table[8];
+    for (int i = 0; i < 8; ++i) {
+        table[i] = i * p.scale + p.bias;
+    }
+    const size_t i = get_global_id(0);
+    out[i] = table[i % 8] + (float)p.offset;
+}
