@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "hal/sim/sim_trace.hpp"
 #include "hal/trace_record.hpp"
 #include "support/sim_fixture.hpp"
 
@@ -94,6 +95,34 @@ TEST(SimKernels, ALaunchIsTracedAsAKernelCommand) {
     bool kernel = false;
     for (size_t i = 0; i < n; ++i) kernel = kernel || (recs[i].metric == type_metric && recs[i].value == 3);
     EXPECT_TRUE(kernel) << n << " records, none of a kernel";
+}
+
+TEST(SimKernels, AKernelWritingIntoExportedMemoryIsAnExportWrite) {
+    auto d = sim_device();
+    ZEHAL_KERNEL_OR_SKIP(k, d, "buffers", "fill_uint");
+    const uint32_t group = sim::SimTrace::export_group();
+    int fd = -1;
+    size_t size = 0;
+    ASSERT_EQ(d->export_dma_buf(group, &fd, &size), ZE_RESULT_SUCCESS);
+    void* imported = nullptr;
+    ASSERT_EQ(d->import_dma_buf(fd, size, &imported), ZE_RESULT_SUCCESS);
+    const uint32_t started[] = {group};
+    ASSERT_EQ(d->trace_source()->start(started), ZE_RESULT_SUCCESS);
+    const uint32_t value = 0xFEED;
+    ASSERT_EQ(set_pointer(*k, 0, imported), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(k->set_argument(1, sizeof value, &value), ZE_RESULT_SUCCESS);
+    auto q = queue(d, hal::kComputeOrdinal);
+    ASSERT_EQ(q->append_launch(*k, {16, 1, 1}, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    std::vector<hal::TraceRecord> recs(64);
+    uint64_t lost = 0;
+    const size_t n = d->trace_source()->drain(recs.data(), recs.size() * sizeof(hal::TraceRecord), &lost) /
+                     sizeof(hal::TraceRecord);
+    ASSERT_EQ(d->trace_source()->stop(), ZE_RESULT_SUCCESS);
+    bool seen = false;
+    for (size_t i = 0; i < n; ++i) seen = seen || (recs[i].kind == hal::kRecordExportWrite && recs[i].value == value);
+    EXPECT_TRUE(seen) << n << " records, no export write of the kernel";
+    EXPECT_EQ(d->free(imported), ZE_RESULT_SUCCESS);
 }
 
 TEST(SimKernels, FreeingMemoryOfAQueuedLaunchWaitsForIt) {
