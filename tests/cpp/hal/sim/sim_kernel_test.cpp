@@ -189,5 +189,41 @@ TEST(SimKernels, AFaultingKernelLosesTheDeviceNotTheProcess) {
         ::testing::ExitedWithCode(0), "");
 }
 
+TEST(SimKernels, AKernelThatFaultsWhileTheDeviceGoesAwayLosesItQuietly) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            alarm(60);
+            sim::SimConfig config;
+            config.compute_engines = 2;
+            config.bandwidth_bytes_per_s = 200u << 20;  // the busy copy takes 160 ms
+            auto d = sim_device(config);
+            std::string why;
+            hal::KernelRef k = kernel_of(d, "faults", "store_at", &why);
+            if (!k) std::_Exit(0);
+            const uint64_t address = 16;
+            const uint32_t value = 1;
+            constexpr size_t kBusy = 32u << 20;
+            void* src = nullptr;
+            void* dst = nullptr;
+            bool ok = d->allocate(hal::MemoryKind::host, kBusy, 0, 0, 0, &src) == ZE_RESULT_SUCCESS &&
+                      d->allocate(hal::MemoryKind::device, kBusy, 0, 0, 0, &dst) == ZE_RESULT_SUCCESS &&
+                      k->set_argument(0, sizeof address, &address) == ZE_RESULT_SUCCESS &&
+                      k->set_argument(1, sizeof value, &value) == ZE_RESULT_SUCCESS;
+            {
+                // On the second compute engine: the first is stopped before it when the
+                // device goes.
+                auto q = queue(d, hal::kComputeOrdinal, 1);
+                ok = ok && q->append_copy(dst, src, kBusy, nullptr, {}) == ZE_RESULT_SUCCESS &&
+                     q->append_launch(*k, {1, 1, 1}, nullptr, {}) == ZE_RESULT_SUCCESS;
+            }
+            k.reset();
+            // The last reference: the engines run what is queued (the kernel faults) as they stop.
+            d.reset();
+            std::_Exit(ok && !::testing::Test::HasFailure() ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
 }  // namespace
 }  // namespace zehal::test
