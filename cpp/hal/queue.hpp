@@ -57,9 +57,12 @@ public:
                                                        std::span<const EventRef> waits) = 0;
     // Launches `kernel` (a kernel of this queue's device) over `groups` work-groups of
     // its current group size with its current arguments (a snapshot: later set_argument
-    // calls do not change this launch). INVALID_ARGUMENT when an argument is unset or a
-    // pointer argument is memory the device may not use; INVALID_GROUP_SIZE_DIMENSION for a
-    // zero group count. `signal`'s kernel timestamps are the kernel's start and end.
+    // calls do not change this launch). INVALID_ARGUMENT for a kernel of another device, an
+    // argument unset, __local memory (static and arguments) over the device's maximum, or a
+    // pointer argument that is memory the device may not use (the operand rule above; null
+    // is allowed; the memory is held as a copy's operands are); INVALID_GROUP_SIZE_DIMENSION
+    // for a zero group count or one over the device's max_group_count. `signal`'s kernel
+    // timestamps are the kernel's start and end.
     virtual ze_result_t append_launch(Kernel& kernel, const GroupCount& groups, const EventRef& signal,
                                       std::span<const EventRef> waits) = 0;
     // Waits until every submitted command completed or `timeout_ns` passed

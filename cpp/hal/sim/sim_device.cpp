@@ -71,13 +71,8 @@ SimDevice::SimDevice(const SimConfig& config, std::shared_ptr<SimHostMemory> hos
     });
     trace_ = SimTrace::create(config_, clock_);
     trace_source_ = std::make_unique<SimTraceSource>(*trace_);
-    const EngineContext ctx{&config_,
-                            &clock_,
-                            domain_.get(),
-                            trace_.get(),
-                            trace_source_.get(),
-                            &gate_,
-                            [this] { static_cast<void>(lose()); }};
+    const EngineContext ctx{
+        &config_, &clock_, domain_.get(), trace_.get(), trace_source_.get(), &gate_, [this] { lose_after_fault(); }};
     for (uint32_t i = 0; i < config.compute_engines; ++i)
         engines_[hal::kComputeOrdinal].push_back(std::make_unique<Engine>(ctx, hal::kComputeOrdinal, i));
     for (uint32_t i = 0; i < config.copy_engines; ++i)
@@ -93,6 +88,8 @@ SimDevice::~SimDevice() {
     // No more wake-ups through the listener (the pools may outlive the device), then stop
     // the engines before their memory goes.
     domain_->set_listener(nullptr);
+    // Release: a kernel that faults while the engines stop (lose_after_fault) sees it.
+    closing_.store(true, std::memory_order_release);
     for (auto& group : engines_) group.clear();
     hal::remove_lost_host_memory_user(&gate_);
     for (const hal::Allocation& a : memory_.take_all()) unmap_memory(a);
@@ -279,6 +276,15 @@ ze_result_t SimDevice::import_dma_buf(int fd, size_t size, void** out) {
 bool SimDevice::owns_event(const hal::Event& event) const noexcept {
     const auto* e = dynamic_cast<const hal::HostEvent*>(&event);
     return e && &e->domain() == domain_.get();
+}
+
+void SimDevice::lose_after_fault() {
+    // Acquire: pairs with the destructor's release. While the engines stop, the list of
+    // engines is being destroyed: only the events learn of the loss then.
+    if (closing_.load(std::memory_order_acquire))
+        static_cast<void>(domain_->lose());
+    else
+        static_cast<void>(lose());
 }
 
 ze_result_t SimDevice::lose() {

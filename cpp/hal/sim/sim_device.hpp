@@ -87,6 +87,9 @@ private:
         ino_t ino = 0;
     };
 
+    // A kernel faulted on an engine: the device is lost (lose(), or while the destructor
+    // stops the engines, its events only).
+    void lose_after_fault();
     bool reserve(size_t size) noexcept;
     void unreserve(size_t size) noexcept;
     void release(const hal::Allocation& a) noexcept;
@@ -107,6 +110,7 @@ private:
     // Allocations asked for, for fail_allocation_after (relaxed: a counter).
     std::atomic<uint64_t> allocations_{0};
     std::atomic<uint64_t> next_queue_id_{0};
+    std::atomic<bool> closing_{false};  // set when the destructor starts stopping the engines
 
     std::vector<std::unique_ptr<Engine>> engines_[2];  // [ordinal][index]
 

@@ -2,6 +2,7 @@
 // and SimQueue::append_launch.
 #include "hal/sim/sim_module.hpp"
 
+#include <algorithm>
 #include <new>
 #include <utility>
 
@@ -159,12 +160,12 @@ ze_result_t SimQueue::append_launch(hal::Kernel& kernel, const hal::GroupCount& 
     }
     // Pointer arguments are operands like a copy's (null allowed): memory the device may
     // use, held until the launch is over. Their extent is the kernel's business; the
-    // address must be inside its allocation.
-    const std::vector<hal::KernelArg>& sig = k->properties().args;
-    // The first __global argument in exported metric memory: the launch's completion is an
-    // export write of the word it points at, as a copy's or fill's into that memory is.
+    // address must be inside its allocation. The first one into exported memory makes the
+    // launch an export write (as a copy into it is): the word there once the kernel ran.
     void* exported = nullptr;
+    size_t exported_bytes = 0;
     uint32_t export_group = kNoExport;
+    const std::vector<hal::KernelArg>& sig = k->properties().args;
     for (size_t i = 0; i < sig.size(); ++i) {
         if (sig[i].kind != hal::KernelArgKind::global && sig[i].kind != hal::KernelArgKind::constant) continue;
         const void* p = launch->args().pointer(i);
@@ -178,12 +179,14 @@ ze_result_t SimQueue::append_launch(hal::Kernel& kernel, const hal::GroupCount& 
             SimDevice::export_group_of(a) != kNoExport) {
             export_group = SimDevice::export_group_of(a);
             exported = const_cast<void*>(p);
+            const uintptr_t end = reinterpret_cast<uintptr_t>(a.info.base) + a.info.size;
+            exported_bytes = std::min<size_t>(sizeof(uint32_t), end - reinterpret_cast<uintptr_t>(p));
         }
     }
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
     hal::PointerRegistry::InFlight* none[2] = {nullptr, nullptr};
-    return submit(CommandKind::kernel, exported, nullptr, exported ? sizeof(uint32_t) : 0, nullptr, 0, export_group,
-                  signal, waits, none, {}, {}, &work);
+    return submit(CommandKind::kernel, exported, nullptr, exported_bytes, nullptr, 0, export_group, signal, waits, none,
+                  {}, {}, &work);
 }
 
 }  // namespace zehal::sim

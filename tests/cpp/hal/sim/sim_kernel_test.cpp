@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "hal/sim/sim_trace.hpp"
 #include "hal/trace_record.hpp"
 #include "support/sim_fixture.hpp"
 
@@ -96,6 +97,34 @@ TEST(SimKernels, ALaunchIsTracedAsAKernelCommand) {
     EXPECT_TRUE(kernel) << n << " records, none of a kernel";
 }
 
+TEST(SimKernels, AKernelWritingIntoExportedMemoryIsAnExportWrite) {
+    auto d = sim_device();
+    ZEHAL_KERNEL_OR_SKIP(k, d, "buffers", "fill_uint");
+    const uint32_t group = sim::SimTrace::export_group();
+    int fd = -1;
+    size_t size = 0;
+    ASSERT_EQ(d->export_dma_buf(group, &fd, &size), ZE_RESULT_SUCCESS);
+    void* imported = nullptr;
+    ASSERT_EQ(d->import_dma_buf(fd, size, &imported), ZE_RESULT_SUCCESS);
+    const uint32_t started[] = {group};
+    ASSERT_EQ(d->trace_source()->start(started), ZE_RESULT_SUCCESS);
+    const uint32_t value = 0xFEED;
+    ASSERT_EQ(set_pointer(*k, 0, imported), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(k->set_argument(1, sizeof value, &value), ZE_RESULT_SUCCESS);
+    auto q = queue(d, hal::kComputeOrdinal);
+    ASSERT_EQ(q->append_launch(*k, {16, 1, 1}, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    std::vector<hal::TraceRecord> recs(64);
+    uint64_t lost = 0;
+    const size_t n = d->trace_source()->drain(recs.data(), recs.size() * sizeof(hal::TraceRecord), &lost) /
+                     sizeof(hal::TraceRecord);
+    ASSERT_EQ(d->trace_source()->stop(), ZE_RESULT_SUCCESS);
+    bool seen = false;
+    for (size_t i = 0; i < n; ++i) seen = seen || (recs[i].kind == hal::kRecordExportWrite && recs[i].value == value);
+    EXPECT_TRUE(seen) << n << " records, no export write of the kernel";
+    EXPECT_EQ(d->free(imported), ZE_RESULT_SUCCESS);
+}
+
 TEST(SimKernels, FreeingMemoryOfAQueuedLaunchWaitsForIt) {
     auto d = sim_device();
     ZEHAL_KERNEL_OR_SKIP(k, d, "buffers", "fill_uint");
@@ -155,6 +184,42 @@ TEST(SimKernels, AFaultingKernelLosesTheDeviceNotTheProcess) {
                       q->append_launch(*k, {1, 1, 1}, done, {}) == ZE_RESULT_SUCCESS;
             ok = ok && done->host_synchronize(kHangGuardNs) == ZE_RESULT_ERROR_DEVICE_LOST;
             ok = ok && q->append_launch(*k, {1, 1, 1}, nullptr, {}) == ZE_RESULT_ERROR_DEVICE_LOST;
+            std::_Exit(ok && !::testing::Test::HasFailure() ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
+TEST(SimKernels, AKernelThatFaultsWhileTheDeviceGoesAwayLosesItQuietly) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            alarm(60);
+            sim::SimConfig config;
+            config.compute_engines = 2;
+            config.bandwidth_bytes_per_s = 200u << 20;  // the busy copy takes 160 ms
+            auto d = sim_device(config);
+            std::string why;
+            hal::KernelRef k = kernel_of(d, "faults", "store_at", &why);
+            if (!k) std::_Exit(0);
+            const uint64_t address = 16;
+            const uint32_t value = 1;
+            constexpr size_t kBusy = 32u << 20;
+            void* src = nullptr;
+            void* dst = nullptr;
+            bool ok = d->allocate(hal::MemoryKind::host, kBusy, 0, 0, 0, &src) == ZE_RESULT_SUCCESS &&
+                      d->allocate(hal::MemoryKind::device, kBusy, 0, 0, 0, &dst) == ZE_RESULT_SUCCESS &&
+                      k->set_argument(0, sizeof address, &address) == ZE_RESULT_SUCCESS &&
+                      k->set_argument(1, sizeof value, &value) == ZE_RESULT_SUCCESS;
+            {
+                // On the second compute engine: the first is stopped before it when the
+                // device goes.
+                auto q = queue(d, hal::kComputeOrdinal, 1);
+                ok = ok && q->append_copy(dst, src, kBusy, nullptr, {}) == ZE_RESULT_SUCCESS &&
+                     q->append_launch(*k, {1, 1, 1}, nullptr, {}) == ZE_RESULT_SUCCESS;
+            }
+            k.reset();
+            // The last reference: the engines run what is queued (the kernel faults) as they stop.
+            d.reset();
             std::_Exit(ok && !::testing::Test::HasFailure() ? 0 : 1);
         },
         ::testing::ExitedWithCode(0), "");
