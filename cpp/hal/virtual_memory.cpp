@@ -67,6 +67,13 @@ bool VirtualMemory::covered(const Reservation& r, uintptr_t addr, size_t size, A
     return true;
 }
 
+bool VirtualMemory::splits(const Reservation& r, uintptr_t addr) {
+    auto it = r.mappings.upper_bound(addr);
+    if (it == r.mappings.begin()) return false;
+    --it;
+    return it->first < addr && it->first + it->second.size > addr;
+}
+
 bool VirtualMemory::tiles(const Reservation& r, uintptr_t addr, size_t size) {
     auto it = r.mappings.find(addr);
     if (it == r.mappings.end()) return false;
@@ -208,16 +215,17 @@ ze_result_t VirtualMemory::unmap(const void* ptr, size_t size) {
     {
         std::unique_lock state(state_mu_);
         Reservation* r = reservation_of(addr, size);
-        if (!r || !tiles(*r, addr, size)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (!r || splits(*r, addr) || splits(*r, addr + size)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
         base = r->base;
         try {
-            for (auto it = r->mappings.find(addr); it != r->mappings.end() && it->first < addr + size;)
+            for (auto it = r->mappings.lower_bound(addr); it != r->mappings.end() && it->first < addr + size;)
                 taken.emplace_back(it->first, std::move(it->second)), it = r->mappings.erase(it);
         } catch (const std::bad_alloc&) {
             for (auto& [start, m] : taken) r->mappings.emplace(start, std::move(m));
             return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
         }
     }
+    if (taken.empty()) return do_lost() ? ZE_RESULT_ERROR_DEVICE_LOST : ZE_RESULT_SUCCESS;
     // New commands on the range are refused from here on; those queued before finish first.
     wait_unheld(base);
     ze_result_t result = ZE_RESULT_SUCCESS;
@@ -247,7 +255,8 @@ ze_result_t VirtualMemory::set_access(const void* ptr, size_t size, MemoryAccess
     for (auto it = r->mappings.find(addr); it != r->mappings.end() && it->first < addr + size; ++it) {
         Mapping& m = it->second;
         if (rank(access) > rank(m.access)) {
-            if (ze_result_t res = do_protect(pointer(it->first), m.size, access); res != ZE_RESULT_SUCCESS) return res;
+            if (ze_result_t res = do_protect(pointer(it->first), m.size, *m.physical, access); res != ZE_RESULT_SUCCESS)
+                return res;
         } else if (rank(access) < rank(m.access)) {
             narrowed = true;
         }
@@ -258,7 +267,8 @@ ze_result_t VirtualMemory::set_access(const void* ptr, size_t size, MemoryAccess
     wait_unheld(r->base);
     ze_result_t result = ZE_RESULT_SUCCESS;
     for (auto it = r->mappings.find(addr); it != r->mappings.end() && it->first < addr + size; ++it)
-        if (ze_result_t res = do_protect(pointer(it->first), it->second.size, access); res != ZE_RESULT_SUCCESS)
+        if (ze_result_t res = do_protect(pointer(it->first), it->second.size, *it->second.physical, access);
+            res != ZE_RESULT_SUCCESS)
             result = res;
     return result;
 }

@@ -90,10 +90,12 @@ public:
     // INVALID_ARGUMENT.
     ze_result_t map(const void* ptr, size_t size, const std::shared_ptr<PhysicalMemory>& physical, size_t offset,
                     MemoryAccess access);
-    // Unmaps [ptr, ptr + size): whole mappings (each the range of one map call), adjacent,
-    // else INVALID_ARGUMENT (a page not mapped, a mapping only partly in the range).
+    // Unmaps the mappings in [ptr, ptr + size), a range of one reservation; pages not mapped
+    // stay so (unmapping twice succeeds, as Level Zero drivers do). A mapping only partly in
+    // the range (each is the range of one map call) → INVALID_ARGUMENT, nothing unmapped.
     ze_result_t unmap(const void* ptr, size_t size);
-    // Sets the access of [ptr, ptr + size): whole adjacent mappings, as unmap takes.
+    // Sets the access of [ptr, ptr + size): whole adjacent mappings that tile it, else
+    // INVALID_ARGUMENT (a page not mapped, a mapping only partly in the range).
     ze_result_t set_access(const void* ptr, size_t size, MemoryAccess access);
     // The access of the page at `ptr` (none where nothing is mapped) and *out_size, the bytes
     // from `ptr` on that share it, up to the end of the reservation.
@@ -140,6 +142,8 @@ private:
     // Caller holds state_mu_. The reservation wholly holding [addr, addr + size), or null.
     Reservation* reservation_of(uintptr_t addr, size_t size);
     const Reservation* reservation_of(uintptr_t addr, size_t size) const;
+    // Caller holds state_mu_. True when a mapping of `r` starts before `addr` and ends after it.
+    static bool splits(const Reservation& r, uintptr_t addr);
     // Caller holds state_mu_. True when mappings of `r` tile [addr, addr + size) exactly: the
     // first starts at addr, each next where the one before ends, the last ends at addr + size.
     static bool tiles(const Reservation& r, uintptr_t addr, size_t size);
@@ -162,14 +166,14 @@ private:
                                MemoryAccess access) = 0;
     // Back to inaccessible reserved space.
     virtual ze_result_t do_unmap(void* ptr, size_t size) noexcept = 0;
-    virtual ze_result_t do_protect(void* ptr, size_t size, MemoryAccess access) = 0;
+    virtual ze_result_t do_protect(void* ptr, size_t size, PhysicalMemory& physical, MemoryAccess access) = 0;
     // True once the device is lost (every call then answers DEVICE_LOST).
     virtual bool do_lost() const noexcept = 0;
 
-    mutable std::mutex control_mu_;        // serialises changes; taken before state_mu_
-    mutable std::shared_mutex state_mu_;   // guards reservations_ (look-ups share it)
+    mutable std::mutex control_mu_;       // serialises changes; taken before state_mu_
+    mutable std::shared_mutex state_mu_;  // guards reservations_ (look-ups share it)
     Reservations reservations_;
-    PointerRegistry registry_;             // one allocation per reservation: commands hold it
+    PointerRegistry registry_;                // one allocation per reservation: commands hold it
     DeviceMemoryListing listing_{registry_};  // other devices refuse the reservations
 };
 

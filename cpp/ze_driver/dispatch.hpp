@@ -65,6 +65,7 @@ std::span<const Entry> immediate_append_entries();
 std::span<const Entry> device_kernel_limits_entries();
 std::span<const Entry> metric_group_exp_entries();
 std::span<const Entry> memory_hints_entries();
+std::span<const Entry> virtual_memory_entries();
 
 // The address of implemented API function `name`; null when the driver lacks it.
 void (*find_entry(std::string_view name))();

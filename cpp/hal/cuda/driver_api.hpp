@@ -30,7 +30,7 @@ namespace zehal::cuda {
     X(cuMemCreate) X(cuMemRelease) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap)          \
     X(cuMemUnmap) X(cuMemSetAccess) X(cuMemGetAllocationGranularity) X(cuLaunchHostFunc)          \
     X(cuPointerGetAttributes) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)                    \
-    X(cuEventSynchronize) X(cuStreamWaitEvent)
+    X(cuEventSynchronize) X(cuStreamWaitEvent) X(cuCtxSynchronize)
 // clang-format on
 
 // The table; load once with driver_api().

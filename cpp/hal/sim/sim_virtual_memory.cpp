@@ -97,8 +97,8 @@ ze_result_t SimVirtualMemory::do_create_physical(hal::MemoryKind kind, size_t si
         return out_of_memory;
     }
     try {
-        *out = std::make_shared<SimPhysicalMemory>(
-            kind, size, fd, std::static_pointer_cast<SimDevice>(device_.shared_from_this()));
+        *out = std::make_shared<SimPhysicalMemory>(kind, size, fd,
+                                                   std::static_pointer_cast<SimDevice>(device_.shared_from_this()));
     } catch (const std::bad_alloc&) {
         close(fd);
         if (on_device) device_.unreserve(size);
@@ -122,7 +122,8 @@ ze_result_t SimVirtualMemory::do_unmap(void* ptr, size_t size) noexcept {
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t SimVirtualMemory::do_protect(void* ptr, size_t size, hal::MemoryAccess access) {
+ze_result_t SimVirtualMemory::do_protect(void* ptr, size_t size, hal::PhysicalMemory& /*physical*/,
+                                         hal::MemoryAccess access) {
     return mprotect(ptr, size, protection(access)) == 0 ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
 }
 

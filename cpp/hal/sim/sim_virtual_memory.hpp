@@ -34,7 +34,7 @@ private:
     ze_result_t do_map(void* ptr, size_t size, hal::PhysicalMemory& physical, size_t offset,
                        hal::MemoryAccess access) override;
     ze_result_t do_unmap(void* ptr, size_t size) noexcept override;
-    ze_result_t do_protect(void* ptr, size_t size, hal::MemoryAccess access) override;
+    ze_result_t do_protect(void* ptr, size_t size, hal::PhysicalMemory& physical, hal::MemoryAccess access) override;
     bool do_lost() const noexcept override;
 
     SimDevice& device_;

@@ -263,11 +263,15 @@ TEST(SimVirtualMemory, BadInputIsRefusedAndChangesNothing) {
     EXPECT_EQ(vm.map(at(v, kPage), kPage, p, 0, rw), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(vm.map(v, 2 * kPage, p, 0, rw), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(vm.map(at(v, 2 * kPage), 2 * kPage, p, 0, rw), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    // Unmap and access of what is not (wholly) mapped.
-    EXPECT_EQ(vm.unmap(v, kPage), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    // Unmap of part of a mapping, of what lies outside every reservation; access of what is
+    // not (wholly) mapped.
     EXPECT_EQ(vm.unmap(at(v, kPage), kPage), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(vm.unmap(v, 3 * kPage), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(vm.unmap(v, 2 * kPage), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(vm.unmap(at(v, 2 * kPage), 2 * kPage), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(vm.unmap(at(v, 2 * kPage), 4 * kPage), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(vm.unmap(outside.data(), kPage), ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT);
+    EXPECT_EQ(vm.unmap(reinterpret_cast<void*>(kPage), kPage), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(vm.unmap(v, kPage), ZE_RESULT_SUCCESS);  // nothing mapped there: nothing to do
     EXPECT_EQ(vm.set_access(v, kPage, rw), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(vm.set_access(at(v, kPage), 2 * kPage, static_cast<MemoryAccess>(7)),
               ZE_RESULT_ERROR_INVALID_ENUMERATION);
@@ -285,8 +289,9 @@ TEST(SimVirtualMemory, BadInputIsRefusedAndChangesNothing) {
     auto q = queue(d);
     EXPECT_EQ(q->append_fill(at(v, kPage), &one, 1, 2 * kPage, nullptr, {}), ZE_RESULT_SUCCESS);
     EXPECT_EQ(q->host_synchronize(kForever), ZE_RESULT_SUCCESS);
-    EXPECT_EQ(vm.unmap(at(v, kPage), 2 * kPage), ZE_RESULT_SUCCESS);
-    EXPECT_EQ(vm.unmap(at(v, kPage), 2 * kPage), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(vm.unmap(v, 4 * kPage), ZE_RESULT_SUCCESS);  // the mapping in it
+    EXPECT_EQ(p->mappings(), 0u);
+    EXPECT_EQ(vm.unmap(at(v, kPage), 2 * kPage), ZE_RESULT_SUCCESS);  // twice
     EXPECT_EQ(vm.destroy_physical(&p), ZE_RESULT_SUCCESS);
     EXPECT_EQ(vm.free(v, 4 * kPage), ZE_RESULT_SUCCESS);
     EXPECT_EQ(vm.free(v, 4 * kPage), ZE_RESULT_ERROR_INVALID_ARGUMENT);
