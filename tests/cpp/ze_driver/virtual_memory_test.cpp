@@ -47,11 +47,12 @@ TEST_F(ZeVirtualMemory, FillAndCopyAcrossTwoPhysicalMemories) {
     ZE_OK(zeCommandListAppendMemoryFill(list, v, &nine, 1, 2 * page, nullptr, 0, nullptr));
     ZE_OK(zeCommandListAppendBarrier(list, nullptr, 0, nullptr));
     ZE_OK(zeCommandListAppendMemoryCopy(list, out.data(), v, 2 * page, nullptr, 0, nullptr));
-    ZE_OK(zeCommandListHostSynchronize(list, kForever));
+    finish(list);
     for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], 9) << i;
 
     // What the address is: device memory of the device, in the range of the reservation.
-    ze_memory_allocation_properties_t props{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES, nullptr};
+    ze_memory_allocation_properties_t props{};
+    props.stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES;
     ze_device_handle_t owner = nullptr;
     ZE_OK(zeMemGetAllocProperties(context, at(v, page + 8), &props, &owner));
     EXPECT_EQ(props.type, ZE_MEMORY_TYPE_DEVICE);
@@ -95,12 +96,14 @@ TEST_F(ZeVirtualMemory, AccessIsKeptAndEnforcedAtAppend) {
     EXPECT_EQ(zeCommandListAppendMemoryCopy(list, v, host_bytes.data(), page, nullptr, 0, nullptr),
               ZE_RESULT_ERROR_INVALID_ARGUMENT);
     ZE_OK(zeCommandListAppendMemoryCopy(list, host_bytes.data(), v, page, nullptr, 0, nullptr));
-    ZE_OK(zeCommandListHostSynchronize(list, kForever));
+    finish(list);
     // The device says that read-only is enforced.
     ze_device_readonly_memory_ext_properties_t ro{
         static_cast<ze_structure_type_t>(ZEHAL_STYPE_DEVICE_READONLY_MEMORY_EXT_PROPERTIES), nullptr,
         ZE_DEVICE_READONLY_MEMORY_CAPABILITY_NONE};
-    ze_device_properties_t dp{ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, &ro};
+    ze_device_properties_t dp{};
+    dp.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+    dp.pNext = &ro;
     ZE_OK(zeDeviceGetProperties(device, &dp));
     EXPECT_EQ(ro.readonlyCapability, ZE_DEVICE_READONLY_MEMORY_CAPABILITY_ENFORCED);
     ZE_OK(zeVirtualMemUnmap(context, v, page));
@@ -120,10 +123,10 @@ TEST_F(ZeVirtualMemory, PhysicalHostMemoryIsSeenThroughEveryMapping) {
     ZE_OK(zeVirtualMemMap(context, v1, page, host_pages, 0, ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE));
     const uint32_t word = 0xcafecafe;
     ZE_OK(zeCommandListAppendMemoryFill(list, v0, &word, sizeof word, page, nullptr, 0, nullptr));
-    ZE_OK(zeCommandListHostSynchronize(list, kForever));
+    finish(list);
     uint32_t back = 0;
     ZE_OK(zeCommandListAppendMemoryCopy(list, &back, at(v1, page - 4), 4, nullptr, 0, nullptr));
-    ZE_OK(zeCommandListHostSynchronize(list, kForever));
+    finish(list);
     EXPECT_EQ(back, word);
     ZE_OK(zeVirtualMemFree(context, v0, page));  // unmaps its mapping
     ZE_OK(zeVirtualMemUnmap(context, v1, page));
