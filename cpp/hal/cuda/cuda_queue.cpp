@@ -348,7 +348,8 @@ ze_result_t CudaQueue::append_query_kernel_timestamps(std::span<const hal::Event
         if (!e->records_timestamps()) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
         const size_t offset = offsets ? offsets[i] : i * kResult;
         const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(dst) + offset);
-        if (ze_result_t r = place_locked(at, kResult, hal::OperandUse::write, &placed[i]); r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = place_locked(at, kResult, hal::OperandUse::write, &placed[i]); r != ZE_RESULT_SUCCESS)
+            return r;
     }
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;

@@ -115,7 +115,7 @@ private:
     std::atomic<uint64_t> allocations_{0};
     std::atomic<uint64_t> next_queue_id_{0};
 
-    std::vector<std::unique_ptr<Engine>> engines_[2];  // [ordinal][index]
+    std::vector<std::unique_ptr<Engine>> engines_[2];   // [ordinal][index]
     std::unique_ptr<SimVirtualMemory> virtual_memory_;  // released once the engines are stopped
 
     std::mutex export_mu_;
