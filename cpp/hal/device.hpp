@@ -16,6 +16,7 @@
 #include "hal/queue.hpp"
 #include "hal/trace_source.hpp"
 #include "hal/types.hpp"
+#include "hal/virtual_memory.hpp"
 
 namespace zehal::hal {
 
@@ -92,6 +93,10 @@ public:
     // A device allocation over the pages of `fd` (not taken over: the caller keeps it);
     // freed with free(). UNSUPPORTED_FEATURE where the backend cannot import.
     virtual ze_result_t import_dma_buf(int fd, size_t size, void** out) = 0;
+
+    // The device's virtual memory (reservations, physical memory, mappings); null where the
+    // backend has none (callers answer UNSUPPORTED_FEATURE). Lives as long as the device.
+    virtual VirtualMemory* virtual_memory() { return nullptr; }
 
     // Sim only: the device is lost from now on (UNSUPPORTED_FEATURE elsewhere).
     virtual ze_result_t lose() = 0;

@@ -114,6 +114,19 @@ void PointerRegistry::release(InFlight* held) noexcept {
     }
 }
 
+void PointerRegistry::wait_unheld(const void* base) const {
+    InFlight* count = nullptr;
+    {
+        std::shared_lock lock(mu_);
+        auto it = by_base_.find(address(base));
+        if (it == by_base_.end()) return;
+        count = &it->second.in_flight;  // stays: the caller removes nothing meanwhile
+    }
+    wait_until_unused(*count);
+    // seq_cst, as wait_until_unused(): later releases stop bumping the shared word.
+    count->fetch_and(~kRemoverWaits, std::memory_order_seq_cst);
+}
+
 uint32_t PointerRegistry::in_flight(const void* p) const {
     std::shared_lock lock(mu_);
     auto it = holding(address(p));

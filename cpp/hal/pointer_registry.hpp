@@ -51,6 +51,10 @@ public:
     // Ends a hold of hold_range (nullptr: nothing). The command's accesses to the memory
     // happen before the remove() that waited for it returns.
     static void release(InFlight* held) noexcept;
+    // Returns once no command holds the allocation starting at `base` (at once when none
+    // starts there), leaving it registered: new holds may start at once. Callers waiting on
+    // one allocation take turns (one waits at a time), and none removes it meanwhile.
+    void wait_unheld(const void* base) const;
     // Commands in flight on the allocation holding `p` (0 when none holds p; for tests).
     uint32_t in_flight(const void* p) const;
     // Number of allocations.

@@ -68,6 +68,7 @@ std::span<const Entry> memory_hints_entries();
 std::span<const Entry> module_entries();
 std::span<const Entry> kernel_entries();
 std::span<const Entry> launch_entries();
+std::span<const Entry> virtual_memory_entries();
 
 // The address of implemented API function `name`; null when the driver lacks it.
 void (*find_entry(std::string_view name))();

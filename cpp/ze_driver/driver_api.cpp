@@ -190,6 +190,12 @@ ze_result_t zeDeviceGetProperties_(ze_device_handle_t hDevice, ze_device_propert
                 p, {ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2},
                 ZEHAL_STYPE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_PROPERTIES))
             ts->flags = hp.timestamp_flags;
+        // Writes to read-only virtual memory are refused at append (hal/virtual_memory.hpp).
+        if (auto* ro = find_in_chain<ze_device_readonly_memory_ext_properties_t>(
+                p, {ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2},
+                ZEHAL_STYPE_DEVICE_READONLY_MEMORY_EXT_PROPERTIES))
+            ro->readonlyCapability = d->device->virtual_memory() ? ZE_DEVICE_READONLY_MEMORY_CAPABILITY_ENFORCED
+                                                                 : ZE_DEVICE_READONLY_MEMORY_CAPABILITY_NONE;
         return ZE_RESULT_SUCCESS;
     });
 }

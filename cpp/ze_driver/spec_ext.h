@@ -161,6 +161,22 @@ ze_result_t ZE_APICALL zetMetricGroupGetGlobalTimestampsExp(zet_metric_group_han
 #ifndef ZET_GLOBAL_METRICS_TIMESTAMPS_EXP_NAME
 #define ZET_GLOBAL_METRICS_TIMESTAMPS_EXP_NAME "ZET_experimental_global_metric_timestamps"
 #endif
+#ifndef ZE_VIRTUAL_MEM_READONLY_PROPERTIES_EXT_NAME
+// Virtual memory read-only properties extension (API 1.15): what a device does with writes to
+// pages mapped read-only.
+#define ZE_VIRTUAL_MEM_READONLY_PROPERTIES_EXT_NAME "ZE_extension_virtual_mem_readonly_properties"
+typedef enum _ze_device_readonly_memory_capability_t {
+    ZE_DEVICE_READONLY_MEMORY_CAPABILITY_NONE = 0,
+    ZE_DEVICE_READONLY_MEMORY_CAPABILITY_HINT = 1,
+    ZE_DEVICE_READONLY_MEMORY_CAPABILITY_ENFORCED = 2,
+    ZE_DEVICE_READONLY_MEMORY_CAPABILITY_FORCE_UINT32 = 0x7fffffff
+} ze_device_readonly_memory_capability_t;
+typedef struct _ze_device_readonly_memory_ext_properties_t {
+    ze_structure_type_t stype;
+    void* pNext;
+    ze_device_readonly_memory_capability_t readonlyCapability;
+} ze_device_readonly_memory_ext_properties_t;
+#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -174,3 +190,5 @@ ze_result_t ZE_APICALL zetMetricGroupGetGlobalTimestampsExp(zet_metric_group_han
 #define ZEHAL_STYPE_EXPORT_DMA_BUF_EXP_PROPERTIES 0x00010007u
 #define ZEHAL_STYPE_METRIC_TRACER_EXP_DESC 0x00010008u
 #define ZEHAL_METRIC_GROUP_SAMPLING_TYPE_FLAG_EXP_TRACER_BASED (1u << 2)
+// Structure type of ze_device_readonly_memory_ext_properties_t (API 1.15).
+#define ZEHAL_STYPE_DEVICE_READONLY_MEMORY_EXT_PROPERTIES 0x00010015u

@@ -45,6 +45,7 @@ CudaDevice::~CudaDevice() {
                 release_memory(api_, a);
         }
         export_.reset();
+        virtual_memory_.shutdown();
         clock_.shutdown();
         kernels_.unload(api_);
     }
@@ -103,6 +104,7 @@ bool CudaDevice::describe(std::string* why) {
                               static_cast<uint32_t>(pci_device), 0};
     props_.timestamp_flags = hal::kTimestampKernel | hal::kTimestampSynchronized;
     props_.dma_buf_export = dma_buf != 0 && vmm != 0;
+    virtual_memory_supported_ = vmm != 0;
 #ifdef ZEHAL_HAVE_CUPTI_H
     props_.tracer = cupti_api(&cupti_why_) != nullptr;
 #else
@@ -146,6 +148,15 @@ ze_result_t CudaDevice::check(CUresult r) noexcept {
 
 hal::OperandCache CudaDevice::operand_cache() const noexcept {
     return hal::OperandCache(memory_, host_->registry, &foreign_);
+}
+
+std::optional<ze_result_t> CudaDevice::find_virtual(const void* p, size_t size, hal::OperandUse use,
+                                                    hal::Operand* out) const {
+    if (!virtual_memory_.holds(p)) return std::nullopt;
+    hal::Operand found;
+    const ze_result_t r = virtual_memory_.find_operand(p, size, use, &found.allocation);
+    if (r == ZE_RESULT_SUCCESS && out) *out = found;
+    return r;
 }
 
 ze_result_t CudaDevice::hold_memory(const void* p, size_t size, hal::PointerRegistry::InFlight** held) const {
@@ -216,6 +227,7 @@ ze_result_t CudaDevice::free(void* ptr) {
 ze_result_t CudaDevice::check_operand(const void* ptr, size_t size) const {
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     hal::Operand operand;
+    if (auto r = find_virtual(ptr, size, hal::OperandUse::read, &operand)) return *r;
     return operand_cache().find(ptr, size, &operand);
 }
 
@@ -223,7 +235,8 @@ ze_result_t CudaDevice::pointer_info(const void* ptr, hal::PointerInfo* out) con
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!ptr || !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     hal::Allocation a;
-    if (!memory_.find(ptr, &a) && !host_->registry.find(ptr, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (!memory_.find(ptr, &a) && !host_->registry.find(ptr, &a))
+        return virtual_memory_.pointer_info(ptr, out) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
     *out = a.info;
     return ZE_RESULT_SUCCESS;
 }

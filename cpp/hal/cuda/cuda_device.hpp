@@ -4,11 +4,13 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hal/cuda/cuda_memory.hpp"
 #include "hal/cuda/cuda_trace.hpp"
+#include "hal/cuda/cuda_virtual_memory.hpp"
 #include "hal/cuda/device_clock.hpp"
 #include "hal/cuda/device_kernels.hpp"
 #include "hal/cuda/driver_api.hpp"
@@ -49,6 +51,7 @@ public:
     hal::TraceSource* trace_source() override;
     ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
+    hal::VirtualMemory* virtual_memory() override { return virtual_memory_supported_ ? &virtual_memory_ : nullptr; }
     ze_result_t lose() override { return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; }
     bool owns_event(const hal::Event& event) const noexcept override;
 
@@ -77,6 +80,10 @@ public:
     // [p, p + size) for a command (hal::find_operand with a hold): its free waits until
     // hal::PointerRegistry::release(*held). The errors of find_operand.
     ze_result_t hold_memory(const void* p, size_t size, hal::PointerRegistry::InFlight** held) const;
+    // For [p, p + size) in a reservation of the device's virtual memory: the answer of
+    // hal::VirtualMemory::find_operand for `use`, *out placed as device memory. nullopt for
+    // any other memory (the operand cache places it).
+    std::optional<ze_result_t> find_virtual(const void* p, size_t size, hal::OperandUse use, hal::Operand* out) const;
 
 private:
     ze_result_t set_up();
@@ -97,9 +104,13 @@ private:
     std::unique_ptr<ExportMemory> export_;
 
     std::atomic<bool> lost_{false};
+    // The driver's virtual memory management is there (describe).
+    bool virtual_memory_supported_ = false;
     hal::PointerRegistry memory_;                // device, shared and imported allocations
     hal::DeviceMemoryListing listing_{memory_};  // memory_ listed while the device lives
     ForeignCudaMemory foreign_{api_, ordinal_};  // other libraries' CUDA memory
+    // Reservations and mappings; released in the destructor while the context is retained.
+    CudaVirtualMemory virtual_memory_{api_, *this, ordinal_};
 };
 
 }  // namespace zehal::cuda

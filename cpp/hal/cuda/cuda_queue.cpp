@@ -150,6 +150,11 @@ CUresult CudaQueue::probe_export_locked(const hal::Allocation& dst_alloc, const 
     return device_->kernels().export_probe(api_, stream_, dst, static_cast<uint32_t>(std::min<size_t>(size, 4)), slot);
 }
 
+ze_result_t CudaQueue::place_locked(const void* p, size_t size, hal::OperandUse use, hal::Operand* out) {
+    if (auto r = device_->find_virtual(p, size, use, out)) return *r;
+    return operands_.find(p, size, out);
+}
+
 ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, const hal::EventRef& signal,
                                    std::span<const hal::EventRef> waits) {
     if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
@@ -161,8 +166,8 @@ ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, cons
     std::lock_guard lock(mu_);
     hal::Operand to;
     hal::Operand from;
-    if (ze_result_t r = operands_.find(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
-    if (ze_result_t r = operands_.find(src, size, &from); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = place_locked(dst, size, hal::OperandUse::write, &to); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = place_locked(src, size, hal::OperandUse::read, &from); r != ZE_RESULT_SUCCESS) return r;
     if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
@@ -238,7 +243,7 @@ ze_result_t CudaQueue::append_fill(void* dst, const void* pattern, size_t patter
     ContextScope scope(api_, device_->context());  // for the look-up too, as in append_copy
     std::lock_guard lock(mu_);
     hal::Operand to;
-    if (ze_result_t r = operands_.find(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = place_locked(dst, size, hal::OperandUse::write, &to); r != ZE_RESULT_SUCCESS) return r;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
     HostHolds holds;  // as in append_copy
@@ -297,7 +302,7 @@ ze_result_t CudaQueue::append_write_global_timestamp(uint64_t* dst, const hal::E
     if (reinterpret_cast<uintptr_t>(dst) % alignof(uint64_t)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     std::lock_guard lock(mu_);
     hal::Operand to;
-    if (ze_result_t r = operands_.find(dst, sizeof *dst, &to); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = place_locked(dst, sizeof *dst, hal::OperandUse::write, &to); r != ZE_RESULT_SUCCESS) return r;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
 
@@ -343,7 +348,8 @@ ze_result_t CudaQueue::append_query_kernel_timestamps(std::span<const hal::Event
         if (!e->records_timestamps()) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
         const size_t offset = offsets ? offsets[i] : i * kResult;
         const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(dst) + offset);
-        if (ze_result_t r = operands_.find(at, kResult, &placed[i]); r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = place_locked(at, kResult, hal::OperandUse::write, &placed[i]); r != ZE_RESULT_SUCCESS)
+            return r;
     }
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;

@@ -61,6 +61,10 @@ public:
     CUstream stream() const noexcept { return stream_; }
 
 private:
+    // Places the operand [p, p + size) of a command that `use`s it: a range of the device's
+    // virtual memory (CudaDevice::find_virtual), else what the operand cache finds. Caller
+    // holds mu_.
+    ze_result_t place_locked(const void* p, size_t size, hal::OperandUse use, hal::Operand* out);
     // Checks `signal` and `waits` (null entries, foreign events) into *signal_event.
     ze_result_t check_events(const hal::EventRef& signal, std::span<const hal::EventRef> waits,
                              CudaEvent** signal_event) const;

@@ -31,7 +31,7 @@ namespace zehal::cuda {
     X(cuMemUnmap) X(cuMemSetAccess) X(cuMemGetAllocationGranularity) X(cuLaunchHostFunc)          \
     X(cuPointerGetAttributes) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)                    \
     X(cuEventSynchronize) X(cuStreamWaitEvent) X(cuModuleLoadDataEx) X(cuFuncGetAttribute)         \
-    X(cuFuncSetAttribute)
+    X(cuFuncSetAttribute) X(cuCtxSynchronize)
 // Entry points of newer drivers (CUDA 12.4) zehal uses when they are there: the kernels
 // and parameters of a cubin. Null in the table when the driver lacks them.
 #define ZEHAL_CUDA_OPTIONAL_FUNCTIONS(X) \

@@ -77,6 +77,7 @@ SimDevice::SimDevice(const SimConfig& config, std::shared_ptr<SimHostMemory> hos
         engines_[hal::kComputeOrdinal].push_back(std::make_unique<Engine>(ctx, hal::kComputeOrdinal, i));
     for (uint32_t i = 0; i < config.copy_engines; ++i)
         engines_[hal::kCopyOrdinal].push_back(std::make_unique<Engine>(ctx, hal::kCopyOrdinal, i));
+    virtual_memory_ = std::make_unique<SimVirtualMemory>(*this);
     // Engines waiting for events sleep; a signal of one of this device's events wakes them.
     domain_->set_listener([this] {
         for (const auto& group : engines_)
@@ -91,6 +92,7 @@ SimDevice::~SimDevice() {
     // Release: a kernel that faults while the engines stop (lose_after_fault) sees it.
     closing_.store(true, std::memory_order_release);
     for (auto& group : engines_) group.clear();
+    virtual_memory_.reset();
     hal::remove_lost_host_memory_user(&gate_);
     for (const hal::Allocation& a : memory_.take_all()) unmap_memory(a);
     for (const ExportMemory& e : exports_)
@@ -106,6 +108,11 @@ bool SimDevice::reserve(size_t size) noexcept {
 }
 
 void SimDevice::unreserve(size_t size) noexcept { used_bytes_.fetch_sub(size, std::memory_order_relaxed); }
+
+bool SimDevice::count_allocation() noexcept {
+    const uint64_t nth = allocations_.fetch_add(1, std::memory_order_relaxed);
+    return !config_.fail_allocation_after || nth < *config_.fail_allocation_after;
+}
 
 void SimDevice::release(const hal::Allocation& a) noexcept {
     unmap_memory(a);
@@ -125,8 +132,7 @@ ze_result_t SimDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignm
     if (on_device && size > props_.max_allocation_bytes) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
     const ze_result_t out_of_memory = on_device ? ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY
                                                 : ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    const uint64_t nth = allocations_.fetch_add(1, std::memory_order_relaxed);
-    if (config_.fail_allocation_after && nth >= *config_.fail_allocation_after) return out_of_memory;
+    if (!count_allocation()) return out_of_memory;
     if (on_device && !reserve(size)) return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
 
     hal::Allocation a;
@@ -165,7 +171,8 @@ ze_result_t SimDevice::pointer_info(const void* ptr, hal::PointerInfo* out) cons
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!ptr || !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     hal::Allocation a;
-    if (!memory_.find(ptr, &a) && !host_->registry.find(ptr, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (!memory_.find(ptr, &a) && !host_->registry.find(ptr, &a))
+        return virtual_memory_->pointer_info(ptr, out) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
     *out = a.info;
     return ZE_RESULT_SUCCESS;
 }
@@ -177,7 +184,8 @@ ze_result_t SimDevice::check_operand(const void* ptr, size_t size) const {
 }
 
 ze_result_t SimDevice::find_memory(const void* p, size_t size, hal::Allocation* out,
-                                   hal::PointerRegistry::InFlight** held) const {
+                                   hal::PointerRegistry::InFlight** held, hal::OperandUse use) const {
+    if (virtual_memory_->holds(p)) return virtual_memory_->find_operand(p, size, use, out, held);
     // Sim memory is host memory underneath: host memory of any backend, and system memory,
     // are copied alike.
     hal::Operand operand;

@@ -21,6 +21,7 @@
 #include "hal/sim/sim_memory.hpp"
 #include "hal/sim/sim_trace.hpp"
 #include "hal/sim/sim_trace_source.hpp"
+#include "hal/sim/sim_virtual_memory.hpp"
 
 namespace zehal::sim {
 
@@ -58,6 +59,7 @@ public:
     hal::TraceSource* trace_source() override { return trace_source_.get(); }
     ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
+    hal::VirtualMemory* virtual_memory() override { return virtual_memory_.get(); }
     ze_result_t lose() override;
     bool owns_event(const hal::Event& event) const noexcept override;
 
@@ -70,8 +72,18 @@ public:
     // its end). On SUCCESS with `held`, a zehal allocation is held for the command (*held, for
     // hal::PointerRegistry::release once it is over): its free waits. System memory is not
     // held (*held null).
+    // A range of a reservation of the device's virtual memory must be mapped with an access
+    // that allows `use` (else INVALID_ARGUMENT).
     ze_result_t find_memory(const void* p, size_t size, hal::Allocation* out,
-                            hal::PointerRegistry::InFlight** held = nullptr) const;
+                            hal::PointerRegistry::InFlight** held = nullptr,
+                            hal::OperandUse use = hal::OperandUse::read) const;
+    // --- for the device's virtual memory ---
+    // Takes `size` bytes of the device's memory; false when they are not left.
+    bool reserve(size_t size) noexcept;
+    // Gives back what reserve took.
+    void unreserve(size_t size) noexcept;
+    // Counts one more allocation; false when fault injection fails it (fail_allocation_after).
+    bool count_allocation() noexcept;
     // Export group of memory imported from one of this device's export memfds (from an
     // Allocation's tag), or kNoExport.
     static uint32_t export_group_of(const hal::Allocation& a) noexcept {
@@ -90,8 +102,6 @@ private:
     // A kernel faulted on an engine: the device is lost (lose(), or while the destructor
     // stops the engines, its events only).
     void lose_after_fault();
-    bool reserve(size_t size) noexcept;
-    void unreserve(size_t size) noexcept;
     void release(const hal::Allocation& a) noexcept;
 
     const SimConfig config_;
@@ -112,7 +122,8 @@ private:
     std::atomic<uint64_t> next_queue_id_{0};
     std::atomic<bool> closing_{false};  // set when the destructor starts stopping the engines
 
-    std::vector<std::unique_ptr<Engine>> engines_[2];  // [ordinal][index]
+    std::vector<std::unique_ptr<Engine>> engines_[2];   // [ordinal][index]
+    std::unique_ptr<SimVirtualMemory> virtual_memory_;  // released once the engines are stopped
 
     std::mutex export_mu_;
     std::vector<ExportMemory> exports_;  // per metric group

@@ -59,7 +59,9 @@ ze_result_t SimQueue::append_copy(void* dst, const void* src, size_t size, const
     hal::Allocation to;
     hal::Allocation from;
     Holds holds;
-    if (ze_result_t r = device_->find_memory(dst, size, &to, &holds.of[0]); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_->find_memory(dst, size, &to, &holds.of[0], hal::OperandUse::write);
+        r != ZE_RESULT_SUCCESS)
+        return r;
     if (ze_result_t r = device_->find_memory(src, size, &from, &holds.of[1]); r != ZE_RESULT_SUCCESS) return r;
     if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
@@ -76,7 +78,9 @@ ze_result_t SimQueue::append_fill(void* dst, const void* pattern, size_t pattern
         return ZE_RESULT_ERROR_INVALID_SIZE;
     hal::Allocation to;
     Holds holds;
-    if (ze_result_t r = device_->find_memory(dst, size, &to, &holds.of[0]); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_->find_memory(dst, size, &to, &holds.of[0], hal::OperandUse::write);
+        r != ZE_RESULT_SUCCESS)
+        return r;
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
     return submit(CommandKind::fill, dst, nullptr, size, pattern, pattern_size, SimDevice::export_group_of(to), signal,
                   waits, holds.of);
@@ -104,7 +108,9 @@ ze_result_t SimQueue::append_write_global_timestamp(uint64_t* dst, const hal::Ev
     if (reinterpret_cast<uintptr_t>(dst) % alignof(uint64_t)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     hal::Allocation to;
     Holds holds;
-    if (ze_result_t r = device_->find_memory(dst, sizeof *dst, &to, &holds.of[0]); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_->find_memory(dst, sizeof *dst, &to, &holds.of[0], hal::OperandUse::write);
+        r != ZE_RESULT_SUCCESS)
+        return r;
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
     return submit(CommandKind::write_timestamp, dst, nullptr, sizeof *dst, nullptr, 0, kNoExport, signal, waits,
                   holds.of);
@@ -125,7 +131,9 @@ ze_result_t SimQueue::append_query_kernel_timestamps(std::span<const hal::EventR
         const size_t offset = offsets ? offsets[i] : i * sizeof(hal::KernelTimestampResult);
         hal::Allocation to;
         const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(dst) + offset);
-        if (ze_result_t r = device_->find_memory(at, sizeof(hal::KernelTimestampResult), &to); r != ZE_RESULT_SUCCESS)
+        if (ze_result_t r = device_->find_memory(at, sizeof(hal::KernelTimestampResult), &to, nullptr,
+                                                 hal::OperandUse::write);
+            r != ZE_RESULT_SUCCESS)
             return r;
     }
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
