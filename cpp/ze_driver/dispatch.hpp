@@ -65,6 +65,9 @@ std::span<const Entry> immediate_append_entries();
 std::span<const Entry> device_kernel_limits_entries();
 std::span<const Entry> metric_group_exp_entries();
 std::span<const Entry> memory_hints_entries();
+std::span<const Entry> metric_streamer_entries();
+std::span<const Entry> metric_query_entries();
+std::span<const Entry> metric_calculate_entries();
 
 // The address of implemented API function `name`; null when the driver lacks it.
 void (*find_entry(std::string_view name))();
