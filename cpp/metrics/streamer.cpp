@@ -107,7 +107,10 @@ void Streamer::push_locked(uint64_t begin_ticks, uint64_t end_ticks) {
 ze_result_t Streamer::read(uint32_t max_reports, size_t* size, uint8_t* data) {
     if (!size) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     std::lock_guard lock(mu_);
-    if (closed_) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (closed_) {
+        *size = 0;
+        return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    }
     const size_t available = std::min<size_t>(count_, max_reports);
     if (*size == 0) {
         *size = available * report_bytes_;

@@ -51,7 +51,7 @@ public:
     // reports as fit in *size and sets *size to the bytes written. WARNING_DROPPED_DATA
     // when reports were lost to a full ring since the last read (data returned all the
     // same); INVALID_NULL_POINTER for a null size, or a null data with a non-zero size;
-    // INVALID_NULL_HANDLE once closed.
+    // INVALID_NULL_HANDLE (size 0) once closed.
     ze_result_t read(uint32_t max_reports, size_t* size, uint8_t* data);
     // Stops sampling and frees the device's streamer slot; later calls answer
     // INVALID_NULL_HANDLE. Reports not read are lost.
