@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "hal/timestamps.hpp"
 #include "metrics/counter_report.hpp"
 
 namespace zehal::metrics {
@@ -54,6 +55,8 @@ Streamer::Streamer(const hal::DeviceRef& device, std::shared_ptr<DeviceMetrics> 
       notify_(notify),
       notification_(notification),
       report_bytes_(metrics::report_size(*group_)),
+      timer_hz_(std::max<uint64_t>(device->properties().timer_hz, 1)),
+      tick_mask_(hal::timestamp_max(device->properties().timestamp_valid_bits)),
       ring_(kRingReports * report_bytes_),
       values_(group_->metrics().size()) {
     sampler_ = std::thread([this] { sample_loop(); });
@@ -71,19 +74,25 @@ void Streamer::stop() {
 }
 
 void Streamer::sample_loop() {
-    using clock = std::chrono::steady_clock;
-    const auto period = std::chrono::nanoseconds(period_ns_);
-    auto next = clock::now() + period;
-    uint64_t begin = source_->now_ticks();
+    // Report k covers the device time (tick0 + k periods, tick0 + k + 1 periods]: the
+    // reports follow the device clock, as a sampling unit's would, however late this thread
+    // wakes (a late wake-up writes every report that came due meanwhile).
+    const uint64_t tick0 = source_->now_ticks();
+    const unsigned __int128 period_hz = static_cast<unsigned __int128>(period_ns_) * timer_hz_;
+    const auto boundary = [&](uint64_t k) {
+        return tick0 + static_cast<uint64_t>(static_cast<unsigned __int128>(k) * period_hz / 1'000'000'000u);
+    };
+    uint64_t written = 0;
+    auto next = std::chrono::steady_clock::now();
     std::unique_lock lock(mu_);
-    while (!cv_.wait_until(lock, next, [this] { return quit_; })) {
-        // Periods missed (a descheduled thread) make one longer window, not a burst.
-        next = std::max(next + period, clock::now());
-        const uint64_t end = source_->now_ticks();
-        push_locked(begin, end);
-        begin = end;
-        const bool notify = notification_ && count_ >= notify_;
-        if (notify) {
+    for (;;) {
+        // A thread woken late catches up at once, then keeps to the period from there.
+        next = std::max(next + std::chrono::nanoseconds(period_ns_), std::chrono::steady_clock::now());
+        if (cv_.wait_until(lock, next, [this] { return quit_; })) return;
+        const uint64_t elapsed = (source_->now_ticks() - tick0) & tick_mask_;
+        const auto due = static_cast<uint64_t>(static_cast<unsigned __int128>(elapsed) * 1'000'000'000u / period_hz);
+        for (; written < due; ++written) push_locked(boundary(written) & tick_mask_, boundary(written + 1) & tick_mask_);
+        if (notification_ && count_ >= notify_) {
             lock.unlock();
             if (notification_->query() == ZE_RESULT_NOT_READY) notification_->host_signal();
             lock.lock();

@@ -16,9 +16,9 @@
 
 namespace zehal::metrics {
 
-// One open streamer: a sampler thread that, every sampling period, reads the counters of
-// the window since its last sample (hal::CounterSource) and appends one counter report to
-// a bounded ring. Every method is thread-safe.
+// One open streamer: a sampler thread that appends to a bounded ring one counter report per
+// sampling period of device time, the counters of that period (hal::CounterSource). Every
+// method is thread-safe.
 class Streamer {
 public:
     // Sampling periods shorter than this are raised to it.
@@ -79,6 +79,8 @@ private:
     const uint32_t notify_;
     const hal::EventRef notification_;
     const size_t report_bytes_;
+    const uint64_t timer_hz_;   // ticks per second of the counters' clock
+    const uint64_t tick_mask_;  // its valid bits
 
     mutable std::mutex mu_;
     std::condition_variable cv_;
