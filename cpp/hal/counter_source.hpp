@@ -25,6 +25,10 @@ public:
     // `values` not of the group's metric count.
     virtual ze_result_t window(uint32_t group, uint64_t begin_ticks, uint64_t end_ticks,
                                std::span<uint64_t> values) const = 0;
+    // A streamer or query pool starts (`true`) or stops (`false`) reading the counters: while
+    // any does, a backend may spend time keeping commands and timestamps on distinct ticks,
+    // so that each command falls on the right side of a query's begin and end.
+    virtual void use(bool reading) = 0;
 };
 
 }  // namespace zehal::hal

@@ -22,12 +22,18 @@ ze_result_t QueryPool::create(const hal::DeviceRef& device, const MetricGroup* g
     return ZE_RESULT_SUCCESS;
 }
 
+QueryPool::QueryPool(const hal::DeviceRef& device, MetricGroupRef group, uint32_t count)
+    : device_(device), group_(std::move(group)), count_(count) {
+    device_->counter_source()->use(true);
+}
+
+QueryPool::~QueryPool() { device_->counter_source()->use(false); }
+
 ze_result_t Query::create(const std::shared_ptr<QueryPool>& pool, uint32_t index, std::shared_ptr<Query>* out) {
     if (!pool) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (index >= pool->count()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    hal::DeviceRef device = pool->device();
-    if (!device) return ZE_RESULT_ERROR_DEVICE_LOST;
+    const hal::DeviceRef& device = pool->device();
     std::shared_ptr<hal::EventPool> events;
     if (ze_result_t r = device->create_event_pool(1, hal::kPoolHostVisible, &events); r != ZE_RESULT_SUCCESS)
         return r;

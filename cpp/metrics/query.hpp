@@ -25,14 +25,17 @@ public:
 
     const MetricGroup& group() const { return *group_; }
     uint32_t count() const { return count_; }
-    // The device (null once it is gone).
-    hal::DeviceRef device() const { return device_.lock(); }
+    // The device.
+    const hal::DeviceRef& device() const { return device_; }
 
-    QueryPool(const hal::DeviceRef& device, MetricGroupRef group, uint32_t count)
-        : device_(device), group_(std::move(group)), count_(count) {}
+    // Reads the device's counters until destroyed (hal::CounterSource::use).
+    QueryPool(const hal::DeviceRef& device, MetricGroupRef group, uint32_t count);
+    ~QueryPool();
+    QueryPool(const QueryPool&) = delete;
+    QueryPool& operator=(const QueryPool&) = delete;
 
 private:
-    std::weak_ptr<hal::Device> device_;
+    const hal::DeviceRef device_;  // kept: its counter source is in use until the pool goes
     const MetricGroupRef group_;
     const uint32_t count_;
 };

@@ -59,7 +59,15 @@ Streamer::Streamer(const hal::DeviceRef& device, std::shared_ptr<DeviceMetrics> 
       tick_mask_(hal::timestamp_max(device->properties().timestamp_valid_bits)),
       ring_(kRingReports * report_bytes_),
       values_(group_->metrics().size()) {
-    sampler_ = std::thread([this] { sample_loop(); });
+    source_->use(true);
+    // The first period starts at open, not when the thread first runs.
+    tick0_ = source_->now_ticks();
+    try {
+        sampler_ = std::thread([this] { sample_loop(); });
+    } catch (...) {
+        source_->use(false);
+        throw;
+    }
 }
 
 Streamer::~Streamer() { close(); }
@@ -77,7 +85,7 @@ void Streamer::sample_loop() {
     // Report k covers the device time (tick0 + k periods, tick0 + k + 1 periods]: the
     // reports follow the device clock, as a sampling unit's would, however late this thread
     // wakes (a late wake-up writes every report that came due meanwhile).
-    const uint64_t tick0 = source_->now_ticks();
+    const uint64_t tick0 = tick0_;
     const unsigned __int128 period_hz = static_cast<unsigned __int128>(period_ns_) * timer_hz_;
     const auto boundary = [&](uint64_t k) {
         return tick0 + static_cast<uint64_t>(static_cast<unsigned __int128>(k) * period_hz / 1'000'000'000u);
@@ -89,8 +97,12 @@ void Streamer::sample_loop() {
         // A thread woken late catches up at once, then keeps to the period from there.
         next = std::max(next + std::chrono::nanoseconds(period_ns_), std::chrono::steady_clock::now());
         if (cv_.wait_until(lock, next, [this] { return quit_; })) return;
+        // Only periods that ended before the current tick: a completion recorded from now on
+        // counts at this tick or later, so no written report misses one.
         const uint64_t elapsed = (source_->now_ticks() - tick0) & tick_mask_;
-        const auto due = static_cast<uint64_t>(static_cast<unsigned __int128>(elapsed) * 1'000'000'000u / period_hz);
+        const auto due =
+            elapsed ? static_cast<uint64_t>((static_cast<unsigned __int128>(elapsed) * 1'000'000'000u - 1) / period_hz)
+                    : 0;
         for (; written < due; ++written) push_locked(boundary(written) & tick_mask_, boundary(written + 1) & tick_mask_);
         if (notification_ && count_ >= notify_) {
             lock.unlock();
@@ -144,6 +156,7 @@ ze_result_t Streamer::close() {
         closed_ = true;
     }
     stop();
+    source_->use(false);
     // The slot is free for the next streamer once this one stopped sampling.
     state_->release_streamer();
     return ZE_RESULT_SUCCESS;

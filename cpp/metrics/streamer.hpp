@@ -81,6 +81,7 @@ private:
     const size_t report_bytes_;
     const uint64_t timer_hz_;   // ticks per second of the counters' clock
     const uint64_t tick_mask_;  // its valid bits
+    uint64_t tick0_ = 0;        // ticks at open: where the first period starts
 
     mutable std::mutex mu_;
     std::condition_variable cv_;

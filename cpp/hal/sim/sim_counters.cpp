@@ -20,6 +20,20 @@ void SimCounters::on_command(bool moves_data, bool first_part, uint64_t start_ti
     done_.push_back({at, end_ticks - std::min(start_ticks, end_ticks), bytes, first_part ? 1u : 0u});
 }
 
+void SimCounters::use(bool reading) {
+    // Relaxed: a hint for the engines, as SimTraceSource::active; a command racing with the
+    // first reader may go unaligned.
+    if (reading)
+        readers_.fetch_add(1, std::memory_order_relaxed);
+    else
+        readers_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool SimCounters::in_use() const noexcept {
+    // Relaxed: see use().
+    return readers_.load(std::memory_order_relaxed) > 0;
+}
+
 uint64_t SimCounters::now_ticks() const {
     std::lock_guard lock(mu_);
     return clock_.now() & tick_mask_;

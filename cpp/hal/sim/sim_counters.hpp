@@ -2,6 +2,7 @@
 // time-based group EngineUtilization counts it over any window of device time.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -38,6 +39,11 @@ public:
     uint64_t now_ticks() const override;
     ze_result_t window(uint32_t group, uint64_t begin_ticks, uint64_t end_ticks,
                        std::span<uint64_t> values) const override;
+    void use(bool reading) override;
+    // True while a streamer or query pool reads the counters: the engines then align
+    // commands on tick boundaries (as for a tracer), so that no command completes in the
+    // tick of a timestamp written after it, nor before the tick of one written before it.
+    bool in_use() const noexcept;
 
     // Completions kept for windows in the past.
     static constexpr size_t kHistory = 1u << 16;
@@ -56,6 +62,7 @@ private:
     const uint64_t tick_mask_;
     const uint32_t engines_;
     const uint32_t group_;
+    std::atomic<uint32_t> readers_{0};
     mutable std::mutex mu_;
     std::deque<Completion> done_;  // by `at`, oldest first (recorded under mu_, so in order)
 };
