@@ -30,8 +30,8 @@ bool read_header(const MetricGroup& group, std::span<const uint8_t> raw, Counter
 
 }  // namespace
 
-void write_report(const MetricGroup& group, uint16_t kind, uint32_t sequence, uint64_t begin_ticks,
-                  uint64_t end_ticks, std::span<const uint64_t> values, uint8_t* out) {
+void write_report(const MetricGroup& group, uint16_t kind, uint32_t sequence, uint64_t begin_ticks, uint64_t end_ticks,
+                  std::span<const uint64_t> values, uint8_t* out) {
     const CounterReportHeader h{kind,
                                 static_cast<uint16_t>(report_size(group)),
                                 group.info().first_metric_id,

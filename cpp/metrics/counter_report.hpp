@@ -37,8 +37,8 @@ inline size_t report_size(const MetricGroup& group) {
 }
 
 // Writes a report of `group` at `out` (report_size(group) bytes).
-void write_report(const MetricGroup& group, uint16_t kind, uint32_t sequence, uint64_t begin_ticks,
-                  uint64_t end_ticks, std::span<const uint64_t> values, uint8_t* out);
+void write_report(const MetricGroup& group, uint16_t kind, uint32_t sequence, uint64_t begin_ticks, uint64_t end_ticks,
+                  std::span<const uint64_t> values, uint8_t* out);
 
 // A metric value (zet_typed_value_t: its result type, then the value in 8 bytes).
 struct TypedValue {

@@ -23,7 +23,9 @@ ze_result_t QueryPool::create(const hal::DeviceRef& device, const MetricGroup* g
 }
 
 QueryPool::QueryPool(const hal::DeviceRef& device, MetricGroupRef group, uint32_t count)
-    : device_(device), group_(std::move(group)), count_(count) {
+    : device_(device),
+      group_(std::move(group)),
+      count_(count) {
     device_->counter_source()->use(true);
 }
 
@@ -35,8 +37,7 @@ ze_result_t Query::create(const std::shared_ptr<QueryPool>& pool, uint32_t index
     if (index >= pool->count()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     const hal::DeviceRef& device = pool->device();
     std::shared_ptr<hal::EventPool> events;
-    if (ze_result_t r = device->create_event_pool(1, hal::kPoolHostVisible, &events); r != ZE_RESULT_SUCCESS)
-        return r;
+    if (ze_result_t r = device->create_event_pool(1, hal::kPoolHostVisible, &events); r != ZE_RESULT_SUCCESS) return r;
     hal::EventRef end;
     if (ze_result_t r = events->event(0, &end); r != ZE_RESULT_SUCCESS) return r;
     void* slots = nullptr;
@@ -53,7 +54,10 @@ ze_result_t Query::create(const std::shared_ptr<QueryPool>& pool, uint32_t index
 }
 
 Query::Query(std::shared_ptr<QueryPool> pool, hal::DeviceRef device, uint64_t* slots, hal::EventRef end_event)
-    : pool_(std::move(pool)), device_(std::move(device)), slots_(slots), end_event_(std::move(end_event)) {
+    : pool_(std::move(pool)),
+      device_(std::move(device)),
+      slots_(slots),
+      end_event_(std::move(end_event)) {
     slots_[0] = slots_[1] = 0;
 }
 
@@ -95,8 +99,7 @@ ze_result_t Query::get_data(size_t* size, uint8_t* data) {
     if (*size < bytes) return ZE_RESULT_ERROR_INVALID_SIZE;
     std::vector<uint64_t> values(group.metrics().size());
     hal::CounterSource* source = device_->counter_source();
-    if (ze_result_t r = source->window(group.index(), slots_[0], slots_[1], values); r != ZE_RESULT_SUCCESS)
-        return r;
+    if (ze_result_t r = source->window(group.index(), slots_[0], slots_[1], values); r != ZE_RESULT_SUCCESS) return r;
     write_report(group, kReportQuery, 0, slots_[0], slots_[1], values, data);
     *size = bytes;
     return ZE_RESULT_SUCCESS;

@@ -100,10 +100,11 @@ void Streamer::sample_loop() {
         // Only periods that ended before the current tick: a completion recorded from now on
         // counts at this tick or later, so no written report misses one.
         const uint64_t elapsed = (source_->now_ticks() - tick0) & tick_mask_;
-        const auto due =
-            elapsed ? static_cast<uint64_t>((static_cast<unsigned __int128>(elapsed) * 1'000'000'000u - 1) / period_hz)
-                    : 0;
-        for (; written < due; ++written) push_locked(boundary(written) & tick_mask_, boundary(written + 1) & tick_mask_);
+        const auto due = elapsed ? static_cast<uint64_t>(
+                                       (static_cast<unsigned __int128>(elapsed) * 1'000'000'000u - 1) / period_hz)
+                                 : 0;
+        for (; written < due; ++written)
+            push_locked(boundary(written) & tick_mask_, boundary(written + 1) & tick_mask_);
         if (notification_ && count_ >= notify_) {
             lock.unlock();
             if (notification_->query() == ZE_RESULT_NOT_READY) notification_->host_signal();

@@ -51,10 +51,11 @@ ze_result_t zetMetricGroupCalculateMetricValues_(zet_metric_group_handle_t hMetr
 
 // One set (the counters are the root device's). *pSetCount or *pTotalMetricValueCount 0, or
 // no output arrays: the counts; else the values, up to *pTotalMetricValueCount.
-ze_result_t zetMetricGroupCalculateMultipleMetricValuesExp_(
-    zet_metric_group_handle_t hMetricGroup, zet_metric_group_calculation_type_t type, size_t rawDataSize,
-    const uint8_t* pRawData, uint32_t* pSetCount, uint32_t* pTotalMetricValueCount, uint32_t* pMetricCounts,
-    zet_typed_value_t* pMetricValues) {
+ze_result_t zetMetricGroupCalculateMultipleMetricValuesExp_(zet_metric_group_handle_t hMetricGroup,
+                                                            zet_metric_group_calculation_type_t type,
+                                                            size_t rawDataSize, const uint8_t* pRawData,
+                                                            uint32_t* pSetCount, uint32_t* pTotalMetricValueCount,
+                                                            uint32_t* pMetricCounts, zet_typed_value_t* pMetricValues) {
     return ze_guarded([&] {
         if (!pSetCount || !pTotalMetricValueCount) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         std::vector<metrics::TypedValue> values;

@@ -32,8 +32,9 @@ ze_result_t zetMetricQueryPoolCreate_(zet_context_handle_t hContext, zet_device_
 
 // Queries made from the pool stay usable: each keeps what it needs of the pool.
 ze_result_t zetMetricQueryPoolDestroy_(zet_metric_query_pool_handle_t hMetricQueryPool) {
-    return ze_guarded([&] { return query_pools().remove(hMetricQueryPool) ? ZE_RESULT_SUCCESS
-                                                                           : ZE_RESULT_ERROR_INVALID_NULL_HANDLE; });
+    return ze_guarded([&] {
+        return query_pools().remove(hMetricQueryPool) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    });
 }
 
 ze_result_t zetMetricQueryCreate_(zet_metric_query_pool_handle_t hMetricQueryPool, uint32_t index,
@@ -75,8 +76,7 @@ ze_result_t zetMetricQueryGetData_(zet_metric_query_handle_t hMetricQuery, size_
 // Runs `f` on the list of `hCommandList` and the query of `hMetricQuery`, which must be of
 // the list's device (else INVALID_ARGUMENT).
 template <typename F>
-ze_result_t with_list_and_query(zet_command_list_handle_t hCommandList, zet_metric_query_handle_t hMetricQuery,
-                                F&& f) {
+ze_result_t with_list_and_query(zet_command_list_handle_t hCommandList, zet_metric_query_handle_t hMetricQuery, F&& f) {
     return ze_guarded([&] {
         std::shared_ptr<CommandListObject> list;
         if (ze_result_t r = command_lists().get(hCommandList, &list); r != ZE_RESULT_SUCCESS) return r;

@@ -25,7 +25,8 @@ namespace {
 // with the values used.
 ze_result_t zetMetricStreamerOpen_(zet_context_handle_t hContext, zet_device_handle_t hDevice,
                                    zet_metric_group_handle_t hMetricGroup, zet_metric_streamer_desc_t* desc,
-                                   ze_event_handle_t hNotificationEvent, zet_metric_streamer_handle_t* phMetricStreamer) {
+                                   ze_event_handle_t hNotificationEvent,
+                                   zet_metric_streamer_handle_t* phMetricStreamer) {
     return ze_guarded([&] {
         std::shared_ptr<ContextObject> c;
         if (ze_result_t r = contexts().get(hContext, &c); r != ZE_RESULT_SUCCESS) return r;

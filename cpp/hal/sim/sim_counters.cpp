@@ -7,7 +7,10 @@
 namespace zehal::sim {
 
 SimCounters::SimCounters(const SimClock& clock, uint64_t tick_mask, uint32_t engines, uint32_t group)
-    : clock_(clock), tick_mask_(tick_mask), engines_(std::max(engines, 1u)), group_(group) {}
+    : clock_(clock),
+      tick_mask_(tick_mask),
+      engines_(std::max(engines, 1u)),
+      group_(group) {}
 
 void SimCounters::on_command(bool moves_data, bool first_part, uint64_t start_ticks, uint64_t end_ticks,
                              uint64_t bytes) {
@@ -60,8 +63,9 @@ ze_result_t SimCounters::window(uint32_t group, uint64_t begin_ticks, uint64_t e
     const auto ns = [&](uint64_t ticks) {
         return static_cast<uint64_t>(static_cast<unsigned __int128>(ticks) * 1'000'000'000u / clock_.hz());
     };
-    const float percent =
-        span ? static_cast<float>(static_cast<double>(busy) * 100.0 / (static_cast<double>(span) * engines_)) : 0.0f;
+    const float percent = span ? static_cast<float>(static_cast<double>(busy) * 100.0 /
+                                                    (static_cast<double>(span) * engines_))
+                               : 0.0f;
     values[kUtilBusyPercent] = std::bit_cast<uint32_t>(percent);
     values[kUtilGpuTime] = ns(span);
     values[kUtilBusyTime] = ns(busy);

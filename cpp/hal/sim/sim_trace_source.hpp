@@ -31,9 +31,7 @@ public:
     size_t capacity() const override { return trace_.capacity(); }
 
     // True while started, or while the sampled counters are read.
-    bool active() const noexcept {
-        return active_.load(std::memory_order_relaxed) || trace_.counters()->in_use();
-    }
+    bool active() const noexcept { return active_.load(std::memory_order_relaxed) || trace_.counters()->in_use(); }
 
 private:
     SimTrace& trace_;

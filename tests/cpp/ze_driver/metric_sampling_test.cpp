@@ -59,12 +59,12 @@ protected:
     // The values of `raw`, through zetMetricGroupCalculateMetricValues.
     std::vector<zet_typed_value_t> values_of(const std::vector<uint8_t>& raw) {
         uint32_t n = 0;
-        EXPECT_EQ(zetMetricGroupCalculateMetricValues(util, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES,
-                                                      raw.size(), raw.data(), &n, nullptr),
+        EXPECT_EQ(zetMetricGroupCalculateMetricValues(util, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, raw.size(),
+                                                      raw.data(), &n, nullptr),
                   ZE_RESULT_SUCCESS);
         std::vector<zet_typed_value_t> v(n);
-        EXPECT_EQ(zetMetricGroupCalculateMetricValues(util, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES,
-                                                      raw.size(), raw.data(), &n, v.data()),
+        EXPECT_EQ(zetMetricGroupCalculateMetricValues(util, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, raw.size(),
+                                                      raw.data(), &n, v.data()),
                   ZE_RESULT_SUCCESS);
         v.resize(n);
         return v;
@@ -186,8 +186,9 @@ TEST_F(ZeMetricSampling, QueryInARegularListRunsWhenTheListRuns) {
     ZE_OK(zeCommandListClose(l));
     size_t size = 0;
     EXPECT_EQ(zetMetricQueryGetData(q, &size, nullptr), ZE_RESULT_NOT_READY);  // recorded, not run
-    ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
-                               ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    ze_command_queue_desc_t qd{
+        ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+        ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
     ze_command_queue_handle_t queue = nullptr;
     ZE_OK(zeCommandQueueCreate(context, device, &qd, &queue));
     ZE_OK(zeCommandQueueExecuteCommandLists(queue, 1, &l, nullptr));
@@ -236,8 +237,8 @@ TEST_F(ZeMetricSampling, BadInputGetsAClearError) {
     EXPECT_EQ(zetMetricGroupCalculateMetricValues(util, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, sizeof junk,
                                                   junk, &n, nullptr),
               ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(zetMetricGroupCalculateMetricValues(nullptr, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES,
-                                                  sizeof junk, junk, &n, nullptr),
+    EXPECT_EQ(zetMetricGroupCalculateMetricValues(nullptr, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, sizeof junk,
+                                                  junk, &n, nullptr),
               ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
     ZE_OK(zetMetricQueryDestroy(q));
     ZE_OK(zetMetricQueryPoolDestroy(pool));
