@@ -163,7 +163,6 @@ public:
     size_t capacity() const override { return buffer_.slots() * sizeof(hal::TraceRecord); }
 
     SimCounters* counters() override { return &counters_; }
-    const SimCounters* counters() const override { return &counters_; }
 
     void on_command(const CommandTrace& c) override {
         counters_.on_command(c.command == kCopyCommand || c.command == kFillCommand,

@@ -46,7 +46,6 @@ public:
     virtual void on_command(const CommandTrace& c) = 0;
     // The sampled counters of the event- and time-based group.
     virtual SimCounters* counters() = 0;
-    virtual const SimCounters* counters() const = 0;
     // A device command wrote into memory exported by `group`; `first_word` is the first
     // 32-bit word it wrote (when that group is started).
     virtual void on_export_write(uint32_t group, uint32_t first_word, uint64_t ticks, uint32_t subdevice) = 0;
