@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "zehal/ze_result.h"
+#include "hal/counter_source.hpp"
 #include "hal/event.hpp"
 #include "hal/metric_info.hpp"
 #include "hal/module.hpp"
@@ -87,6 +88,9 @@ public:
     virtual const std::vector<MetricGroupInfo>& metric_groups() const = 0;
     // The hardware trace stream; null when the device has no tracer.
     virtual TraceSource* trace_source() = 0;
+    // The counters of the event- and time-based groups; null when the device samples none
+    // (its groups then advertise neither sampling type).
+    virtual CounterSource* counter_source() { return nullptr; }
     // dma-buf of export-capable group `group` (index in metric_groups()): the fd is the
     // group's, valid while the device lives. INVALID_ARGUMENT for other groups.
     virtual ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) = 0;

@@ -131,6 +131,18 @@ void DeviceMetrics::release_tracer() {
     tracer_ = false;
 }
 
+ze_result_t DeviceMetrics::claim_streamer() {
+    std::lock_guard lock(mu_);
+    if (streamer_) return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
+    streamer_ = true;
+    return ZE_RESULT_SUCCESS;
+}
+
+void DeviceMetrics::release_streamer() {
+    std::lock_guard lock(mu_);
+    streamer_ = false;
+}
+
 ze_result_t metric_groups(const hal::DeviceRef& device, std::vector<MetricGroupRef>* out) {
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     std::shared_ptr<DeviceMetrics> state;

@@ -51,6 +51,8 @@ public:
     const DeviceMetrics& owner() const { return *owner_; }
     // True when the group's sampling types include TRACER_BASED.
     bool tracer_based() const { return info_->sampling_types & hal::kSamplingTracerBased; }
+    // True when the group's sampling types include `type` (a hal::SamplingType bit).
+    bool samples(hal::SamplingType type) const { return info_->sampling_types & type; }
 
 private:
     const DeviceMetrics* owner_;
@@ -100,6 +102,10 @@ public:
     ze_result_t claim_tracer();
     // Frees the tracer slot.
     void release_tracer();
+    // Reserves the device's streamer slot; HANDLE_OBJECT_IN_USE when a streamer is open.
+    ze_result_t claim_streamer();
+    // Frees the streamer slot.
+    void release_streamer();
 
 private:
     std::weak_ptr<hal::Device> device_;
@@ -107,6 +113,7 @@ private:
     mutable std::mutex mu_;
     std::vector<bool> active_;
     bool tracer_ = false;
+    bool streamer_ = false;
 };
 
 // Handles of every metric group of `device`.

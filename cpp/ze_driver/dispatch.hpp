@@ -69,6 +69,9 @@ std::span<const Entry> module_entries();
 std::span<const Entry> kernel_entries();
 std::span<const Entry> launch_entries();
 std::span<const Entry> virtual_memory_entries();
+std::span<const Entry> metric_streamer_entries();
+std::span<const Entry> metric_query_entries();
+std::span<const Entry> metric_calculate_entries();
 
 // The address of implemented API function `name`; null when the driver lacks it.
 void (*find_entry(std::string_view name))();

@@ -57,6 +57,7 @@ public:
     ze_result_t global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) override;
     const std::vector<hal::MetricGroupInfo>& metric_groups() const override { return SimTrace::groups(); }
     hal::TraceSource* trace_source() override { return trace_source_.get(); }
+    hal::CounterSource* counter_source() override { return trace_->counters(); }
     ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
     hal::VirtualMemory* virtual_memory() override { return virtual_memory_.get(); }

@@ -33,8 +33,12 @@ enum MetricId : uint32_t {
     kAsyncPulse,
     kExportWrite,
     kExportMemory,
-    kUtilizationBusy,
+    kUtilizationBusy,  // the SimCounters metrics from here, in UtilizationMetric order
 };
+
+// CommandTrace::command of copies and fills.
+constexpr uint32_t kCopyCommand = 0;
+constexpr uint32_t kFillCommand = 1;
 
 // Records one command produces: every metric of the engine group.
 constexpr size_t kRecordsPerCommand = kAsyncCounter - kCommandStart;
@@ -68,15 +72,23 @@ std::vector<hal::MetricGroupInfo> make_groups() {
 
     g[kUtilizationGroup] = {
         .name = "EngineUtilization",
-        .description = "Engine busy ratio, sampled by queries and streamers (no tracer)",
+        .description = "What the copy and compute engines did, sampled by metric queries and streamers",
         .sampling_types = hal::kSamplingEventBased | hal::kSamplingTimeBased,
         .type_flags = hal::kGroupOther,
         .domain = 3,
         .first_metric_id = kUtilizationBusy,
         .metrics =
             {
-                hal::make_metric("EngineBusy", "Share of time the engines were busy", "engine", hal::kMetricRatio,
-                                 hal::kFp32, "percent"),
+                hal::make_metric("EngineBusy", "Share of the engines' time spent on copies and fills", "engine",
+                                 hal::kMetricRatio, hal::kFp32, "percent"),
+                hal::make_metric("GpuTime", "Length of the sampled window", "engine", hal::kMetricDuration,
+                                 hal::kUint64, "ns"),
+                hal::make_metric("BusyTime", "Time the engines spent on copies and fills", "engine",
+                                 hal::kMetricDuration, hal::kUint64, "ns"),
+                hal::make_metric("DataCommands", "Copies and fills completed", "engine", hal::kMetricEvent,
+                                 hal::kUint64, "commands"),
+                hal::make_metric("BytesMoved", "Bytes the copies and fills wrote", "engine", hal::kMetricEvent,
+                                 hal::kUint64, "bytes"),
             },
     };
     return g;
@@ -94,7 +106,9 @@ public:
           subdevices_(config.subdevices),
           async_rate_(config.async_records_per_s),
           async_burst_(config.async_burst_records),
-          buffer_(config.trace_buffer_bytes / sizeof(hal::TraceRecord)) {}
+          buffer_(config.trace_buffer_bytes / sizeof(hal::TraceRecord)),
+          counters_(clock, valid_mask(config.timestamp_valid_bits), config.compute_engines + config.copy_engines,
+                    kUtilizationGroup) {}
 
     ~SimTraceImpl() override { stop(); }
 
@@ -148,7 +162,11 @@ public:
 
     size_t capacity() const override { return buffer_.slots() * sizeof(hal::TraceRecord); }
 
+    SimCounters* counters() override { return &counters_; }
+
     void on_command(const CommandTrace& c) override {
+        counters_.on_command(c.command == kCopyCommand || c.command == kFillCommand,
+                             c.subdevice == hal::kRootDevice || c.subdevice == 0, c.start_ticks, c.end_ticks, c.bytes);
         const uint64_t start = c.start_ticks & tick_mask_;
         const uint64_t end = c.end_ticks & tick_mask_;
         std::lock_guard lock(mu_);
@@ -273,6 +291,8 @@ private:
     uint32_t started_ = 0;     // bit per started group
     uint64_t next_command_ = 0;
     std::atomic<uint64_t> produced_{0};
+
+    SimCounters counters_;
 
     std::thread async_;
     uint64_t async_next_ = 0;  // number of the next asynchronous record (start, then the source thread)

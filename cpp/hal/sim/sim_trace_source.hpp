@@ -9,7 +9,8 @@
 namespace zehal::sim {
 
 // Forwards every call to the device's SimTrace and keeps `active()` current, so that the
-// engines can align the ticks of traced commands on tick boundaries (docs/timestamps.md).
+// engines can align the ticks of traced commands, and of commands while the sampled counters
+// are read, on tick boundaries (docs/timestamps.md).
 class SimTraceSource final : public hal::TraceSource {
 public:
     explicit SimTraceSource(SimTrace& trace) : trace_(trace) {}
@@ -29,8 +30,8 @@ public:
     uint64_t produced() const override { return trace_.produced(); }
     size_t capacity() const override { return trace_.capacity(); }
 
-    // True while started.
-    bool active() const noexcept { return active_.load(std::memory_order_relaxed); }
+    // True while started, or while the sampled counters are read.
+    bool active() const noexcept { return active_.load(std::memory_order_relaxed) || trace_.counters()->in_use(); }
 
 private:
     SimTrace& trace_;

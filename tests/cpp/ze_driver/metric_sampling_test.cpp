@@ -1,0 +1,277 @@
+// Metric streamers, metric queries and the calculation of their raw data through the
+// loader: the sim device's event- and time-based group EngineUtilization.
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "ze_fixture.hpp"
+
+namespace zetest {
+namespace {
+
+class ZeMetricSampling : public ZeDriver {
+protected:
+    void SetUp() override {
+        ZeDriver::SetUp();
+        // The sim device is the last one (CUDA devices come first where they exist).
+        device = devices.back();
+        util = group_named("EngineUtilization");
+        engine = group_named("EngineEvents");
+        if (!util) GTEST_SKIP() << "no EngineUtilization group";
+        ZE_OK(zetContextActivateMetricGroups(context, device, 1, &util));
+        ZE_OK(zetMetricGet(util, &metric_count, nullptr));
+    }
+    void TearDown() override {
+        if (util) {
+            EXPECT_EQ(zetContextActivateMetricGroups(context, device, 0, nullptr), ZE_RESULT_SUCCESS);
+        }
+        ZeDriver::TearDown();
+    }
+    zet_metric_group_handle_t group_named(const std::string& name) {
+        uint32_t n = 0;
+        EXPECT_EQ(zetMetricGroupGet(device, &n, nullptr), ZE_RESULT_SUCCESS);
+        std::vector<zet_metric_group_handle_t> groups(n);
+        EXPECT_EQ(zetMetricGroupGet(device, &n, groups.data()), ZE_RESULT_SUCCESS);
+        for (auto g : groups) {
+            zet_metric_group_properties_t p{};
+            p.stype = ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES;
+            EXPECT_EQ(zetMetricGroupGetProperties(g, &p), ZE_RESULT_SUCCESS);
+            if (name == p.name) return g;
+        }
+        return nullptr;
+    }
+    // Index of metric `name` of EngineUtilization.
+    uint32_t metric_index(const char* name) {
+        std::vector<zet_metric_handle_t> metrics(metric_count);
+        uint32_t n = metric_count;
+        EXPECT_EQ(zetMetricGet(util, &n, metrics.data()), ZE_RESULT_SUCCESS);
+        for (uint32_t i = 0; i < n; ++i) {
+            zet_metric_properties_t p{};
+            p.stype = ZET_STRUCTURE_TYPE_METRIC_PROPERTIES;
+            EXPECT_EQ(zetMetricGetProperties(metrics[i], &p), ZE_RESULT_SUCCESS);
+            if (std::strcmp(p.name, name) == 0) return i;
+        }
+        ADD_FAILURE() << "no metric " << name;
+        return 0;
+    }
+    // The values of `raw`, through zetMetricGroupCalculateMetricValues.
+    std::vector<zet_typed_value_t> values_of(const std::vector<uint8_t>& raw) {
+        uint32_t n = 0;
+        EXPECT_EQ(zetMetricGroupCalculateMetricValues(util, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, raw.size(),
+                                                      raw.data(), &n, nullptr),
+                  ZE_RESULT_SUCCESS);
+        std::vector<zet_typed_value_t> v(n);
+        EXPECT_EQ(zetMetricGroupCalculateMetricValues(util, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, raw.size(),
+                                                      raw.data(), &n, v.data()),
+                  ZE_RESULT_SUCCESS);
+        v.resize(n);
+        return v;
+    }
+    zet_metric_group_handle_t util = nullptr;
+    zet_metric_group_handle_t engine = nullptr;
+    uint32_t metric_count = 0;
+};
+
+TEST_F(ZeMetricSampling, StreamerSamplesTheCopiesOfTheDevice) {
+    ze_command_list_handle_t l = immediate_list(1);
+    zet_metric_streamer_desc_t desc{ZET_STRUCTURE_TYPE_METRIC_STREAMER_DESC, nullptr, 4, 1};
+    zet_metric_streamer_handle_t s = nullptr;
+    ZE_OK(zetMetricStreamerOpen(context, device, util, &desc, nullptr, &s));
+    EXPECT_GT(desc.samplingPeriod, 1u);  // corrected and written back
+    ZE_OK(zeCommandListAppendMemoryCopy(l, dev, host, 4096, nullptr, 0, nullptr));
+    ZE_OK(zeCommandListAppendMemoryCopy(l, host2, dev, 4096, nullptr, 0, nullptr));
+    finish(l);
+    const uint32_t bytes = metric_index("BytesMoved");
+    uint64_t moved = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (moved < 8192 && std::chrono::steady_clock::now() < deadline) {
+        size_t size = 0;
+        ZE_OK(zetMetricStreamerReadData(s, UINT32_MAX, &size, nullptr));
+        std::vector<uint8_t> raw(size);
+        if (size == 0) continue;
+        ZE_OK(zetMetricStreamerReadData(s, UINT32_MAX, &size, raw.data()));
+        raw.resize(size);
+        const auto v = values_of(raw);
+        ASSERT_EQ(v.size() % metric_count, 0u);
+        for (size_t i = bytes; i < v.size(); i += metric_count) {
+            EXPECT_EQ(v[i].type, ZET_VALUE_TYPE_UINT64);
+            moved += v[i].value.ui64;
+        }
+    }
+    EXPECT_EQ(moved, 8192u);
+    ZE_OK(zetMetricStreamerClose(s));
+    EXPECT_EQ(zetMetricStreamerClose(s), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    size_t size = 0;
+    EXPECT_EQ(zetMetricStreamerReadData(s, UINT32_MAX, &size, nullptr), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zeCommandListDestroy(l), ZE_RESULT_SUCCESS);
+}
+
+TEST_F(ZeMetricSampling, StreamerOpenRefusesWhatItCannotSample) {
+    zet_metric_streamer_desc_t desc{ZET_STRUCTURE_TYPE_METRIC_STREAMER_DESC, nullptr, 1, 100000};
+    zet_metric_streamer_handle_t s = nullptr;
+    EXPECT_EQ(zetMetricStreamerOpen(context, device, util, nullptr, nullptr, &s), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zetMetricStreamerOpen(context, device, util, &desc, nullptr, nullptr),
+              ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zetMetricStreamerOpen(context, device, nullptr, &desc, nullptr, &s), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    // A tracer-based group has no sampled counters.
+    EXPECT_EQ(zetMetricStreamerOpen(context, device, engine, &desc, nullptr, &s), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ZE_OK(zetMetricStreamerOpen(context, device, util, &desc, nullptr, &s));
+    zet_metric_streamer_handle_t second = nullptr;
+    EXPECT_EQ(zetMetricStreamerOpen(context, device, util, &desc, nullptr, &second),
+              ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE);
+    ZE_OK(zetMetricStreamerClose(s));
+    // Activating only another group deactivates this one.
+    ZE_OK(zetContextActivateMetricGroups(context, device, 1, &engine));
+    EXPECT_EQ(zetMetricStreamerOpen(context, device, util, &desc, nullptr, &s), ZE_RESULT_NOT_READY);
+}
+
+TEST_F(ZeMetricSampling, QueryCountsTheCopyBetweenItsBeginAndEnd) {
+    zet_metric_query_pool_desc_t pd{ZET_STRUCTURE_TYPE_METRIC_QUERY_POOL_DESC, nullptr,
+                                    ZET_METRIC_QUERY_POOL_TYPE_PERFORMANCE, 2};
+    zet_metric_query_pool_handle_t pool = nullptr;
+    ZE_OK(zetMetricQueryPoolCreate(context, device, util, &pd, &pool));
+    zet_metric_query_handle_t q = nullptr;
+    ZE_OK(zetMetricQueryCreate(pool, 1, &q));
+    size_t size = 0;
+    EXPECT_EQ(zetMetricQueryGetData(q, &size, nullptr), ZE_RESULT_NOT_READY);
+    ze_event_handle_t done = make_events(1)[0];
+    ze_command_list_handle_t l = immediate_list(1);
+    ZE_OK(zetCommandListAppendMetricQueryBegin(l, q));
+    ZE_OK(zeCommandListAppendMemoryCopy(l, dev, host, 3000, nullptr, 0, nullptr));
+    ZE_OK(zetCommandListAppendMetricMemoryBarrier(l));
+    ZE_OK(zetCommandListAppendMetricQueryEnd(l, q, done, 0, nullptr));
+    ZE_OK(zeEventHostSynchronize(done, kForever));
+    ZE_OK(zeCommandListAppendMemoryCopy(l, dev, host, 1000, nullptr, 0, nullptr));  // after the end
+    finish(l);
+    ZE_OK(zetMetricQueryGetData(q, &size, nullptr));
+    std::vector<uint8_t> raw(size);
+    ZE_OK(zetMetricQueryGetData(q, &size, raw.data()));
+    const auto v = values_of(raw);
+    ASSERT_EQ(v.size(), metric_count);
+    EXPECT_EQ(v[metric_index("BytesMoved")].value.ui64, 3000u);
+    EXPECT_EQ(v[metric_index("DataCommands")].value.ui64, 1u);
+    // The experimental form: one set holding the same values.
+    uint32_t sets = 0, total = 0;
+    ZE_OK(zetMetricGroupCalculateMultipleMetricValuesExp(util, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES,
+                                                         raw.size(), raw.data(), &sets, &total, nullptr, nullptr));
+    EXPECT_EQ(sets, 1u);
+    EXPECT_EQ(total, metric_count);
+    // The query outlives its pool's handle; each handle is destroyed once.
+    ZE_OK(zetMetricQueryPoolDestroy(pool));
+    EXPECT_EQ(zetMetricQueryPoolDestroy(pool), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    ZE_OK(zetMetricQueryReset(q));
+    EXPECT_EQ(zetMetricQueryGetData(q, &size, nullptr), ZE_RESULT_NOT_READY);
+    ZE_OK(zetMetricQueryDestroy(q));
+    EXPECT_EQ(zetMetricQueryDestroy(q), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zetMetricQueryGetData(q, &size, nullptr), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zetCommandListAppendMetricQueryBegin(l, q), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zeCommandListDestroy(l), ZE_RESULT_SUCCESS);
+}
+
+TEST_F(ZeMetricSampling, QueryInARegularListRunsWhenTheListRuns) {
+    zet_metric_query_pool_desc_t pd{ZET_STRUCTURE_TYPE_METRIC_QUERY_POOL_DESC, nullptr,
+                                    ZET_METRIC_QUERY_POOL_TYPE_PERFORMANCE, 1};
+    zet_metric_query_pool_handle_t pool = nullptr;
+    ZE_OK(zetMetricQueryPoolCreate(context, device, util, &pd, &pool));
+    zet_metric_query_handle_t q = nullptr;
+    ZE_OK(zetMetricQueryCreate(pool, 0, &q));
+    ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
+    ze_command_list_handle_t l = nullptr;
+    ZE_OK(zeCommandListCreate(context, device, &ld, &l));
+    ZE_OK(zetCommandListAppendMetricQueryBegin(l, q));
+    ZE_OK(zeCommandListAppendMemoryFill(l, dev, "\x7f", 1, 512, nullptr, 0, nullptr));
+    ZE_OK(zetCommandListAppendMetricQueryEnd(l, q, nullptr, 0, nullptr));
+    ZE_OK(zeCommandListClose(l));
+    size_t size = 0;
+    EXPECT_EQ(zetMetricQueryGetData(q, &size, nullptr), ZE_RESULT_NOT_READY);  // recorded, not run
+    ze_command_queue_desc_t qd{
+        ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+        ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    ze_command_queue_handle_t queue = nullptr;
+    ZE_OK(zeCommandQueueCreate(context, device, &qd, &queue));
+    ZE_OK(zeCommandQueueExecuteCommandLists(queue, 1, &l, nullptr));
+    ZE_OK(zeCommandQueueSynchronize(queue, kForever));
+    ZE_OK(zetMetricQueryGetData(q, &size, nullptr));
+    std::vector<uint8_t> raw(size);
+    ZE_OK(zetMetricQueryGetData(q, &size, raw.data()));
+    EXPECT_EQ(values_of(raw)[metric_index("BytesMoved")].value.ui64, 512u);
+    ZE_OK(zeCommandQueueDestroy(queue));
+    ZE_OK(zeCommandListDestroy(l));
+    ZE_OK(zetMetricQueryDestroy(q));
+    ZE_OK(zetMetricQueryPoolDestroy(pool));
+}
+
+TEST_F(ZeMetricSampling, BadInputGetsAClearError) {
+    zet_metric_query_pool_desc_t pd{ZET_STRUCTURE_TYPE_METRIC_QUERY_POOL_DESC, nullptr,
+                                    ZET_METRIC_QUERY_POOL_TYPE_PERFORMANCE, 0};
+    zet_metric_query_pool_handle_t pool = nullptr;
+    EXPECT_EQ(zetMetricQueryPoolCreate(context, device, util, &pd, &pool), ZE_RESULT_ERROR_INVALID_SIZE);
+    pd.count = 1;
+    pd.type = static_cast<zet_metric_query_pool_type_t>(7);
+    EXPECT_EQ(zetMetricQueryPoolCreate(context, device, util, &pd, &pool), ZE_RESULT_ERROR_INVALID_ENUMERATION);
+    pd.type = ZET_METRIC_QUERY_POOL_TYPE_PERFORMANCE;
+    EXPECT_EQ(zetMetricQueryPoolCreate(context, device, engine, &pd, &pool), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(zetMetricQueryPoolCreate(context, device, util, nullptr, &pool), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    ZE_OK(zetMetricQueryPoolCreate(context, device, util, &pd, &pool));
+    zet_metric_query_handle_t q = nullptr;
+    EXPECT_EQ(zetMetricQueryCreate(pool, 1, &q), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(zetMetricQueryCreate(pool, 0, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    ZE_OK(zetMetricQueryCreate(pool, 0, &q));
+    EXPECT_EQ(zetMetricQueryGetData(q, nullptr, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zetCommandListAppendMetricQueryBegin(nullptr, q), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zetCommandListAppendMetricMemoryBarrier(nullptr), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+
+    uint32_t n = 0;
+    const uint8_t junk[64] = {1, 2, 3};
+    EXPECT_EQ(zetMetricGroupCalculateMetricValues(util, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, 0, junk, &n,
+                                                  nullptr),
+              ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(zetMetricGroupCalculateMetricValues(util, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, 64, nullptr,
+                                                  &n, nullptr),
+              ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zetMetricGroupCalculateMetricValues(util, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, 64, junk,
+                                                  nullptr, nullptr),
+              ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zetMetricGroupCalculateMetricValues(util, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, sizeof junk,
+                                                  junk, &n, nullptr),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(zetMetricGroupCalculateMetricValues(nullptr, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, sizeof junk,
+                                                  junk, &n, nullptr),
+              ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    ZE_OK(zetMetricQueryDestroy(q));
+    ZE_OK(zetMetricQueryPoolDestroy(pool));
+}
+
+TEST_F(ZeMetricSampling, QueriesFromManyThreads) {
+    zet_metric_query_pool_desc_t pd{ZET_STRUCTURE_TYPE_METRIC_QUERY_POOL_DESC, nullptr,
+                                    ZET_METRIC_QUERY_POOL_TYPE_PERFORMANCE, 8};
+    zet_metric_query_pool_handle_t pool = nullptr;
+    ZE_OK(zetMetricQueryPoolCreate(context, device, util, &pd, &pool));
+    std::vector<std::thread> threads;
+    std::atomic<int> ok{0};
+    for (uint32_t t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            ze_command_list_handle_t l = immediate_list(1);
+            ze_event_handle_t done = make_events(1)[0];
+            for (int i = 0; i < 20; ++i) {
+                zet_metric_query_handle_t q = nullptr;
+                if (zetMetricQueryCreate(pool, t, &q) != ZE_RESULT_SUCCESS) continue;
+                EXPECT_EQ(zetCommandListAppendMetricQueryBegin(l, q), ZE_RESULT_SUCCESS);
+                EXPECT_EQ(zetCommandListAppendMetricQueryEnd(l, q, done, 0, nullptr), ZE_RESULT_SUCCESS);
+                EXPECT_EQ(zeEventHostSynchronize(done, kForever), ZE_RESULT_SUCCESS);
+                EXPECT_EQ(zeEventHostReset(done), ZE_RESULT_SUCCESS);
+                size_t size = 0;
+                if (zetMetricQueryGetData(q, &size, nullptr) == ZE_RESULT_SUCCESS && size > 0) ++ok;
+                EXPECT_EQ(zetMetricQueryDestroy(q), ZE_RESULT_SUCCESS);
+            }
+            EXPECT_EQ(zeCommandListDestroy(l), ZE_RESULT_SUCCESS);
+        });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(ok.load(), 80);
+    ZE_OK(zetMetricQueryPoolDestroy(pool));
+}
+
+}  // namespace
+}  // namespace zetest
