@@ -1,0 +1,133 @@
+"""Tracing one process of a (possibly MPI) run into one timeline.
+
+:func:`start` runs inside each traced process (``zehal trace`` starts it through
+``ZEHAL_TRACE_OUTPUT``). Under MPI (mpi4py importable and more than one rank, or any
+``mpiexec`` launch) the ranks agree on a run id, measure their clocks against rank 0's, and
+stream their records to ``<output>.ranks/rank-NNNNN.pftrace``; at exit they measure their
+clocks again and merge over MPI into ``output``. Without MPI the process is rank 0 of 1.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import time
+import uuid
+from typing import Any
+
+from .clock_sync import ClockModel, LocalClock, Sample, exchange
+from .rank_trace import RankTrace
+from .trace_merge import merge_over_mpi, rank_file_name
+
+__all__ = ["ENV_OUTPUT", "ENV_FORMAT", "Session", "start", "ranks_folder", "world"]
+
+#: Environment variable naming the merged trace a traced run writes.
+ENV_OUTPUT = "ZEHAL_TRACE_OUTPUT"
+#: Environment variable naming its format: perfetto (default), json or otf2.
+ENV_FORMAT = "ZEHAL_TRACE_FORMAT"
+
+# Variables a launcher of Open MPI, MPICH or Slurm sets in every rank it starts.
+_MPI_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS", "SLURM_STEP_NUM_TASKS")
+
+
+def launched_by_mpi() -> bool:
+    """Whether an MPI launcher started this process."""
+    return any(v in os.environ for v in _MPI_VARIABLES)
+
+
+def world() -> Any:
+    """MPI's world communicator when this process is an MPI rank and mpi4py is installed;
+    None otherwise."""
+    if not launched_by_mpi():
+        return None
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        print("zehal trace: mpi4py is not installed: each process is traced as rank 0 of 1", file=sys.stderr)
+        return None
+    return MPI.COMM_WORLD
+
+
+def ranks_folder(output: str) -> str:
+    """The folder of the rank files of a run whose merged trace is ``output``."""
+    return output + ".ranks"
+
+
+class Session:
+    """The trace of this process as rank ``rank`` of ``comm`` (None: rank 0 of 1)."""
+
+    def __init__(self, output: str, fmt: str = "perfetto", comm: Any = None) -> None:
+        self.output = os.path.abspath(output)
+        self.format = fmt
+        self.comm = comm
+        self.rank = comm.Get_rank() if comm is not None else 0
+        self.size = comm.Get_size() if comm is not None else 1
+        run = uuid.uuid4().hex[:16]
+        if comm is not None:
+            run = comm.bcast(run, root=0)
+        folder = ranks_folder(self.output)
+        os.makedirs(folder, exist_ok=True)
+        self.clock = LocalClock(self.rank)
+        self.trace = RankTrace(os.path.join(folder, rank_file_name(self.rank)), self.rank, self.size, run, self.clock)
+        self.start_sample = self._sample()
+        self.trace.add_clock_sample(self.start_sample, "start")
+        self.recorder: Any = None
+
+    def _sample(self) -> Sample:
+        if self.comm is None:
+            now = self.clock.now()
+            return Sample(now, now, 0)
+        return exchange(self.comm, self.clock)
+
+    def record_device(self, device: Any) -> None:
+        """Streams what ``device`` does into this rank's file until :meth:`finish`."""
+        from .timeline import Recorder
+
+        def sink(raw: bytes, decoder: Any, tracer: Any) -> None:
+            entries = decoder.decode(raw)[0] if raw else None
+            names = [m.name for m in decoder.decodable_metrics]
+            if entries is not None:
+                self.trace.add_entries(entries, names, tracer.dropped, time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW))
+
+        self.recorder = Recorder(device, sink=sink)
+
+    def finish(self) -> None:
+        """Stops recording, measures the clock again, closes this rank's file and merges
+        the run into the output (collective under MPI)."""
+        if self.recorder is not None:
+            self.recorder.finish()
+        end = self._sample()
+        self.trace.add_clock_sample(end, "end")
+        self.trace.finish()
+        model = ClockModel(self.start_sample, end)
+        target = self.output if self.format == "perfetto" else self.output + ".pftrace"
+        if self.comm is not None:
+            merge_over_mpi(self.comm, self.trace.path, model, target)
+        else:
+            from .trace_merge import merge_files
+
+            merge_files([self.trace.path], target, processes=1)
+        if self.rank == 0 and self.format != "perfetto":
+            from .trace_formats import convert
+
+            convert(target, self.output, self.format)
+            os.remove(target)
+
+
+def start(device: Any = None) -> Session | None:
+    """Starts tracing this process into ``$ZEHAL_TRACE_OUTPUT``, merged at exit; None when
+    the variable is unset. ``device``: the device to record (None: the default device)."""
+    output = os.environ.get(ENV_OUTPUT)
+    if not output:
+        return None
+    import zehal
+
+    session = Session(output, os.environ.get(ENV_FORMAT, "perfetto"), world())
+    device = device if device is not None else zehal.default_device()
+    if device.properties.tracer:
+        session.record_device(device)
+    else:
+        print(f"zehal trace: {device.name} ({device.backend}) has no tracer: rank {session.rank} records no device")
+    atexit.register(session.finish)
+    return session
