@@ -73,7 +73,8 @@ def chrome_json(processes: list[Process]) -> dict:
     for p in processes:
         pid = p.track.pid
         events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_name", "args": {"name": p.track.name}})
-        events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_labels", "args": {"labels": ",".join(p.track.labels)}})
+        labels = ",".join(p.track.labels)
+        events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_labels", "args": {"labels": labels}})
         tids = {p.track.uuid: 0}
         for k, t in enumerate(p.tracks, start=1):
             tids[t.uuid] = k
@@ -81,21 +82,41 @@ def chrome_json(processes: list[Process]) -> dict:
         for uuid, slices in p.slices.items():
             for s in slices:
                 events.append(
-                    {"ph": "X", "pid": pid, "tid": tids[uuid], "name": s.name, "ts": s.start / 1000.0,
-                     "dur": (s.end - s.start) / 1000.0, "args": s.args}  # fmt: skip
+                    {
+                        "ph": "X",
+                        "pid": pid,
+                        "tid": tids[uuid],
+                        "name": s.name,
+                        "ts": s.start / 1000.0,
+                        "dur": (s.end - s.start) / 1000.0,
+                        "args": s.args,
+                    }  # fmt: skip
                 )
         names = {t.uuid: t.name for t in p.tracks}
         for uuid, counters in p.counters.items():
             for ts, value in counters:
                 events.append(
-                    {"ph": "C", "pid": pid, "tid": tids[uuid], "name": names.get(uuid, "counter"), "ts": ts / 1000.0,
-                     "args": {"value": value}}  # fmt: skip
+                    {
+                        "ph": "C",
+                        "pid": pid,
+                        "tid": tids[uuid],
+                        "name": names.get(uuid, "counter"),
+                        "ts": ts / 1000.0,
+                        "args": {"value": value},
+                    }  # fmt: skip
                 )
         for uuid, instants in p.instants.items():
             for e in instants:
                 events.append(
-                    {"ph": "i", "s": "t", "pid": pid, "tid": tids[uuid], "name": e.name, "ts": e.ts / 1000.0,
-                     "args": e.args}  # fmt: skip
+                    {
+                        "ph": "i",
+                        "s": "t",
+                        "pid": pid,
+                        "tid": tids[uuid],
+                        "name": e.name,
+                        "ts": e.ts / 1000.0,
+                        "args": e.args,
+                    }  # fmt: skip
                 )
     return {"traceEvents": events, "displayTimeUnit": "ns"}
 

@@ -163,7 +163,9 @@ def _check_run(summaries: Sequence[RankSummary], where: str) -> None:
     by_rank: dict[int, RankSummary] = {}
     for s in summaries:
         if s.run != first.run:
-            raise TraceFileError(f"{s.path}: from run {s.run}, but {first.path} is from run {first.run} (two runs mixed)")
+            raise TraceFileError(
+                f"{s.path}: from run {s.run}, but {first.path} is from run {first.run} (two runs mixed)"
+            )
         if s.size != first.size:
             raise TraceFileError(f"{s.path}: says {s.size} ranks, but {first.path} says {first.size}")
         if s.rank in by_rank:
