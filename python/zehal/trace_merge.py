@@ -20,11 +20,21 @@ import os
 from typing import Any, NamedTuple, Sequence
 
 from .clock_sync import ClockModel, Sample
-from .perfetto_writer import INSTANT, Event, Track, TruncatedError, decode_packet, encode_event, encode_track
+from .perfetto_writer import (
+    INSTANT,
+    Event,
+    Track,
+    TruncatedError,
+    decode_packet,
+    encode_event,
+    encode_track,
+    retime,
+    wrap_packet,
+)
 from .perfetto_writer import iter_packets as _iter_packets
 from .rank_trace import CLOCK_SYNC, END
 
-__all__ = ["TraceFileError", "RankSummary", "Merged", "merge_files", "merge_over_mpi", "read_rank", "ALIGNMENT"]
+__all__ = ["TraceFileError", "RankSummary", "Merged", "merge_files", "merge_over_mpi", "ALIGNMENT"]
 
 #: Name of the instant the merge writes on each rank's process track: the clock estimate
 #: (args offset_ns, drift_ppb, error_ns, samples).
@@ -61,48 +71,42 @@ def _labels(track: Track) -> dict[str, str]:
     return dict(label.split("=", 1) for label in track.labels if "=" in label)
 
 
-def _read(path: str) -> tuple[Track, list[Any]]:
-    """The process track of a rank file and its other tracks and events; TraceFileError
+def _read(path: str) -> tuple[Track, list[bytes], list[Any]]:
+    """The process track of a rank file, its other packets (bytes), and the tracks and
+    events among them that the merge looks into (those naming ``zehal.``); TraceFileError
     when the file is not a whole rank trace."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
         raise TraceFileError(f"{path}: cannot read: {e.strerror}") from None
-    items: list[Any] = []
+    packets: list[bytes] = []
+    marked: list[Any] = []
+    head: Any = None
     try:
         for packet in _iter_packets(data):
-            items.append(decode_packet(packet)[1])
+            if head is None:
+                head = decode_packet(packet)[1]
+                if not _is_rank_head(head):
+                    break
+                continue
+            packets.append(packet)
+            if b"zehal." in packet:  # a clock sample or the end marker: the rest need no decoding
+                marked.append(decode_packet(packet)[1])
     except (TruncatedError, UnicodeDecodeError) as e:
         raise TraceFileError(f"{path}: truncated or corrupt ({e})") from None
-    head = items[0] if items else None
-    if not isinstance(head, Track) or head.pid is None or "zehal.run" not in _labels(head):
+    if not _is_rank_head(head):
         raise TraceFileError(f"{path}: not a zehal rank trace (no rank process track at its start)")
     try:
         labels = _labels(head)
         int(labels["zehal.rank"]), int(labels["zehal.size"])
     except (KeyError, ValueError):
         raise TraceFileError(f"{path}: its process track lacks a valid zehal.rank or zehal.size") from None
-    return head, items[1:]
+    return head, packets, marked
 
 
-def read_rank(path: str) -> RankSummary:
-    """The summary of one rank file, without its clock estimate's events."""
-    head, items = _read(path)
-    labels = _labels(head)
-    complete = any(isinstance(x, Event) and x.name == END for x in items)
-    model = _model(path, items, int(labels["zehal.rank"]))
-    return RankSummary(
-        path,
-        labels["zehal.run"],
-        int(labels["zehal.rank"]),
-        int(labels["zehal.size"]),
-        complete,
-        model.offset_ns,
-        model.drift_ppb,
-        model.error_ns,
-        sum(isinstance(x, Event) for x in items),
-    )
+def _is_rank_head(item: Any) -> bool:
+    return isinstance(item, Track) and item.pid is not None and "zehal.run" in _labels(item)
 
 
 def _model(path: str, items: list[Any], rank: int) -> ClockModel:
@@ -123,34 +127,30 @@ def _model(path: str, items: list[Any], rank: int) -> ClockModel:
 
 def _convert(path: str, model: ClockModel | None = None) -> tuple[bytes, RankSummary]:
     """One rank file on rank 0's clock (``model``: the rank's own estimate, else the one
-    its samples give), as Perfetto bytes, and its summary."""
-    head, items = _read(path)
+    its samples give), as Perfetto bytes, and its summary. Packets are copied with only
+    their timestamp rewritten."""
+    head, packets, marked = _read(path)
     labels = _labels(head)
     rank, size = int(labels["zehal.rank"]), int(labels["zehal.size"])
     if model is None:
-        model = _model(path, items, rank)
-    complete = any(isinstance(x, Event) and x.name == END for x in items)
+        model = _model(path, marked, rank)
+    complete = any(isinstance(x, Event) and x.name == END for x in marked)
     seq = rank + 1
     head.labels = head.labels + (() if complete else ("zehal.complete=no",))
+    to_ref = model.to_reference
     out = [encode_track(head, seq)]
     events = 0
-    to_ref = model.to_reference
-    first_ts = None
-    for x in items:
-        if isinstance(x, Track):
-            out.append(encode_track(x, seq))
-        elif isinstance(x, Event):
-            x.ts = to_ref(x.ts)
-            first_ts = x.ts if first_ts is None else first_ts
-            out.append(encode_event(x, seq))
-            events += 1
+    for packet in packets:
+        moved = retime(packet, to_ref)
+        events += moved is not packet  # only events carry a timestamp
+        out.append(wrap_packet(moved))
     args: dict[str, int | str] = {
         "offset_ns": model.offset_ns,
         "drift_ppb": model.drift_ppb,
         "error_ns": model.error_ns,
         "samples": 2 if model.end is not None else 1,
     }
-    out.append(encode_event(Event(first_ts or 0, INSTANT, head.uuid, ALIGNMENT, args=args), seq))
+    out.append(encode_event(Event(to_ref(model.start.local_ns), INSTANT, head.uuid, ALIGNMENT, args=args), seq))
     summary = RankSummary(
         path, labels["zehal.run"], rank, size, complete, model.offset_ns, model.drift_ppb, model.error_ns, events
     )

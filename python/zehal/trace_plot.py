@@ -21,7 +21,7 @@ def plot(processes: list[Process], png: str | os.PathLike, title: str = "zehal t
 
     rows: list[tuple[str, list[tuple[int, int]], list[int], int]] = []
     for k, p in enumerate(processes):
-        for t in p.tracks:
+        for t in sorted(p.tracks, key=lambda t: t.name):
             slices = [(s.start, s.end) for s in p.slices.get(t.uuid, [])]
             instants = [e.ts for e in p.instants.get(t.uuid, [])]
             if slices or instants:
@@ -54,4 +54,5 @@ def plot_file(trace: str | os.PathLike, png: str | os.PathLike, fmt: str | None 
             json.load(f)
         raise ValueError(f"{path}: plotting reads Perfetto traces (write one with --format perfetto)")
     with open(path, "rb") as f:
-        plot(load(f.read()), png)
+        processes = load(f.read())
+    plot(processes, png, f"{os.path.basename(path)}: {len(processes)} ranks on rank 0's clock")
