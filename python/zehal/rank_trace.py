@@ -4,10 +4,10 @@ The file starts with the rank's process track, whose labels name the run, the ra
 number of ranks (``zehal.run=…``, ``zehal.rank=…``, ``zehal.size=…``); the merge checks
 them. Below it: one track per engine and per queue (each command a slice on both), a queue
 depth counter per engine, a dropped-records counter for the device, a track per other
-device event (instants), and the clock samples of :mod:`zehal.clock_sync` as instants
-named ``zehal.clock_sync`` on the process track. A rank that finishes writes an instant
-named ``zehal.end``; a file without it comes from a rank that stopped early, and holds what
-the rank flushed until then.
+device event (instants), a track per thread of host API calls (slices), and the clock
+samples of :mod:`zehal.clock_sync` as instants named ``zehal.clock_sync`` on the process
+track. A rank that finishes writes an instant named ``zehal.end``; a file without it comes
+from a rank that stopped early, and holds what the rank flushed until then.
 
 Times in the file are on the rank's own clock (:class:`zehal.clock_sync.LocalClock`); the
 merge maps them to rank 0's.
@@ -141,6 +141,19 @@ class RankTrace:
         if "QueueDepth" in command:
             track = self._track(("depth", ordinal, engine, sub), "queue depth " + label, counter=True)
             self._writer.event(Event(end, COUNTER, track, value=command["QueueDepth"]))
+
+    def add_api_calls(self, calls: list[tuple[str, int, int, int]]) -> None:
+        """Adds host API calls ``(name, start ns, end ns, thread id)`` (unskewed host ns),
+        each a slice on the track of its thread, and flushes."""
+        if not calls:
+            return
+        local = self.clock.local
+        with self._lock:
+            for name, start, end, thread in calls:
+                track = self._track(("api", thread), f"host API calls (thread {thread:#x})")
+                self._writer.event(Event(local(start), SLICE_BEGIN, track, name))
+                self._writer.event(Event(local(end), SLICE_END, track))
+            self._writer.flush()
 
     def add_clock_sample(self, sample: Sample, which: str) -> None:
         """Writes clock sample ``sample`` (``which``: "start" or "end") and flushes."""

@@ -16,6 +16,7 @@ import time
 import uuid
 from typing import Any
 
+from .api_calls import ApiCalls
 from .clock_sync import ClockModel, LocalClock, Sample, exchange
 from .rank_trace import RankTrace
 from .trace_merge import merge_over_mpi, rank_file_name
@@ -73,6 +74,7 @@ class Session:
         self.start_sample = self._sample()
         self.trace.add_clock_sample(self.start_sample, "start")
         self.recorder: Any = None
+        self.api_calls = ApiCalls()
 
     def _sample(self) -> Sample:
         if self.comm is None:
@@ -81,22 +83,27 @@ class Session:
         return exchange(self.comm, self.clock)
 
     def record_device(self, device: Any) -> None:
-        """Streams what ``device`` does into this rank's file until :meth:`finish`."""
+        """Streams what ``device`` does, and the Python API calls of this process, into
+        this rank's file until :meth:`finish`."""
         from .timeline import Recorder
 
         def sink(raw: bytes, decoder: Any, tracer: Any) -> None:
+            self.trace.add_api_calls(self.api_calls.drain())
             entries = decoder.decode(raw)[0] if raw else None
             names = [m.name for m in decoder.decodable_metrics]
             if entries is not None:
                 self.trace.add_entries(entries, names, tracer.dropped, time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW))
 
         self.recorder = Recorder(device, sink=sink)
+        self.api_calls.install()  # after the recorder: its own calls are not the program's
 
     def finish(self) -> None:
         """Stops recording, measures the clock again, closes this rank's file and merges
         the run into the output (collective under MPI)."""
+        self.api_calls.uninstall()
         if self.recorder is not None:
             self.recorder.finish()
+        self.trace.add_api_calls(self.api_calls.drain())
         end = self._sample()
         self.trace.add_clock_sample(end, "end")
         self.trace.finish()

@@ -420,3 +420,29 @@ def test_trace_without_mpi_is_one_rank(tmp_path):
     ranks = processes_of(parse(tmp_path / "one.pftrace"))
     assert list(ranks) == [0] and ranks[0]["labels"]["zehal.size"] == "1"
     assert len(copies_of(ranks[0])) == 1
+
+
+def test_python_api_calls_are_timed_only_while_tracing(tmp_path, sim_backend):
+    import zehal
+
+    copy, wait = zehal.Dma.copy, zehal.Request.wait
+    d = zehal.sim_device()
+    host = zehal.Area.host().mmap(4096)
+    dev = zehal.Area.device(d).mmap(4096)
+    with timeline.record(tmp_path / "calls.pftrace", device=d):
+        assert zehal.Dma.copy is not copy  # wrapped while the trace runs
+        with zehal.Dma(d, 1, 0) as dma:
+            for _ in range(3):
+                dma.copy(dev, host).wait()
+    assert zehal.Dma.copy is copy and zehal.Request.wait is wait  # and put back after
+    (rank,) = processes_of(parse(tmp_path / "calls.pftrace")).values()
+    (track,) = [name for name in rank["slices"] if name.startswith("host API calls")]
+    calls = rank["slices"][track]
+    assert [c[2] for c in calls if c[2] in ("Dma.copy", "Request.wait")] == ["Dma.copy", "Request.wait"] * 3
+    assert all(c[0] <= c[1] for c in calls)
+    # Each copy's device slice lies inside the host calls that submitted and waited for it.
+    device_copies = copies_of(rank)
+    host_pairs = [c for c in calls if c[2] in ("Dma.copy", "Request.wait")]
+    for k, command in enumerate(device_copies):
+        submit, waited = host_pairs[2 * k], host_pairs[2 * k + 1]
+        assert submit[0] <= command[0] and command[1] <= waited[1]
