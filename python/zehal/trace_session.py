@@ -50,6 +50,12 @@ def world() -> Any:
     return MPI.COMM_WORLD
 
 
+def _finalized() -> bool:
+    from mpi4py import MPI
+
+    return bool(MPI.Is_finalized())
+
+
 def ranks_folder(output: str) -> str:
     """The folder of the rank files of a run whose merged trace is ``output``."""
     return output + ".ranks"
@@ -104,6 +110,15 @@ class Session:
         if self.recorder is not None:
             self.recorder.finish()
         self.trace.add_api_calls(self.api_calls.drain())
+        if self.comm is not None and _finalized():
+            # The program ended MPI itself: no end sample and no collective merge.
+            self.trace.finish()
+            print(
+                f"zehal trace: rank {self.rank}: MPI was finalized before the trace ended; merge the ranks "
+                f"with: zehal trace --merge {ranks_folder(self.output)} -o {self.output}",
+                file=sys.stderr,
+            )
+            return
         end = self._sample()
         self.trace.add_clock_sample(end, "end")
         self.trace.finish()

@@ -446,3 +446,18 @@ def test_python_api_calls_are_timed_only_while_tracing(tmp_path, sim_backend):
     for k, command in enumerate(device_copies):
         submit, waited = host_pairs[2 * k], host_pairs[2 * k + 1]
         assert submit[0] <= command[0] and command[1] <= waited[1]
+
+
+def test_program_that_finalizes_mpi_itself(tmp_path):
+    _needs_mpi()
+    (tmp_path / "fin.py").write_text(
+        "import zehal\nfrom mpi4py import MPI\nd = zehal.default_device()\nh = zehal.Area.host().mmap(4096)\n"
+        "x = zehal.Area.device(d).mmap(4096)\nzehal.Dma(d, 1, 0).copy(x, h).wait()\nMPI.Finalize()\n"
+    )
+    out = mpirun(2, zehal_cmd("trace", "-o", "fin.pftrace", "--", sys.executable, "fin.py"), tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "MPI was finalized before the trace ended" in out.stderr
+    merged = timeline.merge(tmp_path / "fin.pftrace.ranks", tmp_path / "fin.pftrace", processes=1)
+    assert [r.complete for r in merged.ranks] == [True, True]
+    ranks = processes_of(parse(tmp_path / "fin.pftrace"))
+    assert [len(copies_of(ranks[k])) for k in (0, 1)] == [1, 1]
