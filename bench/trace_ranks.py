@@ -30,17 +30,18 @@ def _synthetic_rank(path: str, rank: int, size: int, records: int) -> None:
     from zehal.rank_trace import RankTrace
 
     t = RankTrace(path, rank, size, "bench", LocalClock(0))
-    t.add_clock_sample(Sample(0, 1000 * rank, 50), "start")
+    base = 5 * 10**12  # ns of a clock 83 minutes after boot
+    t.add_clock_sample(Sample(base, base + 1000 * rank, 50), "start")
     commands = records // len(_NAMES)
     step = 10_000
     for first in range(0, commands, step):
         n = min(step, commands - first)
         entries = np.zeros(n * len(_NAMES), dtype=_zehal.METRIC_ENTRY_DTYPE)
         entries["metric_index"] = np.tile(np.arange(len(_NAMES)), n)
-        entries["timestamp"] = 1_000_000 + 1000 * np.repeat(np.arange(first, first + n), len(_NAMES))
+        entries["timestamp"] = base + 1000 * np.repeat(np.arange(first, first + n), len(_NAMES))
         entries["value"] = np.tile([0, 0, 4096, 1, 0, 0, 0], n)
         t.add_entries(entries, _NAMES, dropped=0, now_ns=int(entries["timestamp"][-1]))
-    t.add_clock_sample(Sample(10**12, 10**12 + 1000 * rank + rank, 50), "end")
+    t.add_clock_sample(Sample(base + 10**12, base + 10**12 + 1000 * rank + rank, 50), "end")
     t.finish()
 
 

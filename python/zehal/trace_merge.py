@@ -14,10 +14,13 @@ by its start offset alone, and its process labelled ``zehal.complete=no``.
 
 from __future__ import annotations
 
+import bisect
 import concurrent.futures
 import multiprocessing
 import os
 from typing import Any, NamedTuple, Sequence
+
+import numpy as np
 
 from .clock_sync import ClockModel, Sample
 from .perfetto_writer import (
@@ -25,13 +28,13 @@ from .perfetto_writer import (
     Event,
     Track,
     TruncatedError,
+    _read_varint,
     decode_packet,
     encode_event,
     encode_track,
     retime,
     wrap_packet,
 )
-from .perfetto_writer import iter_packets as _iter_packets
 from .rank_trace import CLOCK_SYNC, END
 
 __all__ = ["TraceFileError", "RankSummary", "Merged", "merge_files", "merge_over_mpi", "ALIGNMENT"]
@@ -71,38 +74,68 @@ def _labels(track: Track) -> dict[str, str]:
     return dict(label.split("=", 1) for label in track.labels if "=" in label)
 
 
-def _read(path: str) -> tuple[Track, list[bytes], list[Any]]:
-    """The process track of a rank file, its other packets (bytes), and the tracks and
-    events among them that the merge looks into (those naming ``zehal.``); TraceFileError
-    when the file is not a whole rank trace."""
+class _RankFile(NamedTuple):
+    """A rank file read: its process track, its bytes, where each packet after the head
+    starts and how long it is, and the packets naming ``zehal.`` (clock samples, the end
+    marker), decoded."""
+
+    head: Track
+    data: bytes
+    body: int  # where the packets after the head begin
+    starts: list[int]
+    lengths: list[int]
+    marked: list[Any]
+
+
+def _packet_bounds(data: bytes) -> tuple[list[int], list[int]]:
+    """Where the TracePacket bytes of each packet of ``data`` start, and their lengths."""
+    starts: list[int] = []
+    lengths: list[int] = []
+    pos, end = 0, len(data)
+    packet_key = (1 << 3) | 2  # Trace.packet, length-delimited
+    while pos < end:
+        if data[pos] != packet_key:
+            raise TruncatedError(f"at byte {pos}: not a trace packet")
+        size = data[pos + 1] if pos + 1 < end else 0x80
+        if size < 0x80:
+            pos += 2
+        else:
+            size, pos = _read_varint(data, pos + 1, end)
+        if pos + size > end:
+            raise TruncatedError(f"the last packet ends {pos + size - end} bytes past the end of the data")
+        starts.append(pos)
+        lengths.append(size)
+        pos += size
+    return starts, lengths
+
+
+def _read(path: str) -> _RankFile:
+    """The rank file at ``path``; TraceFileError when it is not a whole rank trace."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
         raise TraceFileError(f"{path}: cannot read: {e.strerror}") from None
-    packets: list[bytes] = []
-    marked: list[Any] = []
-    head: Any = None
     try:
-        for packet in _iter_packets(data):
-            if head is None:
-                head = decode_packet(packet)[1]
-                if not _is_rank_head(head):
-                    break
-                continue
-            packets.append(packet)
-            if b"zehal." in packet:  # a clock sample or the end marker: the rest need no decoding
-                marked.append(decode_packet(packet)[1])
+        starts, lengths = _packet_bounds(data)
+        head = decode_packet(data[starts[0] : starts[0] + lengths[0]])[1] if starts else None
+        if not _is_rank_head(head):
+            raise TraceFileError(f"{path}: not a zehal rank trace (no rank process track at its start)")
+        marked: list[Any] = []
+        where = data.find(b"zehal.", starts[0] + lengths[0])
+        while where >= 0:
+            k = bisect.bisect_right(starts, where) - 1
+            marked.append(decode_packet(data[starts[k] : starts[k] + lengths[k]])[1])
+            where = data.find(b"zehal.", starts[k] + lengths[k])
     except (TruncatedError, UnicodeDecodeError) as e:
         raise TraceFileError(f"{path}: truncated or corrupt ({e})") from None
-    if not _is_rank_head(head):
-        raise TraceFileError(f"{path}: not a zehal rank trace (no rank process track at its start)")
     try:
         labels = _labels(head)
         int(labels["zehal.rank"]), int(labels["zehal.size"])
     except (KeyError, ValueError):
         raise TraceFileError(f"{path}: its process track lacks a valid zehal.rank or zehal.size") from None
-    return head, packets, marked
+    body = starts[0] + lengths[0]
+    return _RankFile(head, data, body, starts[1:], lengths[1:], marked)
 
 
 def _is_rank_head(item: Any) -> bool:
@@ -125,32 +158,84 @@ def _model(path: str, items: list[Any], rank: int) -> ClockModel:
     return ClockModel(samples["start"], samples.get("end"))
 
 
+_MAX_VARINT = 10  # bytes of the longest varint (a 64-bit value)
+
+
+def _retime_in_place(rf: _RankFile, model: ClockModel) -> tuple[bytes, int] | None:
+    """The packets after the head with every timestamp mapped by ``model``, rewritten in
+    place, and the number of events. Applies where zehal wrote the file: the timestamp
+    first in each event packet and, mapped, a varint as long as before (so no packet
+    changes size); None elsewhere."""
+    buf = np.frombuffer(rf.data, dtype=np.uint8)
+    starts = np.asarray(rf.starts, dtype=np.int64)
+    lengths = np.asarray(rf.lengths, dtype=np.int64)
+    is_event = buf[starts] == (8 << 3)  # TracePacket.timestamp, a varint
+    events, room = starts[is_event], lengths[is_event] - 1
+    if len(events) == 0:
+        return rf.data[rf.body :], 0
+    # Each timestamp's bytes, up to the longest a uint64 takes (zero past the data).
+    padded = np.concatenate([buf, np.zeros(_MAX_VARINT, dtype=np.uint8)])
+    window = padded[events[:, None] + np.arange(1, _MAX_VARINT + 1)].astype(np.int64)
+    last = np.argmax(window < 0x80, axis=1)  # index of each varint's last byte
+    width = last + 1
+    if np.any(window[np.arange(len(events)), last] >= 0x80) or np.any(width > room) or np.any(width > 9):
+        return None
+    digits = np.where(np.arange(_MAX_VARINT) < width[:, None], window & 0x7F, 0)
+    local = (digits << (7 * np.arange(_MAX_VARINT))).sum(axis=1)
+    s = model.start
+    mapped = local + (s.reference_ns - s.local_ns)
+    if model.end is not None:
+        # ClockModel.to_reference's integer arithmetic, where its products fit 63 bits.
+        span = model.end.local_ns - s.local_ns
+        change = (model.end.reference_ns - model.end.local_ns) - (s.reference_ns - s.local_ns)
+        since = local - s.local_ns
+        if abs(change) * int(np.abs(since).max()) >= 1 << 62:
+            return None
+        mapped += change * since // span
+    needed = 1 + (mapped[:, None] >= (1 << (7 * np.arange(1, 9)))).sum(axis=1)
+    if np.any(mapped < 0) or np.any(needed != width):
+        return None
+    out = buf.copy()
+    new = (mapped[:, None] >> (7 * np.arange(_MAX_VARINT))) & 0x7F
+    new = np.where(np.arange(_MAX_VARINT) < last[:, None], new | 0x80, new)
+    inside = np.arange(_MAX_VARINT) < width[:, None]
+    out[(events[:, None] + np.arange(1, _MAX_VARINT + 1))[inside]] = new[inside].astype(np.uint8)
+    return out[rf.body :].tobytes(), len(events)
+
+
 def _convert(path: str, model: ClockModel | None = None) -> tuple[bytes, RankSummary]:
     """One rank file on rank 0's clock (``model``: the rank's own estimate, else the one
     its samples give), as Perfetto bytes, and its summary. Packets are copied with only
     their timestamp rewritten."""
-    head, packets, marked = _read(path)
+    rf = _read(path)
+    head = rf.head
     labels = _labels(head)
     rank, size = int(labels["zehal.rank"]), int(labels["zehal.size"])
     if model is None:
-        model = _model(path, marked, rank)
-    complete = any(isinstance(x, Event) and x.name == END for x in marked)
+        model = _model(path, rf.marked, rank)
+    complete = any(isinstance(x, Event) and x.name == END for x in rf.marked)
     seq = rank + 1
     head.labels = head.labels + (() if complete else ("zehal.complete=no",))
-    to_ref = model.to_reference
     out = [encode_track(head, seq)]
-    events = 0
-    for packet in packets:
-        moved = retime(packet, to_ref)
-        events += moved is not packet  # only events carry a timestamp
-        out.append(wrap_packet(moved))
+    fast = _retime_in_place(rf, model)
+    if fast is not None:
+        out.append(fast[0])
+        events = fast[1]
+    else:
+        events = 0
+        for start, length in zip(rf.starts, rf.lengths, strict=True):
+            packet = rf.data[start : start + length]
+            moved = retime(packet, model.to_reference)
+            events += moved is not packet  # only events carry a timestamp
+            out.append(wrap_packet(moved))
     args: dict[str, int | str] = {
         "offset_ns": model.offset_ns,
         "drift_ppb": model.drift_ppb,
         "error_ns": model.error_ns,
         "samples": 2 if model.end is not None else 1,
     }
-    out.append(encode_event(Event(to_ref(model.start.local_ns), INSTANT, head.uuid, ALIGNMENT, args=args), seq))
+    start_ts = model.to_reference(model.start.local_ns)
+    out.append(encode_event(Event(start_ts, INSTANT, head.uuid, ALIGNMENT, args=args), seq))
     summary = RankSummary(
         path, labels["zehal.run"], rank, size, complete, model.offset_ns, model.drift_ppb, model.error_ns, events
     )

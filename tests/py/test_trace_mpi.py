@@ -178,23 +178,26 @@ def test_injected_skew_is_per_rank(monkeypatch):
 # --- merge inputs --------------------------------------------------------------------------
 
 
-def synthetic_run(folder, size: int, commands: int = 5, run: str = "runA", offsets=None) -> list[str]:
-    """Rank files of a run of ``size`` ranks with ``commands`` copies each; rank k's clock
-    runs ``offsets[k]`` ns behind rank 0's."""
+def synthetic_run(
+    folder, size: int, commands: int = 5, run: str = "runA", offsets=None, base: int = 0, drift: int = 0
+) -> list[str]:
+    """Rank files of a run of ``size`` ranks with ``commands`` copies each, from ``base`` ns
+    on; rank k's clock runs ``offsets[k]`` ns behind rank 0's at the start, and ``drift * k``
+    ns more at the end sample."""
     os.makedirs(folder, exist_ok=True)
     paths = []
     for rank in range(size):
         offset = (offsets or [0] * size)[rank]
         path = os.path.join(folder, trace_merge.rank_file_name(rank))
         t = RankTrace(path, rank, size, run, LocalClock(0))
-        t.add_clock_sample(Sample(1_000, 1_000 + offset, 10), "start")
+        t.add_clock_sample(Sample(base + 1_000, base + 1_000 + offset, 10), "start")
         entries = np.zeros(commands * len(_NAMES), dtype=_zehal.METRIC_ENTRY_DTYPE)
         entries["metric_index"] = np.tile(np.arange(len(_NAMES)), commands)
-        base = 10_000 + 1_000 * np.repeat(np.arange(commands), len(_NAMES))
-        entries["timestamp"] = base + np.tile([0, 500, 500, 500, 500, 500, 500], commands)
+        starts = base + 10_000 + 1_000 * np.repeat(np.arange(commands), len(_NAMES))
+        entries["timestamp"] = starts + np.tile([0, 500, 500, 500, 500, 500, 500], commands)
         entries["value"] = np.tile([0, 0, 4096, 1, 0, 0, 0], commands)
-        t.add_entries(entries, _NAMES, dropped=3, now_ns=20_000)
-        t.add_clock_sample(Sample(100_000, 100_000 + offset, 10), "end")
+        t.add_entries(entries, _NAMES, dropped=3, now_ns=base + 20_000)
+        t.add_clock_sample(Sample(base + 100_000, base + 100_000 + offset + drift * rank, 10), "end")
         t.finish()
         paths.append(path)
     return paths
@@ -212,6 +215,18 @@ def test_merge_aligns_and_keeps_ranks_apart(tmp_path):
         assert ranks[k]["counters"]["dropped records"] == [(20_000 + offset, 3)]
         alignment = [i for i in ranks[k]["instants"] if i[1] == trace_merge.ALIGNMENT]
         assert alignment[0][2]["offset_ns"] == offset and alignment[0][2]["error_ns"] == 10
+
+
+def test_merge_rewrites_in_place_as_packet_by_packet(tmp_path, monkeypatch):
+    # Times of a clock hours after boot (7-byte varints) are rewritten in place; the result
+    # is the same, byte for byte, as rewriting packet by packet.
+    synthetic_run(tmp_path / "r", 2, commands=50, offsets=[0, 123_456_789], base=3 * 10**12, drift=7)
+    fast = timeline.merge(tmp_path / "r", processes=1).data
+    monkeypatch.setattr(trace_merge, "_retime_in_place", lambda rf, model: None)
+    slow = timeline.merge(tmp_path / "r", processes=1).data
+    assert fast == slow
+    ranks = processes_of(parse_bytes(fast))
+    assert copies_of(ranks[1])[0][0] == 3 * 10**12 + 10_000 + 123_456_789
 
 
 def test_merge_refuses_truncated_file(tmp_path):
