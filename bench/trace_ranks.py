@@ -46,7 +46,8 @@ def _synthetic_rank(path: str, rank: int, size: int, records: int) -> None:
 
 
 def _copies(template: str, folder: str, size: int) -> None:
-    """Rank files 0..size-1 from one rank's ``template``: its packets with a new head."""
+    """Rank files 0..size-1 from one rank's ``template``: its packets with a new head. The
+    tracks keep the template's uuids: the merge's work does not depend on them."""
     from zehal import perfetto_writer as pw
     from zehal.rank_trace import rank_uuid
     from zehal.trace_merge import rank_file_name

@@ -476,3 +476,17 @@ def test_program_that_finalizes_mpi_itself(tmp_path):
     assert [r.complete for r in merged.ranks] == [True, True]
     ranks = processes_of(parse(tmp_path / "fin.pftrace"))
     assert [len(copies_of(ranks[k])) for k in (0, 1)] == [1, 1]
+
+
+def test_plot_of_a_merge(tmp_path):
+    pytest.importorskip("matplotlib", reason="--plot needs matplotlib (pip install zehal[mpi])")
+    synthetic_run(tmp_path / "r", 2, commands=3)
+    out = subprocess.run(
+        zehal_cmd("trace", "--merge", str(tmp_path / "r"), "-o", str(tmp_path / "m.pftrace"), "--plot", "t.png"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
