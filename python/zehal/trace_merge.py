@@ -170,18 +170,22 @@ def _retime_in_place(rf: _RankFile, model: ClockModel) -> tuple[bytes, int] | No
     starts = np.asarray(rf.starts, dtype=np.int64)
     lengths = np.asarray(rf.lengths, dtype=np.int64)
     is_event = buf[starts] == (8 << 3)  # TracePacket.timestamp, a varint
-    events, room = starts[is_event], lengths[is_event] - 1
-    if len(events) == 0:
+    first, room = starts[is_event] + 1, lengths[is_event] - 1  # where each timestamp starts
+    if len(first) == 0:
         return rf.data[rf.body :], 0
-    # Each timestamp's bytes, up to the longest a uint64 takes (zero past the data).
+    # Decode the varints byte column by byte column (zero bytes past the data).
     padded = np.concatenate([buf, np.zeros(_MAX_VARINT, dtype=np.uint8)])
-    window = padded[events[:, None] + np.arange(1, _MAX_VARINT + 1)].astype(np.int64)
-    last = np.argmax(window < 0x80, axis=1)  # index of each varint's last byte
-    width = last + 1
-    if np.any(window[np.arange(len(events)), last] >= 0x80) or np.any(width > room) or np.any(width > 9):
+    local = np.zeros(len(first), dtype=np.int64)
+    last = np.full(len(first), -1, dtype=np.int64)  # index of each varint's last byte
+    for k in range(9):  # up to 63 bits: the times of a clock
+        byte = padded[first + k].astype(np.int64)
+        open_ = last < 0
+        local |= np.where(open_, (byte & 0x7F) << (7 * k), 0)
+        last = np.where(open_ & (byte < 0x80), k, last)
+        if not np.any(last < 0):
+            break
+    if np.any(last < 0) or np.any(last >= room):
         return None
-    digits = np.where(np.arange(_MAX_VARINT) < width[:, None], window & 0x7F, 0)
-    local = (digits << (7 * np.arange(_MAX_VARINT))).sum(axis=1)
     s = model.start
     mapped = local + (s.reference_ns - s.local_ns)
     if model.end is not None:
@@ -192,15 +196,17 @@ def _retime_in_place(rf: _RankFile, model: ClockModel) -> tuple[bytes, int] | No
         if abs(change) * int(np.abs(since).max()) >= 1 << 62:
             return None
         mapped += change * since // span
-    needed = 1 + (mapped[:, None] >= (1 << (7 * np.arange(1, 9)))).sum(axis=1)
-    if np.any(mapped < 0) or np.any(needed != width):
+    needed = np.zeros(len(first), dtype=np.int64)  # last byte index of each mapped varint
+    for k in range(1, 9):
+        needed += mapped >= (1 << (7 * k))
+    if np.any(mapped < 0) or np.any(needed != last):
         return None
     out = buf.copy()
-    new = (mapped[:, None] >> (7 * np.arange(_MAX_VARINT))) & 0x7F
-    new = np.where(np.arange(_MAX_VARINT) < last[:, None], new | 0x80, new)
-    inside = np.arange(_MAX_VARINT) < width[:, None]
-    out[(events[:, None] + np.arange(1, _MAX_VARINT + 1))[inside]] = new[inside].astype(np.uint8)
-    return out[rf.body :].tobytes(), len(events)
+    for k in range(int(last.max()) + 1):
+        inside = k <= last
+        digit = (mapped[inside] >> (7 * k)) & 0x7F
+        out[first[inside] + k] = (digit | np.where(last[inside] > k, 0x80, 0)).astype(np.uint8)
+    return out[rf.body :].tobytes(), int(len(first))
 
 
 def _convert(path: str, model: ClockModel | None = None) -> tuple[bytes, RankSummary]:
