@@ -464,10 +464,13 @@ def merge(
     returns it) in ``fmt`` (None: from the output's name). Returns a
     :class:`zehal.trace_merge.Merged`: the Perfetto bytes and a summary per rank.
     Raises :class:`zehal.trace_merge.TraceFileError`, naming the file, for a truncated or
-    foreign file, a missing rank or two runs mixed."""
+    foreign file, a missing rank or two runs mixed. The Perfetto bytes are in the result
+    unless they were written to a Perfetto ``output``."""
     from . import trace_formats, trace_merge
 
     fmt = fmt or (format_of(os.fspath(output)) if output is not None else "perfetto")
+    if fmt not in trace_formats.FORMATS:
+        raise ValueError(f"merge: format {fmt!r} is not one of {', '.join(trace_formats.FORMATS)}")
     merged = trace_merge.merge_files(paths, output if fmt == "perfetto" else None, processes)
     if output is not None and fmt != "perfetto":
         processes_ = trace_formats.load(merged.data)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import concurrent.futures
+import contextlib
 import multiprocessing
 import os
 from typing import Any, NamedTuple, Sequence
@@ -64,7 +65,8 @@ class RankSummary(NamedTuple):
 
 
 class Merged(NamedTuple):
-    """A merged trace: the Perfetto ``data`` and a summary of each of its ``ranks``."""
+    """A merged trace: the Perfetto ``data`` (empty when it went to a file) and a summary
+    of each of its ``ranks``."""
 
     data: bytes
     ranks: list[RankSummary]
@@ -287,30 +289,63 @@ def _inputs(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> tuple[lis
     return listed, os.path.dirname(listed[0]) or "."
 
 
+def _convert_to_file(path: str, part: str) -> tuple[str, RankSummary]:
+    """Converts rank file ``path`` into the file ``part``; a worker's task."""
+    data, summary = _convert(path)
+    with open(part, "wb") as f:
+        f.write(data)
+    return part, summary
+
+
 def merge_files(
     paths: str | os.PathLike | Sequence[str | os.PathLike],
     output: str | os.PathLike | None = None,
     processes: int | None = None,
 ) -> Merged:
     """Merges the rank files ``paths`` (or every ``*.pftrace`` of a folder) into one
-    Perfetto trace, written to ``output`` unless None; each file is converted in its own
-    worker process (``processes`` of them; None: one per CPU, 1: in this process)."""
+    Perfetto trace, written to ``output`` (then the result's ``data`` is empty) or, for
+    None, returned. Each file is converted in its own worker process (``processes`` of them;
+    None: one per CPU, 1: in this process); a worker writes its part into a file beside the
+    output, and the parts are joined by the kernel (``sendfile``)."""
     files, where = _inputs(paths)
     workers = min(processes or os.cpu_count() or 1, len(files))
-    if workers <= 1:
-        parts = [_convert(p) for p in files]
+    if output is None:
+        tasks: Any = (_convert, files)
     else:
-        context = multiprocessing.get_context("spawn")  # no fork of a process that runs threads
-        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-            parts = list(pool.map(_convert, files))
-    summaries = [s for _, s in parts]
-    _check_run(summaries, where)
-    order = sorted(range(len(parts)), key=lambda k: summaries[k].rank)
-    data = b"".join(parts[k][0] for k in order)
-    if output is not None:
-        with open(output, "wb") as f:
-            f.write(data)
-    return Merged(data, [summaries[k] for k in order])
+        out = os.fspath(output)
+        tasks = (_convert_to_file, files, [f"{out}.part-{k}" for k in range(len(files))])
+    try:
+        if workers <= 1:
+            parts = list(map(*tasks))
+        else:
+            context = multiprocessing.get_context("spawn")  # no fork of a process that runs threads
+            with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+                parts = list(pool.map(*tasks))
+        summaries = [s for _, s in parts]
+        _check_run(summaries, where)
+        order = sorted(range(len(parts)), key=lambda k: summaries[k].rank)
+        if output is None:
+            return Merged(b"".join(parts[k][0] for k in order), [summaries[k] for k in order])
+        _join([parts[k][0] for k in order], out)
+        return Merged(b"", [summaries[k] for k in order])
+    finally:
+        if output is not None:
+            for part in tasks[2]:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(part)
+
+
+def _join(parts: list[str], output: str) -> None:
+    """Writes the files ``parts`` one after the other into ``output``, replacing it whole."""
+    partial = output + ".partial"
+    with open(partial, "wb") as out:
+        for part in parts:
+            with open(part, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                sent = 0
+                while sent < size:
+                    sent += os.sendfile(out.fileno(), f.fileno(), sent, size - sent)
+    os.replace(partial, output)
 
 
 def merge_over_mpi(comm: Any, path: str, model: ClockModel, output: str) -> RankSummary:

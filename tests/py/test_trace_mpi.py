@@ -242,7 +242,9 @@ def test_merge_refuses_truncated_file(tmp_path):
         timeout=120,
     )
     assert out.returncode == 1 and "rank-00001.pftrace: truncated" in out.stderr
-    assert not (tmp_path / "m.pftrace").exists()
+    with pytest.raises(trace_merge.TraceFileError, match="rank-00001.pftrace: truncated"):
+        timeline.merge(tmp_path / "r", tmp_path / "m.pftrace", processes=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]  # no output, no parts left
 
 
 def test_merge_refuses_missing_rank(tmp_path):
