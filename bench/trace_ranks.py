@@ -3,7 +3,8 @@
     python3 bench/trace_ranks.py merge --ranks 2 8 64 --records 1000000
         merge throughput (records/s) of synthetic rank files, serial and with a worker per core
     python3 bench/trace_ranks.py overhead --commands 20000
-        time per 4 KiB copy + wait, untraced and traced with streaming on (rounds interleaved)
+        time per 4 KiB copy + wait, untraced and traced with streaming on (rounds interleaved),
+        and the cost of timing one Python API call
     mpiexec -n 4 python3 bench/trace_ranks.py align --seconds 60
         residual alignment error of ranks with injected clock offsets and drifts
 
@@ -123,10 +124,33 @@ def bench_overhead(commands: int, rounds: int) -> None:
     finally:
         dma.close()
         shutil.rmtree(tmp)
+    bench_api_calls(device)
     u, t = float(np.median(untraced)), float(np.median(traced))
     print(f"untraced: {u * 1e6:.3f} µs per copy+wait (rounds: {', '.join(f'{x * 1e6:.3f}' for x in untraced)})")
     print(f"traced, streaming: {t * 1e6:.3f} µs (rounds: {', '.join(f'{x * 1e6:.3f}' for x in traced)})")
     print(f"overhead: {(t / u - 1) * 100:+.1f}% (medians of {rounds} interleaved rounds of {commands} commands)")
+
+
+def bench_api_calls(device: object, calls: int = 100_000) -> None:
+    """The cost of timing a Python API call: ``Device.global_timestamps()`` bare and
+    wrapped as while a trace runs."""
+    import timeit
+
+    from zehal.api_calls import ApiCalls
+
+    bare, wrapped = [], []
+    for _ in range(3):
+        bare.append(timeit.timeit(device.global_timestamps, number=calls) / calls)
+        api = ApiCalls()
+        api.install()
+        wrapped.append(timeit.timeit(device.global_timestamps, number=calls) / calls)
+        api.uninstall()
+        api.drain()
+    print(
+        "Device.global_timestamps(): "
+        f"bare {', '.join(f'{x * 1e6:.2f}' for x in bare)} µs; "
+        f"timed {', '.join(f'{x * 1e6:.2f}' for x in wrapped)} µs"
+    )
 
 
 def bench_align(seconds: float) -> None:

@@ -16,7 +16,7 @@ host = zehal.Area.host().mmap(1 << 20)
 dev = zehal.Area.device(device).mmap(1 << 20)
 
 engines = [zehal.Dma(device, 1, index) for index in range(2)]
-for step in range(4):
+for _ in range(4):
     # Both engines at once: a bigger block on engine 0, a smaller one on engine 1.
     requests = [dma.copy(dev, host, (256 << 10) >> (2 * k)) for k, dma in enumerate(engines)]
     for r in requests:
