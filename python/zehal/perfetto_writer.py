@@ -14,6 +14,7 @@ annotations, and the packet's timestamp and sequence id.
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, BinaryIO, Callable, Iterator
 
@@ -214,7 +215,7 @@ def encode_event(event: Event, sequence_id: int) -> bytes:
     if kind == COUNTER:
         body += _COUNTER_KEY + _varint(event.value)
     for key, value in event.args.items():
-        ann = _cached(_annotation_names, key, lambda key=key: _str_field(_DA_NAME, key))
+        ann = _cached(_annotation_names, key, functools.partial(_str_field, _DA_NAME, key))
         ann += _str_field(_DA_STRING, value) if isinstance(value, str) else _INT_KEY + _varint(value)
         body += _ANNOTATION_KEY + _varint(len(ann)) + ann
     packet = (
@@ -379,7 +380,7 @@ def _decode_event(ts: int, data: bytes) -> Event:
         elif field == _TE_COUNTER:
             event.value = _signed(value)  # type: ignore[arg-type]
         elif field == _TE_ANNOTATIONS:
-            name, arg = "", None
+            name, arg = "", None  # type: str, int | str | None
             for f, v in _fields(value, 0, len(value)):  # type: ignore[arg-type]
                 if f == _DA_NAME:
                     name = v.decode("utf-8")  # type: ignore[union-attr]

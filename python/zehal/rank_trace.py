@@ -129,7 +129,8 @@ class RankTrace:
         ordinal, engine, sub = command.get("EngineOrdinal"), command.get("EngineIndex"), command.get("subdevice")
         kind = command.get("CommandType")
         name = _COMMAND_NAMES.get(kind, f"command {kind}") if kind is not None else "command"
-        args = {k: command[k] for k in ("BytesMoved", "QueueId", "QueueDepth", "id") if k in command}
+        fields = ("BytesMoved", "QueueId", "QueueDepth", "id")
+        args: dict[str, int | str] = {k: command[k] for k in fields if k in command}
         label = _engine_label(ordinal, engine, sub)
         queue = command.get("QueueId")
         for track in (

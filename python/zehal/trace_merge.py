@@ -131,6 +131,7 @@ def _read(path: str) -> _RankFile:
             where = data.find(b"zehal.", starts[k] + lengths[k])
     except (TruncatedError, UnicodeDecodeError) as e:
         raise TraceFileError(f"{path}: truncated or corrupt ({e})") from None
+    assert isinstance(head, Track)  # _is_rank_head said so
     try:
         labels = _labels(head)
         int(labels["zehal.rank"]), int(labels["zehal.size"])
