@@ -10,7 +10,10 @@ instant events.
   :func:`export` writes it to a file, from entries or from raw tracer data.
 - :func:`record` traces a block of Python code on a device and writes the file at its end.
 - :func:`trace_command` runs a Python script with tracing on (``zehal trace --output
-  trace.json -- python script.py``).
+  trace.json -- python script.py``); with a Perfetto or OTF2 output, or under ``mpiexec``,
+  every rank streams its records and the ranks are merged into one timeline with their
+  clocks aligned (docs/tracing.md).
+- :func:`merge` merges the per-rank files of such a run afterwards.
 """
 
 from __future__ import annotations
