@@ -359,7 +359,8 @@ def test_four_ranks_one_aligned_timeline(tmp_path, monkeypatch):
         local = copies_of(processes_of(parse(tmp_path / "run.pftrace.ranks" / f"rank-0000{k}.pftrace"))[k])
         for merged, raw in zip(copies, local, strict=True):
             truth = LocalClock(0).local(unskewed(k, raw[0]))
-            assert abs(merged[0] - truth) <= bounds[k] + 2, (k, merged[0] - truth, bounds[k])
+            # (+10 ns: integer rounding, and the rates' difference over one round trip)
+            assert abs(merged[0] - truth) <= bounds[k] + 10, (k, merged[0] - truth, bounds[k])
     # The copies that barriers order across ranks appear in that order.
     for k in range(3):
         assert ordered[k][1] <= ordered[k + 1][0] + bounds[k] + bounds[k + 1], (k, ordered)
