@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -206,8 +206,8 @@ class Recorder:
     """Traces the command and export-memory groups of a device until :meth:`finish`.
 
     A reader thread empties the tracer while it runs, so long runs lose nothing. With a
-    ``sink``, each piece of raw data read goes to ``sink(raw, decoder, tracer)`` as it is
-    read (on the reader thread, then at :meth:`finish`) instead of being kept.
+    ``stream`` (a :class:`zehal._zehal.RankStream`), the stream's native thread drains the
+    tracer into its file instead, without the interpreter's lock, and nothing is kept.
     """
 
     def __init__(
@@ -215,7 +215,7 @@ class Recorder:
         device: Any = None,
         groups: Iterable[Any] | None = None,
         poll_s: float = 0.02,
-        sink: Callable[[bytes, Any, Any], None] | None = None,
+        stream: Any = None,
     ) -> None:
         import zehal  # the package, for the device helpers
 
@@ -237,21 +237,21 @@ class Recorder:
         self._chunks: list[bytes] = []
         self._stop = threading.Event()
         self._poll_s = poll_s
-        self._sink = sink
+        self._stream = stream
         self._finished = False
         self.tracer.enable()
-        self._reader = threading.Thread(target=self._drain, name="zehal-timeline", daemon=True)
-        self._reader.start()
-
-    def _take(self, data: bytes) -> None:
-        if self._sink is not None:
-            self._sink(data, self.decoder, self.tracer)
-        elif data:
-            self._chunks.append(data)
+        self._reader: threading.Thread | None = None
+        if stream is not None:
+            stream.start(self.tracer, poll_s)
+        else:
+            self._reader = threading.Thread(target=self._drain, name="zehal-timeline", daemon=True)
+            self._reader.start()
 
     def _drain(self) -> None:
         while not self._stop.wait(self._poll_s):
-            self._take(self.tracer.read())
+            data = self.tracer.read()
+            if data:
+                self._chunks.append(data)
 
     def finish(self) -> tuple[bytes, np.ndarray, list[str]]:
         """Stops tracing; returns (raw data, decoded entries, metric names)."""
@@ -259,14 +259,19 @@ class Recorder:
             raise RuntimeError("Recorder.finish: already finished")
         self._finished = True
         self._stop.set()
-        self._reader.join()
-        self.tracer.disable()
+        if self._reader is not None:
+            self._reader.join()
+        if self._stream is not None:
+            self._stream.stop()  # disables the tracer and drains what is left into the file
+        else:
+            self.tracer.disable()
         while True:
             try:
                 data = self.tracer.read()
             except _zehal.NotReadyError:
                 break
-            self._take(data)
+            if data:
+                self._chunks.append(data)
         self.tracer.close()
         raw = b"".join(self._chunks)
         entries = self.decoder.decode(raw)[0] if raw else np.empty(0, dtype=_zehal.METRIC_ENTRY_DTYPE)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-import time
+import threading
 import uuid
 from typing import Any
 
@@ -28,7 +28,10 @@ ENV_OUTPUT = "ZEHAL_TRACE_OUTPUT"
 #: Environment variable naming its format: perfetto (default), json or otf2.
 ENV_FORMAT = "ZEHAL_TRACE_FORMAT"
 
+_API_POLL_S = 0.02  # how often the Python API's timed calls go to the rank's file
+
 # Variables a launcher of Open MPI, MPICH or Slurm sets in every rank it starts.
+
 _MPI_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS", "SLURM_STEP_NUM_TASKS")
 
 
@@ -81,6 +84,8 @@ class Session:
         self.trace.add_clock_sample(self.start_sample, "start")
         self.recorder: Any = None
         self.api_calls = ApiCalls()
+        self._api_stop = threading.Event()
+        self._api_thread: threading.Thread | None = None
 
     def _sample(self) -> Sample:
         if self.comm is None:
@@ -90,23 +95,26 @@ class Session:
 
     def record_device(self, device: Any) -> None:
         """Streams what ``device`` does, and the Python API calls of this process, into
-        this rank's file until :meth:`finish`."""
+        this rank's file until :meth:`finish`: the device's records on the stream's native
+        thread, the API calls every ``_API_POLL_S`` from a Python thread."""
         from .timeline import Recorder
 
-        def sink(raw: bytes, decoder: Any, tracer: Any) -> None:
-            self.trace.add_api_calls(self.api_calls.drain())
-            entries = decoder.decode(raw)[0] if raw else None
-            names = [m.name for m in decoder.decodable_metrics]
-            if entries is not None:
-                self.trace.add_entries(entries, names, tracer.dropped, time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW))
-
-        self.recorder = Recorder(device, sink=sink)
+        self.recorder = Recorder(device, stream=self.trace.stream)
         self.api_calls.install()  # after the recorder: its own calls are not the program's
+        self._api_thread = threading.Thread(target=self._flush_api_calls, name="zehal-api-calls", daemon=True)
+        self._api_thread.start()
+
+    def _flush_api_calls(self) -> None:
+        while not self._api_stop.wait(_API_POLL_S):
+            self.trace.add_api_calls(self.api_calls.drain())
 
     def finish(self) -> None:
         """Stops recording, measures the clock again, closes this rank's file and merges
         the run into the output (collective under MPI)."""
         self.api_calls.uninstall()
+        self._api_stop.set()
+        if self._api_thread is not None:
+            self._api_thread.join()
         if self.recorder is not None:
             self.recorder.finish()
         self.trace.add_api_calls(self.api_calls.drain())
