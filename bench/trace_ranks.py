@@ -96,9 +96,9 @@ def bench_merge(ranks: list[int], records: int) -> None:
         shutil.rmtree(tmp)
 
 
-def bench_overhead(commands: int, rounds: int) -> None:
+def bench_overhead(commands: int, rounds: int, parts: bool = False) -> None:
     import zehal
-    from zehal import trace_session
+    from zehal import timeline, trace_session
 
     device = zehal.default_device()
     host = zehal.Area.host().mmap(4096)
@@ -113,6 +113,7 @@ def bench_overhead(commands: int, rounds: int) -> None:
 
     tmp = tempfile.mkdtemp(prefix="zehal-overhead-")
     untraced, traced = [], []
+    tracer_only, stream_only = [], []  # the parts, with --parts
     try:
         per_command()  # warm up
         for k in range(rounds):
@@ -121,9 +122,20 @@ def bench_overhead(commands: int, rounds: int) -> None:
             session.record_device(device)
             traced.append(per_command())
             session.finish()
+            if parts:
+                recorder = timeline.Recorder(device)  # a Python reader that keeps the raw data
+                tracer_only.append(per_command())
+                recorder.finish()
+                session = trace_session.Session(os.path.join(tmp, f"s{k}.pftrace"))
+                session.recorder = timeline.Recorder(device, stream=session.trace.stream)  # no API calls timed
+                stream_only.append(per_command())
+                session.finish()
     finally:
         dma.close()
         shutil.rmtree(tmp)
+    if parts:
+        for what, times in (("tracer on, Python reader", tracer_only), ("native stream, no API calls", stream_only)):
+            print(f"{what}: {float(np.median(times)) * 1e6:.3f} µs per copy+wait")
     bench_api_calls(device)
     u, t = float(np.median(untraced)), float(np.median(traced))
     print(f"untraced: {u * 1e6:.3f} µs per copy+wait (rounds: {', '.join(f'{x * 1e6:.3f}' for x in untraced)})")
@@ -194,13 +206,14 @@ def main() -> None:
     o = sub.add_parser("overhead")
     o.add_argument("--commands", type=int, default=20_000)
     o.add_argument("--rounds", type=int, default=5)
+    o.add_argument("--parts", action="store_true", help="also time the tracer alone and the stream without API calls")
     a = sub.add_parser("align")
     a.add_argument("--seconds", type=float, default=60.0)
     args = p.parse_args()
     if args.what == "merge":
         bench_merge(args.ranks, args.records)
     elif args.what == "overhead":
-        bench_overhead(args.commands, args.rounds)
+        bench_overhead(args.commands, args.rounds, args.parts)
     else:
         bench_align(args.seconds)
 

@@ -493,3 +493,46 @@ def test_plot_of_a_merge(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_device_records_stream_while_python_is_busy(tmp_path, sim_backend):
+    """The rank file's device records are encoded and written by the stream's native
+    thread: they reach the file while the only Python thread computes and holds the
+    interpreter's lock (no Python reader runs)."""
+    import threading
+    import time
+
+    import zehal
+
+    d = zehal.sim_device()
+    host = zehal.Area.host().mmap(4096)
+    dev = zehal.Area.device(d).mmap(4096)
+    path = tmp_path / "busy.pftrace"
+    trace = RankTrace(path, 0, 1, "busy", LocalClock(0))
+    recorder = timeline.Recorder(d, stream=trace.stream)
+    assert not [t for t in threading.enumerate() if t.name == "zehal-timeline"]  # no Python reader
+    with zehal.Dma(d, 1, 0) as dma:
+        for _ in range(3):
+            dma.copy(dev, host).wait()
+    size = os.path.getsize(path)
+    deadline = time.monotonic() + 60
+    while os.path.getsize(path) == size:  # pure Python: the lock is released only by the stat call
+        assert time.monotonic() < deadline, "the native stream wrote nothing in 60 s"
+    recorder.finish()
+    trace.finish()
+    (rank,) = processes_of(parse(path)).values()
+    assert len(copies_of(rank)) == 3
+
+
+def test_rank_stream_refuses_bad_input(tmp_path):
+    with pytest.raises(OSError):
+        _zehal.RankStream(str(tmp_path / "no" / "such" / "folder.pftrace"), 0)
+    stream = _zehal.RankStream(str(tmp_path / "s.pftrace"), 0)
+    with pytest.raises(ValueError):
+        stream.add_entries(np.zeros(4, dtype=np.uint64), _NAMES, 0, 0)
+    with pytest.raises(ValueError):
+        stream.add_entries(np.zeros(8, dtype=_zehal.METRIC_ENTRY_DTYPE)[::2], _NAMES, 0, 0)
+    stream.close()
+    stream.close()  # idempotent
+    with pytest.raises(_zehal.InvalidArgumentError):
+        stream.write(b"")
