@@ -52,22 +52,12 @@ uint64_t monotonic_raw_ns() {
 }  // namespace
 
 RankStream::RankStream(const std::string& path, uint32_t rank, int64_t offset_ns, int64_t drift_ppb)
-    : rank_(rank), sequence_id_(rank + 1), offset_ns_(offset_ns), drift_ppb_(drift_ppb) {
+    : rank_(rank), sequence_id_(rank + 1), skew_{offset_ns, drift_ppb} {
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd_ < 0) throw std::system_error(errno, std::generic_category(), path);
 }
 
 RankStream::~RankStream() { close(); }
-
-int64_t RankStream::local(uint64_t raw_ns) const {
-    const auto raw = static_cast<int64_t>(raw_ns);
-    if (!offset_ns_ && !drift_ppb_) return raw;
-    // raw × drift / 10⁹ rounded towards −∞, as the Python side's clock does.
-    const __int128 product = static_cast<__int128>(raw) * drift_ppb_;
-    __int128 shift = product / 1'000'000'000;
-    if (product % 1'000'000'000 < 0) --shift;
-    return raw + offset_ns_ + static_cast<int64_t>(shift);
-}
 
 void RankStream::write(std::string_view packets) {
     std::lock_guard lock(mu_);
@@ -84,9 +74,9 @@ uint64_t RankStream::track(const TrackKey& key, const std::string& name, bool co
     return uuid;
 }
 
-void RankStream::encode_entry(const MetricEntry& e, const std::string& name) {
+void RankStream::encode_entry(const MetricEntry& e, const std::string& name, bool on_rank_clock) {
     const std::optional<uint32_t> sub = e.on_subdevice ? std::optional<uint32_t>(e.subdevice_id) : std::nullopt;
-    const int64_t ts = local(e.timestamp);
+    const int64_t ts = on_rank_clock ? static_cast<int64_t>(e.timestamp) : local(e.timestamp);
     if (name == "CommandStart") {
         close_command_locked();
         command_ = Command{ts, std::nullopt, e.value, sub, {}};
@@ -145,11 +135,12 @@ void RankStream::close_command_locked() {
 }
 
 void RankStream::add_entries(std::span<const MetricEntry> entries, const std::vector<std::string>& names,
-                             uint64_t dropped, uint64_t now_ns) {
+                             uint64_t dropped, uint64_t now_ns, bool on_rank_clock) {
     std::lock_guard lock(mu_);
     for (const MetricEntry& e : entries)
-        encode_entry(e, e.metric_index < names.size() ? names[e.metric_index]
-                                                      : "metric " + std::to_string(e.metric_index));
+        encode_entry(e,
+                     e.metric_index < names.size() ? names[e.metric_index] : "metric " + std::to_string(e.metric_index),
+                     on_rank_clock);
     if (dropped_ != dropped) {
         dropped_ = dropped;
         const uint64_t t = track({"dropped", "", kNone, kNone, kNone}, "dropped records", true);
@@ -191,7 +182,7 @@ void RankStream::flush() {
     pending_.clear();  // what could not be written is lost, and error_ says so
 }
 
-ze_result_t RankStream::start(const std::shared_ptr<Tracer>& tracer, uint64_t poll_ns) {
+ze_result_t RankStream::start(const std::shared_ptr<Tracer>& tracer, uint64_t poll_ns, bool on_rank_clock) {
     std::lock_guard lock(thread_mu_);
     if (thread_.joinable() || !tracer) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     std::shared_ptr<Decoder> decoder;
@@ -200,6 +191,7 @@ ze_result_t RankStream::start(const std::shared_ptr<Tracer>& tracer, uint64_t po
     for (const MetricRef& m : decoder->metrics()) names_.push_back(m->info().name);
     tracer_ = tracer;
     decoder_ = std::move(decoder);
+    on_rank_clock_ = on_rank_clock;
     quit_ = false;
     thread_ = std::thread([this, poll_ns] { run(poll_ns); });
     return ZE_RESULT_SUCCESS;
@@ -220,7 +212,8 @@ void RankStream::drain_once() {
     uint32_t slots = static_cast<uint32_t>(entries.size());
     raw_size = size;
     decoder_->decode(&raw_size, raw.data(), {}, &sets, nullptr, &slots, entries.data());
-    add_entries(std::span(entries.data(), std::min(count, slots)), names_, tracer_->dropped(), monotonic_raw_ns());
+    add_entries(std::span(entries.data(), std::min(count, slots)), names_, tracer_->dropped(), monotonic_raw_ns(),
+                on_rank_clock_);
 }
 
 void RankStream::run(uint64_t poll_ns) {

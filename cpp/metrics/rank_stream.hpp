@@ -20,6 +20,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/clock_skew.hpp"
 #include "metrics/decoder.hpp"
 #include "metrics/perfetto_packets.hpp"
 #include "metrics/tracer.hpp"
@@ -49,22 +50,25 @@ public:
     // The uuid of track `local` of this rank.
     uint64_t track_uuid(uint32_t local) const { return (uint64_t{rank_} + 1) << 32 | local; }
     // `raw_ns` (CLOCK_MONOTONIC_RAW) on this rank's clock.
-    int64_t local(uint64_t raw_ns) const;
+    int64_t local(uint64_t raw_ns) const { return skew_.apply(raw_ns); }
 
     // Appends packets made by the caller, as they are.
     void write(std::string_view packets);
     // Encodes decoded `entries` (metric names by index: `names`) and, when it changed, the
-    // tracer's `dropped` count at `now_ns` (unskewed); appends them.
+    // tracer's `dropped` count at `now_ns` (unskewed); appends them. `on_rank_clock`: the
+    // entries' times are already on this rank's clock (a device whose synchronized
+    // timestamps carry the skew), else they are unskewed host ns.
     void add_entries(std::span<const MetricEntry> entries, const std::vector<std::string>& names, uint64_t dropped,
-                     uint64_t now_ns);
+                     uint64_t now_ns, bool on_rank_clock = false);
     // Encodes `calls` as slices on their threads' tracks and appends them.
     void add_api_calls(std::span<const ApiCall> calls);
     // Appends the command still open, if any (its end not seen yet: it ends where it starts).
     void close_command();
 
-    // Starts a thread that drains `tracer` (enabled by the caller) every `poll_ns`.
+    // Starts a thread that drains `tracer` (enabled by the caller) every `poll_ns`;
+    // `on_rank_clock` as for add_entries, for every record it reads.
     // INVALID_ARGUMENT when already started; the decoder's errors otherwise.
-    ze_result_t start(const std::shared_ptr<Tracer>& tracer, uint64_t poll_ns);
+    ze_result_t start(const std::shared_ptr<Tracer>& tracer, uint64_t poll_ns, bool on_rank_clock);
     // Stops the thread, disables the tracer (waiting) and drains what is left. Nothing
     // when not started.
     void stop();
@@ -82,7 +86,7 @@ private:
     using TrackKey = std::tuple<std::string, std::string, int64_t, int64_t, int64_t>;
 
     uint64_t track(const TrackKey& key, const std::string& name, bool counter);
-    void encode_entry(const MetricEntry& e, const std::string& name);
+    void encode_entry(const MetricEntry& e, const std::string& name, bool on_rank_clock);
     void encode_command(const Command& c);
     void close_command_locked();
     void flush();
@@ -91,8 +95,7 @@ private:
 
     const uint32_t rank_;
     const uint32_t sequence_id_;
-    const int64_t offset_ns_;
-    const int64_t drift_ppb_;
+    const ClockSkew skew_;
 
     // Encoding state and the file, under mu_.
     std::mutex mu_;
@@ -110,6 +113,7 @@ private:
     std::shared_ptr<Tracer> tracer_;
     std::shared_ptr<Decoder> decoder_;
     std::vector<std::string> names_;
+    bool on_rank_clock_ = false;
     std::thread thread_;
 };
 

@@ -365,9 +365,9 @@ public:
         without_gil([&] { s->close_command(); });
     }
 
-    void start(PyTracer& tracer, double poll_s) {
+    void start(PyTracer& tracer, double poll_s, bool on_rank_clock) {
         if (!(poll_s > 0)) throw pyb::value_error("RankStream.start: poll_s must be positive");
-        check(live()->start(tracer.tracer("RankStream.start"), static_cast<uint64_t>(poll_s * 1e9)),
+        check(live()->start(tracer.tracer("RankStream.start"), static_cast<uint64_t>(poll_s * 1e9), on_rank_clock),
               "RankStream.start");
     }
 
@@ -414,7 +414,10 @@ void bind_rank_stream(pyb::module_& m) {
              "Appends host API calls (name, start ns, end ns, thread id) as slices on a track per thread.")
         .def("close_command", &PyRankStream::close_command, "Appends the command still open, if any.")
         .def("start", &PyRankStream::start, pyb::arg("tracer"), pyb::arg("poll_s") = 0.02,
-             "Drains the enabled `tracer` into the file every poll_s seconds on a native thread.")
+             pyb::arg("on_rank_clock") = false,
+             "Drains the enabled `tracer` into the file every poll_s seconds on a native thread. on_rank_clock: "
+             "the device's synchronized timestamps already carry the rank's (test-only) clock skew, as a sim "
+             "device's do; else the skew is applied to the decoded times.")
         .def("stop", &PyRankStream::stop,
              "Stops the thread, disables the tracer and appends what is left. Nothing when not started.")
         .def("close", &PyRankStream::close, "Stops and closes the file. Idempotent.")

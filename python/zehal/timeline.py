@@ -242,7 +242,8 @@ class Recorder:
         self.tracer.enable()
         self._reader: threading.Thread | None = None
         if stream is not None:
-            stream.start(self.tracer, poll_s)
+            # A sim device's synchronized timestamps carry the test-only clock skew itself.
+            stream.start(self.tracer, poll_s, on_rank_clock=self.device.backend == "sim")
         else:
             self._reader = threading.Thread(target=self._drain, name="zehal-timeline", daemon=True)
             self._reader.start()

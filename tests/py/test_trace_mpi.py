@@ -536,3 +536,34 @@ def test_rank_stream_refuses_bad_input(tmp_path):
     stream.close()  # idempotent
     with pytest.raises(_zehal.InvalidArgumentError):
         stream.write(b"")
+
+
+def test_injected_skew_moves_the_sim_device_clock(tmp_path, monkeypatch, sim_backend):
+    """ZEHAL_TEST_CLOCK_SKEW moves the host times of a sim device's synchronized timestamps,
+    so its commands reach the trace on the skewed clock through the tracer's clock-sync
+    records, inside the (skewed) host API calls that submitted and waited for them."""
+    import time
+
+    import zehal
+
+    offset = 5_000_000_000
+    monkeypatch.setenv(clock_sync.ENV_SKEW, f"{offset}:100")
+    for k in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"):
+        monkeypatch.delenv(k, raising=False)
+    clock = LocalClock(0)  # raw + offset + raw × 100 ppm
+    d = zehal.sim_device()
+    raw = time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)
+    host, _ = d.global_timestamps()
+    assert clock.local(raw) <= host < clock.local(raw) + 10**9
+    h = zehal.Area.host().mmap(4096)
+    x = zehal.Area.device(d).mmap(4096)
+    with timeline.record(tmp_path / "skew.pftrace", device=d):
+        with zehal.Dma(d, 1, 0) as dma:
+            dma.copy(x, h).wait()
+    after = time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)
+    (rank,) = processes_of(parse(tmp_path / "skew.pftrace")).values()
+    (command,) = copies_of(rank)
+    assert clock.local(raw) < command[0] <= command[1] < clock.local(after)
+    (track,) = [name for name in rank["slices"] if name.startswith("host API calls")]
+    calls = [c for c in rank["slices"][track] if c[2] in ("Dma.copy", "Request.wait")]
+    assert calls[0][0] <= command[0] and command[1] <= calls[1][1]
