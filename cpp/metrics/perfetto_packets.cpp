@@ -7,23 +7,23 @@ namespace {
 constexpr uint32_t kVarint = 0;
 constexpr uint32_t kLen = 2;
 
-constexpr uint32_t kTracePacket = 1;      // Trace.packet
-constexpr uint32_t kTimestamp = 8;        // TracePacket.timestamp
-constexpr uint32_t kSequenceId = 10;      // TracePacket.trusted_packet_sequence_id
-constexpr uint32_t kTrackEvent = 11;      // TracePacket.track_event
-constexpr uint32_t kTrackDescriptor = 60; // TracePacket.track_descriptor
-constexpr uint32_t kTdUuid = 1;           // TrackDescriptor.uuid
-constexpr uint32_t kTdName = 2;           // TrackDescriptor.name
-constexpr uint32_t kTdParent = 5;         // TrackDescriptor.parent_uuid
-constexpr uint32_t kTdCounter = 8;        // TrackDescriptor.counter
-constexpr uint32_t kTeAnnotation = 4;     // TrackEvent.debug_annotations
-constexpr uint32_t kTeType = 9;           // TrackEvent.type
-constexpr uint32_t kTeTrack = 11;         // TrackEvent.track_uuid
-constexpr uint32_t kTeName = 23;          // TrackEvent.name
-constexpr uint32_t kTeCounter = 30;       // TrackEvent.counter_value
-constexpr uint32_t kDaInt = 4;            // DebugAnnotation.int_value
-constexpr uint32_t kDaString = 6;         // DebugAnnotation.string_value
-constexpr uint32_t kDaName = 10;          // DebugAnnotation.name
+constexpr uint32_t kTracePacket = 1;       // Trace.packet
+constexpr uint32_t kTimestamp = 8;         // TracePacket.timestamp
+constexpr uint32_t kSequenceId = 10;       // TracePacket.trusted_packet_sequence_id
+constexpr uint32_t kTrackEvent = 11;       // TracePacket.track_event
+constexpr uint32_t kTrackDescriptor = 60;  // TracePacket.track_descriptor
+constexpr uint32_t kTdUuid = 1;            // TrackDescriptor.uuid
+constexpr uint32_t kTdName = 2;            // TrackDescriptor.name
+constexpr uint32_t kTdParent = 5;          // TrackDescriptor.parent_uuid
+constexpr uint32_t kTdCounter = 8;         // TrackDescriptor.counter
+constexpr uint32_t kTeAnnotation = 4;      // TrackEvent.debug_annotations
+constexpr uint32_t kTeType = 9;            // TrackEvent.type
+constexpr uint32_t kTeTrack = 11;          // TrackEvent.track_uuid
+constexpr uint32_t kTeName = 23;           // TrackEvent.name
+constexpr uint32_t kTeCounter = 30;        // TrackEvent.counter_value
+constexpr uint32_t kDaInt = 4;             // DebugAnnotation.int_value
+constexpr uint32_t kDaString = 6;          // DebugAnnotation.string_value
+constexpr uint32_t kDaName = 10;           // DebugAnnotation.name
 
 void varint(std::string& out, uint64_t v) {
     while (v > 0x7F) {

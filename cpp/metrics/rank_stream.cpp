@@ -52,7 +52,9 @@ uint64_t monotonic_raw_ns() {
 }  // namespace
 
 RankStream::RankStream(const std::string& path, uint32_t rank, int64_t offset_ns, int64_t drift_ppb)
-    : rank_(rank), sequence_id_(rank + 1), skew_{offset_ns, drift_ppb} {
+    : rank_(rank),
+      sequence_id_(rank + 1),
+      skew_{offset_ns, drift_ppb} {
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd_ < 0) throw std::system_error(errno, std::generic_category(), path);
 }
@@ -114,8 +116,7 @@ void RankStream::encode_command(const Command& c) {
     const int64_t sub = c.subdevice ? int64_t{*c.subdevice} : kNone;
     const uint64_t tracks[] = {
         track({"engine", "", key_of(ordinal), key_of(engine), sub}, label, false),
-        track({"queue", "", key_of(queue), kNone, kNone}, queue ? "queue " + std::to_string(*queue) : "queue ?",
-              false),
+        track({"queue", "", key_of(queue), kNone, kNone}, queue ? "queue " + std::to_string(*queue) : "queue ?", false),
     };
     for (uint64_t t : tracks) {
         perfetto::append_event(pending_, sequence_id_, c.start, EventKind::kSliceBegin, t, name, 0, args);
@@ -226,6 +227,7 @@ void RankStream::run(uint64_t poll_ns) {
 }
 
 void RankStream::stop() {
+    std::lock_guard stopping(stop_mu_);  // one stop at a time: the second finds nothing to join
     {
         std::lock_guard lock(thread_mu_);
         if (!thread_.joinable()) return;

@@ -107,6 +107,7 @@ private:
     std::optional<uint64_t> dropped_;
 
     // The drain thread and what it reads, under thread_mu_ (set up by start(), ended by stop()).
+    std::mutex stop_mu_;  // held through stop()
     std::mutex thread_mu_;
     std::condition_variable wake_;
     bool quit_ = false;

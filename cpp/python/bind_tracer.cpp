@@ -406,8 +406,8 @@ void bind_rank_stream(pyb::module_& m) {
              "Creates (truncating) the file of `rank`; times are written as raw + offset_ns + raw × "
              "drift_ppb / 1e9 (the test-only clock skew). OSError when the file cannot be made.")
         .def("write", &PyRankStream::write, pyb::arg("packets"), "Appends Trace bytes made by the caller.")
-        .def("add_entries", &PyRankStream::add_entries, pyb::arg("entries"), pyb::arg("names"),
-             pyb::arg("dropped"), pyb::arg("now_ns"),
+        .def("add_entries", &PyRankStream::add_entries, pyb::arg("entries"), pyb::arg("names"), pyb::arg("dropped"),
+             pyb::arg("now_ns"),
              "Encodes decoded entries (METRIC_ENTRY_DTYPE; metric names by index) and the dropped count at "
              "now_ns (unskewed host ns) when it changed, and appends them.")
         .def("add_api_calls", &PyRankStream::add_api_calls, pyb::arg("calls"),

@@ -89,7 +89,9 @@ class RankTrace:
             "error_ns": sample.error_ns,
             "which": which,
         }
-        self.stream.write(encode_event(Event(sample.local_ns, INSTANT, self.process, CLOCK_SYNC, args=args), self._sequence_id))
+        self.stream.write(
+            encode_event(Event(sample.local_ns, INSTANT, self.process, CLOCK_SYNC, args=args), self._sequence_id)
+        )
 
     def finish(self) -> None:
         """Stops the stream's drain (if any), writes the last command and the end marker, and

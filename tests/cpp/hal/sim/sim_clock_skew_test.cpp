@@ -32,8 +32,8 @@ TEST(ClockSkew, EntryOfTheLauncherRank) {
         int64_t offset_ns;
         int64_t drift_ppb;
     };
-    for (const Case& c : {Case{nullptr, 7, 1000}, Case{"1", -2'000'000'000, -100'000}, Case{"2", 0, 0},
-                          Case{"3", 0, 0}, Case{"4", 5, 500}, Case{"9", 0, 0}}) {
+    for (const Case& c : {Case{nullptr, 7, 1000}, Case{"1", -2'000'000'000, -100'000}, Case{"2", 0, 0}, Case{"3", 0, 0},
+                          Case{"4", 5, 500}, Case{"9", 0, 0}}) {
         SkewEnv env(list, c.rank);
         const ClockSkew s = test_clock_skew();
         EXPECT_EQ(s.offset_ns, c.offset_ns) << (c.rank ? c.rank : "no rank");
