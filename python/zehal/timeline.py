@@ -10,7 +10,10 @@ instant events.
   :func:`export` writes it to a file, from entries or from raw tracer data.
 - :func:`record` traces a block of Python code on a device and writes the file at its end.
 - :func:`trace_command` runs a Python script with tracing on (``zehal trace --output
-  trace.json -- python script.py``).
+  trace.json -- python script.py``); with a Perfetto or OTF2 output, or under ``mpiexec``,
+  every rank streams its records and the ranks are merged into one timeline with their
+  clocks aligned (docs/tracing.md).
+- :func:`merge` merges the per-rank files of such a run afterwards.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import numpy as np
 
 from . import _zehal
 
-__all__ = ["ENV_RAW", "chrome_trace", "export", "record", "trace_command", "Recorder"]
+__all__ = ["ENV_RAW", "chrome_trace", "export", "record", "trace_command", "format_of", "merge", "Recorder"]
 
 #: Environment variable naming where a traced process writes its data (``<value>.<pid>.npz``).
 ENV_RAW = "ZEHAL_TRACE_RAW"
@@ -202,10 +205,18 @@ def export(
 class Recorder:
     """Traces the command and export-memory groups of a device until :meth:`finish`.
 
-    A reader thread empties the tracer while it runs, so long runs lose nothing.
+    A reader thread empties the tracer while it runs, so long runs lose nothing. With a
+    ``stream`` (a :class:`zehal._zehal.RankStream`), the stream's native thread drains the
+    tracer into its file instead, without the interpreter's lock, and nothing is kept.
     """
 
-    def __init__(self, device: Any = None, groups: Iterable[Any] | None = None, poll_s: float = 0.02) -> None:
+    def __init__(
+        self,
+        device: Any = None,
+        groups: Iterable[Any] | None = None,
+        poll_s: float = 0.02,
+        stream: Any = None,
+    ) -> None:
         import zehal  # the package, for the device helpers
 
         self.device = device if device is not None else zehal.default_device()
@@ -226,10 +237,16 @@ class Recorder:
         self._chunks: list[bytes] = []
         self._stop = threading.Event()
         self._poll_s = poll_s
+        self._stream = stream
         self._finished = False
         self.tracer.enable()
-        self._reader = threading.Thread(target=self._drain, name="zehal-timeline", daemon=True)
-        self._reader.start()
+        self._reader: threading.Thread | None = None
+        if stream is not None:
+            # A sim device's synchronized timestamps carry the test-only clock skew itself.
+            stream.start(self.tracer, poll_s, on_rank_clock=self.device.backend == "sim")
+        else:
+            self._reader = threading.Thread(target=self._drain, name="zehal-timeline", daemon=True)
+            self._reader.start()
 
     def _drain(self) -> None:
         while not self._stop.wait(self._poll_s):
@@ -243,8 +260,12 @@ class Recorder:
             raise RuntimeError("Recorder.finish: already finished")
         self._finished = True
         self._stop.set()
-        self._reader.join()
-        self.tracer.disable()
+        if self._reader is not None:
+            self._reader.join()
+        if self._stream is not None:
+            self._stream.stop()  # disables the tracer and drains what is left into the file
+        else:
+            self.tracer.disable()
         while True:
             try:
                 data = self.tracer.read()
@@ -264,8 +285,27 @@ class Recorder:
 def record(output: str | os.PathLike | None, device: Any = None, groups: Iterable[Any] | None = None) -> Iterator[dict]:
     """Traces the ``with`` block on ``device`` (None: the default device) and writes its
     Chrome trace to ``output`` at the end. Yields a dict that holds, afterwards, the
-    ``trace``, the ``raw`` data and the decoded ``entries``."""
+    ``trace``, the ``raw`` data and the decoded ``entries``.
+
+    With an output not named ``*.json`` (``run.pftrace``, ``run.otf2``), or inside an MPI
+    program of several ranks, every rank streams its records and the block's end merges
+    the ranks into ``output`` (collective: every rank runs the block); the dict then holds
+    the ``path`` written and this rank's ``rank_file``."""
+    from . import trace_session
+
     result: dict = {}
+    comm = trace_session.world()
+    if output is not None and (format_of(os.fspath(output)) != "json" or (comm is not None and comm.Get_size() > 1)):
+        import zehal  # the package, for the device helpers
+
+        session = trace_session.Session(os.fspath(output), format_of(os.fspath(output)), comm)
+        session.record_device(device if device is not None else zehal.default_device())
+        try:
+            yield result
+        finally:
+            session.finish()
+            result.update(path=session.output, rank_file=session.trace.path)
+        return
     rec = Recorder(device, groups)
     try:
         yield result
@@ -295,12 +335,18 @@ def _start_from_env() -> None:
     """Starts tracing this process on the default device when ``ZEHAL_TRACE_RAW`` is set;
     its data goes to ``$ZEHAL_TRACE_RAW.<pid>.npz`` at exit. Once per process."""
     global _process_recorder
+    from . import trace_session
+
     base = os.environ.get(ENV_RAW)
+    streamed = os.environ.get(trace_session.ENV_OUTPUT)
     # The marker holds for this process only (children have other pids), and for every
     # copy of this module (``python -m zehal.timeline`` runs one as __main__).
-    if not base or os.environ.get(_ACTIVE) == str(os.getpid()):
+    if not (base or streamed) or os.environ.get(_ACTIVE) == str(os.getpid()):
         return
     os.environ[_ACTIVE] = str(os.getpid())
+    if streamed:
+        trace_session.start()
+        return
     import zehal  # the package, for the device helpers
 
     device = zehal.default_device()
@@ -334,16 +380,67 @@ def _merge(paths: list[str]) -> dict:
     return trace
 
 
-def trace_command(argv: list[str], output: str) -> int:
-    """Runs ``argv`` with tracing on and writes the Chrome trace of what the default
-    device did to ``output``; returns the command's exit status.
+def format_of(output: str) -> str:
+    """The trace format an output name implies: json for ``*.json``, otf2 for ``*.otf2``,
+    else perfetto."""
+    if output.endswith(".json"):
+        return "json"
+    return "otf2" if output.endswith(".otf2") else "perfetto"
+
+
+def _trace_streamed(cmd: list[str], output: str, fmt: str) -> int:
+    """Runs ``cmd`` with each of its zehal processes streaming its rank's trace, merged into
+    ``output`` at exit. Under an MPI launcher this process becomes the command (so that the
+    rank it was started as is the one traced); otherwise it waits for it."""
+    from . import trace_session
+
+    env = dict(os.environ)
+    env[trace_session.ENV_OUTPUT] = os.path.abspath(output)
+    env[trace_session.ENV_FORMAT] = fmt
+    env.pop(_ACTIVE, None)
+    if trace_session.launched_by_mpi():
+        try:
+            os.execvpe(cmd[0], cmd, env)
+        except OSError as e:
+            print(f"zehal trace: cannot run {cmd[0]}: {e}", file=sys.stderr)
+            return 127
+    try:
+        status = subprocess.call(cmd, env=env)
+    except OSError as e:
+        print(f"zehal trace: cannot run {cmd[0]}: {e}", file=sys.stderr)
+        return 127
+    if not os.path.exists(output):
+        print("zehal trace: the command recorded nothing (did it use zehal?)", file=sys.stderr)
+    return status
+
+
+def trace_command(argv: list[str], output: str, fmt: str | None = None) -> int:
+    """Runs ``argv`` with tracing on and writes the trace of what the default device did
+    to ``output``; returns the command's exit status.
+
+    ``fmt`` (None: from the output's name, :func:`format_of`): json writes a Chrome trace
+    of every process that used zehal; perfetto and otf2, and any format under an MPI
+    launcher (``mpiexec -n 4 zehal trace -o run.pftrace -- python app.py``), stream each
+    rank's records to ``output + ".ranks"`` and merge them, clocks aligned, at exit
+    (:mod:`zehal.trace_session`).
 
     A Python command (``python script.py ...``, ``python -m module ...``) runs under
     ``python -m zehal.timeline``, which traces from the start; any other command is run
-    with ``ZEHAL_TRACE_RAW`` set, so processes that import zehal trace themselves.
+    with ``ZEHAL_TRACE_RAW`` (or ``ZEHAL_TRACE_OUTPUT``) set, so processes that import
+    zehal trace themselves.
     """
+    from . import trace_session
+
     if not argv:
         raise ValueError("trace_command: no command")
+    fmt = fmt or format_of(output)
+    if fmt not in ("json", "perfetto", "otf2"):
+        raise ValueError(f"trace_command: format {fmt!r} is not one of json, perfetto, otf2")
+    if fmt != "json" or trace_session.launched_by_mpi():
+        cmd = list(argv)
+        if _is_python(cmd[0]):
+            cmd = [cmd[0], "-m", "zehal.timeline", *cmd[1:]]
+        return _trace_streamed(cmd, output, fmt)
     with tempfile.TemporaryDirectory(prefix="zehal-trace-") as tmp:
         base = os.path.join(tmp, "raw")
         env = dict(os.environ)
@@ -363,6 +460,35 @@ def trace_command(argv: list[str], output: str) -> int:
     with open(output, "w", encoding="utf-8") as f:
         json.dump(trace, f)
     return status
+
+
+def merge(
+    paths: str | os.PathLike | Sequence[str | os.PathLike],
+    output: str | os.PathLike | None = None,
+    fmt: str | None = None,
+    processes: int | None = None,
+) -> Any:
+    """Merges the per-rank Perfetto files of a run (``paths``, or their folder) into one
+    timeline, each rank's clock mapped to rank 0's, and writes it to ``output`` (None: only
+    returns it) in ``fmt`` (None: from the output's name). Returns a
+    :class:`zehal.trace_merge.Merged`: the Perfetto bytes and a summary per rank.
+    Raises :class:`zehal.trace_merge.TraceFileError`, naming the file, for a truncated or
+    foreign file, a missing rank or two runs mixed. The Perfetto bytes are in the result
+    unless they were written to a Perfetto ``output``."""
+    from . import trace_formats, trace_merge
+
+    fmt = fmt or (format_of(os.fspath(output)) if output is not None else "perfetto")
+    if fmt not in trace_formats.FORMATS:
+        raise ValueError(f"merge: format {fmt!r} is not one of {', '.join(trace_formats.FORMATS)}")
+    merged = trace_merge.merge_files(paths, output if fmt == "perfetto" else None, processes)
+    if output is not None and fmt != "perfetto":
+        processes_ = trace_formats.load(merged.data)
+        if fmt == "json":
+            with open(output, "w", encoding="utf-8") as f:
+                json.dump(trace_formats.chrome_json(processes_), f)
+        else:
+            trace_formats.write_otf2(processes_, os.fspath(output))
+    return merged
 
 
 def _main(argv: list[str]) -> int:

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "zehal/ze_result.h"
+#include "common/clock_skew.hpp"
 
 namespace zehal::sim {
 
@@ -24,6 +25,10 @@ struct SimConfig {
     std::optional<uint64_t> fail_allocation_after;  // allocations after the first N fail
     uint64_t async_records_per_s = 100'000;         // rate of the asynchronous trace source
     uint64_t async_burst_records = 0;               // records it emits at once when started
+    // Test-only: the host clock of the device's synchronized timestamps (global_timestamps,
+    // and so the tracer's clock-sync records) reads as skewed by ZEHAL_TEST_CLOCK_SKEW, as
+    // a node whose clock is off would read it; the ticks run on the unskewed clock.
+    ClockSkew host_skew = test_clock_skew();
     // Set by from_env for the first variable whose text is not a value of its field, as
     // "<field> = \"<text>\" (<what is allowed>)"; empty otherwise.
     std::string malformed;

@@ -218,10 +218,11 @@ ze_result_t SimDevice::create_event_pool(uint32_t count, uint32_t flags, std::sh
 ze_result_t SimDevice::global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) {
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!host_ns || !device_ticks) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    // One host reading, and the ticks of that same instant.
+    // One host reading, and the ticks of that same instant; the host time as the
+    // (test-only skewed) node clock reads it.
     const uint64_t host = host_now_ns();
     *device_ticks = clock_.ticks_at(host) & hal::timestamp_max(config_.timestamp_valid_bits);
-    *host_ns = host;
+    *host_ns = static_cast<uint64_t>(config_.host_skew.apply(host));
     return ZE_RESULT_SUCCESS;
 }
 
