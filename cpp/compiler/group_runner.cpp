@@ -29,7 +29,7 @@ class Scratch {
 public:
     uint8_t* get(size_t bytes) {
         if (bytes > size_) {
-            memory_.reset(static_cast<uint8_t*>(::operator new(bytes, std::align_val_t{kLocalAlign})));
+            memory_.reset(static_cast<uint8_t*>(::operator new (bytes, std::align_val_t{kLocalAlign})));
             size_ = bytes;
         }
         return memory_.get();
@@ -37,7 +37,7 @@ public:
 
 private:
     struct Free {
-        void operator()(uint8_t* p) const { ::operator delete(p, std::align_val_t{kLocalAlign}); }
+        void operator()(uint8_t* p) const { ::operator delete (p, std::align_val_t{kLocalAlign}); }
     };
     std::unique_ptr<uint8_t, Free> memory_;
     size_t size_ = 0;
@@ -62,8 +62,8 @@ public:
             base_ = nullptr;
             count_ = 0;
         }
-        void* base = mmap(nullptr, count * stride(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                          -1, 0);
+        void* base = mmap(nullptr, count * stride(), PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (base == MAP_FAILED) {
             return false;
         }
