@@ -104,9 +104,8 @@ void kernels(bool quick) {
     grid.group_size = {group, 1, 1};
     const LaunchArgs args{values, {}};
     std::string error;
-    const double native = best_of(reps, [&] {
-        parallel_for(n, threads, [&](size_t b, size_t e) { native_saxpy(yp, xp, a, b, e); });
-    });
+    const double native = best_of(
+        reps, [&] { parallel_for(n, threads, [&](size_t b, size_t e) { native_saxpy(yp, xp, a, b, e); }); });
     auto bench = build("bench");
     const double exact = best_of(reps, [&] { bench->run(1, args, grid, &error); });
     row("saxpy (SPIR-V, host JIT) ms", exact * 1e3, "ms", native * 1e3, "same loop, g++ -O2, threads");

@@ -54,14 +54,16 @@ bool exchange(int to_child, int from_out, int from_err, std::string_view input, 
     }
     std::array<char, 65536> buffer;
     while (from_out >= 0 || from_err >= 0) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                                std::chrono::steady_clock::now());
         if (left.count() <= 0) {
             if (to_child >= 0) {
                 ::close(to_child);
             }
             return false;
         }
-        std::array<pollfd, 3> fds{pollfd{from_out, POLLIN, 0}, pollfd{from_err, POLLIN, 0}, pollfd{to_child, POLLOUT, 0}};
+        std::array<pollfd, 3> fds{pollfd{from_out, POLLIN, 0}, pollfd{from_err, POLLIN, 0},
+                                  pollfd{to_child, POLLOUT, 0}};
         if (poll(fds.data(), fds.size(), static_cast<int>(left.count())) < 0 && errno != EINTR) {
             break;
         }

@@ -9,12 +9,12 @@ namespace zehal::compiler {
 
 // What a child process did.
 struct ChildResult {
-    bool started = false;     // false: it could not be started (`out_text` says why)
-    bool timed_out = false;   // it was killed at the deadline
-    int exit_status = -1;     // its exit status when it exited
-    int signal = 0;           // the signal that ended it, else 0
-    std::string out_text;     // its standard output
-    std::string err_text;     // its standard error
+    bool started = false;    // false: it could not be started (`out_text` says why)
+    bool timed_out = false;  // it was killed at the deadline
+    int exit_status = -1;    // its exit status when it exited
+    int signal = 0;          // the signal that ended it, else 0
+    std::string out_text;    // its standard output
+    std::string err_text;    // its standard error
 };
 
 // Runs `program` (no arguments) with `input` on its standard input, and returns once it

@@ -12,8 +12,8 @@ namespace zehal::compiler {
 
 // What stopped a guarded call.
 struct Fault {
-    int signal = 0;          // SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT
-    uintptr_t address = 0;   // the faulting address (si_addr), 0 for SIGABRT
+    int signal = 0;         // SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT
+    uintptr_t address = 0;  // the faulting address (si_addr), 0 for SIGABRT
     std::string describe() const;
 };
 

@@ -14,9 +14,43 @@
 #include "fault_guard.hpp"
 #include "work_pool.hpp"
 
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#endif
+
 namespace zehal::compiler {
 
 namespace {
+
+// ThreadSanitizer follows stack switches only when told: each fiber gets a TSan fiber,
+// and every switch says where it goes. Nothing in other builds.
+#if defined(__SANITIZE_THREAD__)
+struct SanitizerFibers {
+    void* scheduler = nullptr;
+    std::vector<void*> fibers;
+    void create(size_t count) {
+        scheduler = __tsan_get_current_fiber();
+        for (size_t i = 0; i < count; ++i) {
+            fibers.push_back(__tsan_create_fiber(0));
+        }
+    }
+    void to_fiber(size_t i) const { __tsan_switch_to_fiber(fibers[i], 0); }
+    void to_scheduler() const { __tsan_switch_to_fiber(scheduler, 0); }
+    void destroy() {
+        for (void* fiber : fibers) {
+            __tsan_destroy_fiber(fiber);
+        }
+        fibers.clear();
+    }
+};
+#else
+struct SanitizerFibers {
+    void create(size_t) {}
+    void to_fiber(size_t) const {}
+    void to_scheduler() const {}
+    void destroy() {}
+};
+#endif
 
 constexpr size_t kFiberStackBytes = 128 * 1024;
 constexpr size_t kLocalAlign = 64;
@@ -29,7 +63,7 @@ class Scratch {
 public:
     uint8_t* get(size_t bytes) {
         if (bytes > size_) {
-            memory_.reset(static_cast<uint8_t*>(::operator new(bytes, std::align_val_t{kLocalAlign})));
+            memory_.reset(static_cast<uint8_t*>(::operator new (bytes, std::align_val_t{kLocalAlign})));
             size_ = bytes;
         }
         return memory_.get();
@@ -37,7 +71,7 @@ public:
 
 private:
     struct Free {
-        void operator()(uint8_t* p) const { ::operator delete(p, std::align_val_t{kLocalAlign}); }
+        void operator()(uint8_t* p) const { ::operator delete (p, std::align_val_t{kLocalAlign}); }
     };
     std::unique_ptr<uint8_t, Free> memory_;
     size_t size_ = 0;
@@ -62,8 +96,8 @@ public:
             base_ = nullptr;
             count_ = 0;
         }
-        void* base = mmap(nullptr, count * stride(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                          -1, 0);
+        void* base = mmap(nullptr, count * stride(), PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (base == MAP_FAILED) {
             return false;
         }
@@ -91,6 +125,7 @@ struct FiberGroup {
     std::vector<WorkItemContext> contexts;
     std::vector<uint8_t> finished;
     size_t current = 0;
+    SanitizerFibers sanitizer;
 };
 
 thread_local FiberGroup* starting_group = nullptr;
@@ -101,6 +136,7 @@ void fiber_main() {
     const size_t i = group->current;
     group->entry(group->slots, &group->contexts[i]);
     group->finished[i] = 1;
+    group->sanitizer.to_scheduler();
 }
 
 // What one thread keeps between groups.
@@ -166,6 +202,8 @@ void run_fibers(GroupRun* run) {
         fiber.uc_link = &group.scheduler;
         makecontext(&fiber, fiber_main, 0);
     }
+    group.sanitizer.destroy();
+    group.sanitizer.create(count);
     // Rounds: each runs every unfinished work-item to its next barrier or its end.
     size_t left = count;
     while (left > 0) {
@@ -176,6 +214,7 @@ void run_fibers(GroupRun* run) {
             }
             group.current = i;
             starting_group = &group;
+            group.sanitizer.to_fiber(i);
             swapcontext(&group.scheduler, &group.fibers[i]);
             left += group.finished[i] == 0 ? 1 : 0;
         }
@@ -189,6 +228,7 @@ extern "C" void zehal_work_group_barrier(WorkItemContext* context) {
     if (group == nullptr) {
         return;  // a kernel without barriers in its own code reaches none at run time
     }
+    group->sanitizer.to_scheduler();
     swapcontext(&group->fibers[group->current], &group->scheduler);
 }
 

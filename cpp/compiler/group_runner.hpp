@@ -19,8 +19,8 @@ inline constexpr uint64_t kMaxFiberGroupItems = 1024;
 // One kernel of a host module, as the table lists it.
 struct HostKernel {
     GroupEntry entry = nullptr;
-    bool per_work_item = false;      // has barriers: fibers
-    std::vector<ArgInfo> args;       // its signature
+    bool per_work_item = false;  // has barriers: fibers
+    std::vector<ArgInfo> args;   // its signature
 };
 
 // Runs `kernel` over `grid`; `local_bytes` of static __local variables per group.

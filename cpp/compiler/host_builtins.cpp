@@ -52,7 +52,8 @@ std::optional<Mangled> demangle(llvm::StringRef mangled) {
 
 // `value` as `type`: a scalar splatted to a vector type.
 llvm::Value* fit(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Type* type) {
-    if (auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(type); vector != nullptr && !value->getType()->isVectorTy()) {
+    if (auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(type);
+        vector != nullptr && !value->getType()->isVectorTy()) {
         return b.CreateVectorSplat(vector->getNumElements(), value);
     }
     return value;
@@ -110,7 +111,8 @@ llvm::Value* emit_atomic(llvm::IRBuilder<>& b, const Mangled& m, llvm::Function&
     } else {
         return nullptr;
     }
-    llvm::Value* operand = f.arg_size() > 1 ? static_cast<llvm::Value*>(f.getArg(1)) : llvm::ConstantInt::get(f.getReturnType(), 1);
+    llvm::Value* operand = f.arg_size() > 1 ? static_cast<llvm::Value*>(f.getArg(1))
+                                            : llvm::ConstantInt::get(f.getReturnType(), 1);
     return b.CreateAtomicRMW(kind, pointer, operand, llvm::MaybeAlign(), order);
 }
 
@@ -126,15 +128,15 @@ llvm::Value* emit_float(llvm::IRBuilder<>& b, std::string name, llvm::Function& 
         }
     }
     static const std::map<std::string, llvm::Intrinsic::ID> kUnary{
-        {"sqrt", llvm::Intrinsic::sqrt},   {"fabs", llvm::Intrinsic::fabs},   {"floor", llvm::Intrinsic::floor},
-        {"ceil", llvm::Intrinsic::ceil},   {"trunc", llvm::Intrinsic::trunc}, {"round", llvm::Intrinsic::round},
-        {"rint", llvm::Intrinsic::rint},   {"exp", llvm::Intrinsic::exp},     {"exp2", llvm::Intrinsic::exp2},
-        {"log", llvm::Intrinsic::log},     {"log2", llvm::Intrinsic::log2},   {"log10", llvm::Intrinsic::log10},
-        {"sin", llvm::Intrinsic::sin},     {"cos", llvm::Intrinsic::cos},
+        {"sqrt", llvm::Intrinsic::sqrt}, {"fabs", llvm::Intrinsic::fabs},   {"floor", llvm::Intrinsic::floor},
+        {"ceil", llvm::Intrinsic::ceil}, {"trunc", llvm::Intrinsic::trunc}, {"round", llvm::Intrinsic::round},
+        {"rint", llvm::Intrinsic::rint}, {"exp", llvm::Intrinsic::exp},     {"exp2", llvm::Intrinsic::exp2},
+        {"log", llvm::Intrinsic::log},   {"log2", llvm::Intrinsic::log2},   {"log10", llvm::Intrinsic::log10},
+        {"sin", llvm::Intrinsic::sin},   {"cos", llvm::Intrinsic::cos},
     };
     static const std::map<std::string, llvm::Intrinsic::ID> kBinary{
-        {"fmin", llvm::Intrinsic::minnum}, {"fmax", llvm::Intrinsic::maxnum}, {"min", llvm::Intrinsic::minnum},
-        {"max", llvm::Intrinsic::maxnum},  {"pow", llvm::Intrinsic::pow},     {"powr", llvm::Intrinsic::pow},
+        {"fmin", llvm::Intrinsic::minnum},       {"fmax", llvm::Intrinsic::maxnum}, {"min", llvm::Intrinsic::minnum},
+        {"max", llvm::Intrinsic::maxnum},        {"pow", llvm::Intrinsic::pow},     {"powr", llvm::Intrinsic::pow},
         {"copysign", llvm::Intrinsic::copysign},
     };
     if (auto it = kUnary.find(name); it != kUnary.end() && a.size() == 1) {
@@ -164,8 +166,8 @@ llvm::Value* emit_float(llvm::IRBuilder<>& b, std::string name, llvm::Function& 
         return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {type}, a);
     }
     if (name == "clamp" && a.size() == 3) {
-        return b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, a[0], a[1]),
-                                       a[2]);
+        return b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum,
+                                       b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, a[0], a[1]), a[2]);
     }
     if (name == "mix" && a.size() == 3) {
         return b.CreateFAdd(a[0], b.CreateFMul(b.CreateFSub(a[1], a[0]), a[2]));
@@ -174,8 +176,8 @@ llvm::Value* emit_float(llvm::IRBuilder<>& b, std::string name, llvm::Function& 
         return b.CreateSelect(b.CreateFCmpOLT(a[1], a[0]), zero, one);
     }
     if (name == "sign" && a.size() == 1) {
-        llvm::Value* magnitude = b.CreateSelect(b.CreateFCmpOGT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]), zero),
-                                                one, zero);
+        llvm::Value* magnitude = b.CreateSelect(
+            b.CreateFCmpOGT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]), zero), one, zero);
         return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, magnitude, a[0]);
     }
     if (name == "degrees" && a.size() == 1) {
@@ -185,11 +187,12 @@ llvm::Value* emit_float(llvm::IRBuilder<>& b, std::string name, llvm::Function& 
         return b.CreateFMul(a[0], constant_like(type, std::numbers::pi / 180.0));
     }
     if (name == "pown" && a.size() == 2) {
-        return b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a[0], fit(b, b.CreateSIToFP(a[1], type->getScalarType()), type));
+        return b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a[0],
+                                       fit(b, b.CreateSIToFP(a[1], type->getScalarType()), type));
     }
-    static const std::set<std::string> kLibmUnary{"tan",  "asin",  "acos", "atan",  "sinh",  "cosh",   "tanh",
-                                                  "asinh", "acosh", "atanh", "exp10", "expm1", "log1p", "cbrt",
-                                                  "erf",  "erfc",  "tgamma", "lgamma", "logb"};
+    static const std::set<std::string> kLibmUnary{"tan",   "asin",  "acos",   "atan",   "sinh",  "cosh",  "tanh",
+                                                  "asinh", "acosh", "atanh",  "exp10",  "expm1", "log1p", "cbrt",
+                                                  "erf",   "erfc",  "tgamma", "lgamma", "logb"};
     static const std::set<std::string> kLibmBinary{"atan2", "hypot", "fdim", "remainder", "nextafter"};
     if ((a.size() == 1 && kLibmUnary.count(name) != 0) || (a.size() == 2 && kLibmBinary.count(name) != 0)) {
         return call_libm(b, name, a, type);
@@ -235,8 +238,12 @@ llvm::Value* emit_integer(llvm::IRBuilder<>& b, const Mangled& m, llvm::Function
     }
     const std::string& name = m.name;
     const bool s = m.is_signed;
-    auto min = [&](llvm::Value* x, llvm::Value* y) { return b.CreateSelect(s ? b.CreateICmpSLT(x, y) : b.CreateICmpULT(x, y), x, y); };
-    auto max = [&](llvm::Value* x, llvm::Value* y) { return b.CreateSelect(s ? b.CreateICmpSGT(x, y) : b.CreateICmpUGT(x, y), x, y); };
+    auto min = [&](llvm::Value* x, llvm::Value* y) {
+        return b.CreateSelect(s ? b.CreateICmpSLT(x, y) : b.CreateICmpULT(x, y), x, y);
+    };
+    auto max = [&](llvm::Value* x, llvm::Value* y) {
+        return b.CreateSelect(s ? b.CreateICmpSGT(x, y) : b.CreateICmpUGT(x, y), x, y);
+    };
     if (name == "min" && a.size() == 2) {
         return min(a[0], a[1]);
     }
@@ -247,7 +254,8 @@ llvm::Value* emit_integer(llvm::IRBuilder<>& b, const Mangled& m, llvm::Function
         return min(max(a[0], a[1]), a[2]);
     }
     if (name == "abs" && a.size() == 1) {
-        return s ? b.CreateSelect(b.CreateICmpSLT(a[0], llvm::Constant::getNullValue(type)), b.CreateNeg(a[0]), a[0]) : a[0];
+        return s ? b.CreateSelect(b.CreateICmpSLT(a[0], llvm::Constant::getNullValue(type)), b.CreateNeg(a[0]), a[0])
+                 : a[0];
     }
     if (name == "abs_diff" && a.size() == 2) {
         return b.CreateSub(max(a[0], a[1]), min(a[0], a[1]));
@@ -256,7 +264,8 @@ llvm::Value* emit_integer(llvm::IRBuilder<>& b, const Mangled& m, llvm::Function
         return b.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, a[0]);
     }
     if ((name == "clz" || name == "ctz") && a.size() == 1) {
-        return b.CreateBinaryIntrinsic(name == "clz" ? llvm::Intrinsic::ctlz : llvm::Intrinsic::cttz, a[0], b.getFalse());
+        return b.CreateBinaryIntrinsic(name == "clz" ? llvm::Intrinsic::ctlz : llvm::Intrinsic::cttz, a[0],
+                                       b.getFalse());
     }
     if (name == "rotate" && a.size() == 2) {
         return b.CreateIntrinsic(llvm::Intrinsic::fshl, {type}, {a[0], a[0], a[1]});

@@ -40,7 +40,8 @@ std::vector<llvm::Value*> unpack_arguments(llvm::IRBuilder<>& b, llvm::Function*
             copies->push_back({copy, slot, layout.getTypeAllocSize(value_type)});
             values.push_back(b.CreatePointerBitCastOrAddrSpaceCast(copy, type));
         } else if (type->isPointerTy()) {
-            llvm::Value* pointer = b.CreateLoad(b.getInt8PtrTy(), b.CreateBitCast(slot, b.getInt8PtrTy()->getPointerTo()));
+            llvm::Value* pointer = b.CreateLoad(b.getInt8PtrTy(),
+                                                b.CreateBitCast(slot, b.getInt8PtrTy()->getPointerTo()));
             values.push_back(b.CreatePointerBitCastOrAddrSpaceCast(pointer, type));
         } else {
             llvm::LoadInst* value = b.CreateLoad(type, b.CreateBitCast(slot, type->getPointerTo()));
@@ -142,14 +143,14 @@ void add_entries(llvm::Module& module, const std::vector<llvm::Function*>& kerne
     std::vector<llvm::Constant*> rows;
     for (size_t i = 0; i < kernels.size(); ++i) {
         llvm::Function* entry = add_entry(module, kernels[i], i, per_work_item[i]);
-        rows.push_back(llvm::ConstantStruct::get(
-            row_type, {llvm::ConstantExpr::getBitCast(entry, byte_pointer), llvm::ConstantInt::get(i64, per_work_item[i])}));
+        rows.push_back(llvm::ConstantStruct::get(row_type, {llvm::ConstantExpr::getBitCast(entry, byte_pointer),
+                                                            llvm::ConstantInt::get(i64, per_work_item[i])}));
     }
     auto* rows_type = llvm::ArrayType::get(row_type, rows.size());
     auto* table_type = llvm::StructType::get(c, {i64, i64, rows_type});
-    auto* table = llvm::ConstantStruct::get(
-        table_type, {llvm::ConstantInt::get(i64, local_bytes), llvm::ConstantInt::get(i64, kernels.size()),
-                     llvm::ConstantArray::get(rows_type, rows)});
+    auto* table = llvm::ConstantStruct::get(table_type, {llvm::ConstantInt::get(i64, local_bytes),
+                                                         llvm::ConstantInt::get(i64, kernels.size()),
+                                                         llvm::ConstantArray::get(rows_type, rows)});
     new llvm::GlobalVariable(module, table_type, true, llvm::GlobalValue::ExternalLinkage, table, kModuleTableSymbol);
 }
 

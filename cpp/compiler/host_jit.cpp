@@ -31,7 +31,10 @@ class HostModuleImpl final : public HostModule {
 public:
     HostModuleImpl(std::shared_ptr<const Program> program, std::unique_ptr<llvm::orc::LLJIT> jit,
                    std::vector<HostKernel> kernels, uint64_t local_bytes)
-        : program_(std::move(program)), jit_(std::move(jit)), kernels_(std::move(kernels)), local_bytes_(local_bytes) {}
+        : program_(std::move(program)),
+          jit_(std::move(jit)),
+          kernels_(std::move(kernels)),
+          local_bytes_(local_bytes) {}
 
     ze_result_t run(uint32_t index, const LaunchArgs& args, const LaunchGrid& grid, std::string* error) const override {
         if (index >= kernels_.size()) {
@@ -110,7 +113,7 @@ ze_result_t compile_object(const ProgramImpl& program, llvm::TargetMachine& mach
 
 // An LLJIT holding `object`, its outside symbols the runtime's and this process's.
 llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> load_object(llvm::orc::JITTargetMachineBuilder builder,
-                                                             const std::string& object) {
+                                                              const std::string& object) {
     auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(builder)).create();
     if (!jit) {
         return jit.takeError();

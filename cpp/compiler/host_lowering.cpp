@@ -25,19 +25,21 @@ enum class Query { global_id, local_id, group_id, local_size, num_groups, global
 
 std::optional<Query> query_of(llvm::StringRef name) {
     static const std::map<std::string, Query, std::less<>> kQueries{
-        {"_Z13get_global_idj", Query::global_id},       {"_Z12get_local_idj", Query::local_id},
-        {"_Z12get_group_idj", Query::group_id},         {"_Z14get_local_sizej", Query::local_size},
-        {"_Z23get_enqueued_local_sizej", Query::local_size}, {"_Z14get_num_groupsj", Query::num_groups},
-        {"_Z15get_global_sizej", Query::global_size},   {"_Z17get_global_offsetj", Query::global_offset},
+        {"_Z13get_global_idj", Query::global_id},
+        {"_Z12get_local_idj", Query::local_id},
+        {"_Z12get_group_idj", Query::group_id},
+        {"_Z14get_local_sizej", Query::local_size},
+        {"_Z23get_enqueued_local_sizej", Query::local_size},
+        {"_Z14get_num_groupsj", Query::num_groups},
+        {"_Z15get_global_sizej", Query::global_size},
+        {"_Z17get_global_offsetj", Query::global_offset},
         {"_Z12get_work_dimv", Query::work_dim},
     };
     auto it = kQueries.find(name);
     return it == kQueries.end() ? std::nullopt : std::optional<Query>(it->second);
 }
 
-bool is_barrier(llvm::StringRef name) {
-    return name == "_Z7barrierj" || name.startswith("_Z18work_group_barrierj");
-}
+bool is_barrier(llvm::StringRef name) { return name == "_Z7barrierj" || name.startswith("_Z18work_group_barrierj"); }
 
 bool is_fence(llvm::StringRef name) {
     return name == "_Z9mem_fencej" || name == "_Z14read_mem_fencej" || name == "_Z15write_mem_fencej";
@@ -62,34 +64,34 @@ llvm::Value* emit_query(llvm::IRBuilder<>& b, llvm::Value* context, Query query,
     llvm::Value* value = nullptr;
     bool is_size = false;
     switch (query) {
-    case Query::global_id:
-        value = b.CreateAdd(b.CreateAdd(b.CreateMul(field(kGroupIdOffset), field(kLocalSizeOffset)),
-                                        field(kLocalIdOffset)),
-                            field(kGlobalOffsetOffset));
-        break;
-    case Query::local_id:
-        value = field(kLocalIdOffset);
-        break;
-    case Query::group_id:
-        value = field(kGroupIdOffset);
-        break;
-    case Query::global_offset:
-        value = field(kGlobalOffsetOffset);
-        break;
-    case Query::local_size:
-        value = field(kLocalSizeOffset);
-        is_size = true;
-        break;
-    case Query::num_groups:
-        value = field(kNumGroupsOffset);
-        is_size = true;
-        break;
-    case Query::global_size:
-        value = b.CreateMul(field(kNumGroupsOffset), field(kLocalSizeOffset));
-        is_size = true;
-        break;
-    case Query::work_dim:
-        break;
+        case Query::global_id:
+            value = b.CreateAdd(
+                b.CreateAdd(b.CreateMul(field(kGroupIdOffset), field(kLocalSizeOffset)), field(kLocalIdOffset)),
+                field(kGlobalOffsetOffset));
+            break;
+        case Query::local_id:
+            value = field(kLocalIdOffset);
+            break;
+        case Query::group_id:
+            value = field(kGroupIdOffset);
+            break;
+        case Query::global_offset:
+            value = field(kGlobalOffsetOffset);
+            break;
+        case Query::local_size:
+            value = field(kLocalSizeOffset);
+            is_size = true;
+            break;
+        case Query::num_groups:
+            value = field(kNumGroupsOffset);
+            is_size = true;
+            break;
+        case Query::global_size:
+            value = b.CreateMul(field(kNumGroupsOffset), field(kLocalSizeOffset));
+            is_size = true;
+            break;
+        case Query::work_dim:
+            break;
     }
     return b.CreateSelect(in_range, value, b.getInt64(is_size ? 1 : 0));
 }
@@ -260,7 +262,8 @@ uint64_t lower_local_variables(llvm::Module& module) {
                 llvm::IRBuilder<> b(&*function->getEntryBlock().getFirstInsertionPt());
                 llvm::Argument* context = function->getArg(function->arg_size() - 1);
                 llvm::Value* slot = b.CreateInBoundsGEP(b.getInt8Ty(), context, b.getInt64(kLocalMemoryOffset));
-                llvm::Value* base = b.CreateLoad(b.getInt8PtrTy(), b.CreateBitCast(slot, b.getInt8PtrTy()->getPointerTo()));
+                llvm::Value* base = b.CreateLoad(b.getInt8PtrTy(),
+                                                 b.CreateBitCast(slot, b.getInt8PtrTy()->getPointerTo()));
                 llvm::Value* at = b.CreateInBoundsGEP(b.getInt8Ty(), base, b.getInt64(offset));
                 address = b.CreatePointerBitCastOrAddrSpaceCast(at, global->getType());
             }

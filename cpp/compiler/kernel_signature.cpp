@@ -32,14 +32,14 @@ ArgKind arg_kind(const llvm::Function& kernel, unsigned index) {
         return ArgKind::value;
     }
     switch (arg->getType()->getPointerAddressSpace()) {
-    case kGlobalSpace:
-        return ArgKind::global;
-    case kConstantSpace:
-        return ArgKind::constant;
-    case kLocalSpace:
-        return ArgKind::local;
-    default:
-        return ArgKind::global;  // generic pointers address global memory here
+        case kGlobalSpace:
+            return ArgKind::global;
+        case kConstantSpace:
+            return ArgKind::constant;
+        case kLocalSpace:
+            return ArgKind::local;
+        default:
+            return ArgKind::global;  // generic pointers address global memory here
     }
 }
 

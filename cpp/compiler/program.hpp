@@ -43,8 +43,8 @@ struct KernelInfo {
     std::string name;
     std::vector<ArgInfo> args;
     std::array<uint32_t, 3> required_group_size{};  // reqd_work_group_size; zeros when none
-    uint32_t private_bytes = 0;                      // private memory per work-item (estimate)
-    uint32_t local_bytes = 0;                        // static __local memory per group
+    uint32_t private_bytes = 0;                     // private memory per work-item (estimate)
+    uint32_t local_bytes = 0;                       // static __local memory per group
 };
 
 // The shape of a launch: group counts and sizes per dimension, every value >= 1.

@@ -17,8 +17,11 @@ namespace zehal::compiler {
 
 class ProgramImpl final : public Program {
 public:
-    ProgramImpl(std::shared_ptr<const std::string> bitcode, std::vector<KernelInfo> kernels, const std::array<uint8_t, 32>& digest)
-        : bitcode_(std::move(bitcode)), kernels_(std::move(kernels)), digest_(digest) {}
+    ProgramImpl(std::shared_ptr<const std::string> bitcode, std::vector<KernelInfo> kernels,
+                const std::array<uint8_t, 32>& digest)
+        : bitcode_(std::move(bitcode)),
+          kernels_(std::move(kernels)),
+          digest_(digest) {}
 
     const std::vector<KernelInfo>& kernels() const override { return kernels_; }
     int find(std::string_view name) const override;

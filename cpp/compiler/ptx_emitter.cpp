@@ -56,7 +56,8 @@ llvm::Function* lower_local_arguments(llvm::Function* kernel, llvm::GlobalVariab
         return kernel;
     }
     auto* type = llvm::FunctionType::get(old_type->getReturnType(), params, false);
-    llvm::Function* g = llvm::Function::Create(type, kernel->getLinkage(), kernel->getAddressSpace(), "", kernel->getParent());
+    llvm::Function* g = llvm::Function::Create(type, kernel->getLinkage(), kernel->getAddressSpace(), "",
+                                               kernel->getParent());
     g->takeName(kernel);
     g->copyMetadata(kernel, 0);
     g->setCallingConv(kernel->getCallingConv());
@@ -83,14 +84,18 @@ llvm::Function* lower_local_arguments(llvm::Function* kernel, llvm::GlobalVariab
 void annotate_kernel(llvm::Module& module, llvm::Function* kernel) {
     llvm::LLVMContext& c = module.getContext();
     llvm::NamedMDNode* annotations = module.getOrInsertNamedMetadata("nvvm.annotations");
-    auto i32 = [&](uint32_t v) { return llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(c), v)); };
-    annotations->addOperand(llvm::MDNode::get(c, {llvm::ConstantAsMetadata::get(kernel), llvm::MDString::get(c, "kernel"), i32(1)}));
+    auto i32 = [&](uint32_t v) {
+        return llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(c), v));
+    };
+    annotations->addOperand(
+        llvm::MDNode::get(c, {llvm::ConstantAsMetadata::get(kernel), llvm::MDString::get(c, "kernel"), i32(1)}));
     if (llvm::MDNode* reqd = kernel->getMetadata("reqd_work_group_size")) {
         static constexpr std::array<const char*, 3> kNames{"reqntidx", "reqntidy", "reqntidz"};
         for (unsigned d = 0; d < 3 && d < reqd->getNumOperands(); ++d) {
             if (auto* v = llvm::mdconst::dyn_extract<llvm::ConstantInt>(reqd->getOperand(d))) {
-                annotations->addOperand(llvm::MDNode::get(
-                    c, {llvm::ConstantAsMetadata::get(kernel), llvm::MDString::get(c, kNames[d]), i32(static_cast<uint32_t>(v->getZExtValue()))}));
+                annotations->addOperand(
+                    llvm::MDNode::get(c, {llvm::ConstantAsMetadata::get(kernel), llvm::MDString::get(c, kNames[d]),
+                                          i32(static_cast<uint32_t>(v->getZExtValue()))}));
             }
         }
     }
@@ -102,8 +107,10 @@ void define_work_dim(llvm::Function& f) {
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(f.getContext(), "entry", &f));
     llvm::Module* m = f.getParent();
     auto read = [&](llvm::Intrinsic::ID id) { return b.CreateCall(llvm::Intrinsic::getDeclaration(m, id)); };
-    llvm::Value* z = b.CreateMul(read(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_z), read(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z));
-    llvm::Value* y = b.CreateMul(read(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_y), read(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y));
+    llvm::Value* z = b.CreateMul(read(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_z),
+                                 read(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z));
+    llvm::Value* y = b.CreateMul(read(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_y),
+                                 read(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y));
     llvm::Value* dim = b.CreateSelect(b.CreateICmpUGT(z, b.getInt32(1)), b.getInt32(3),
                                       b.CreateSelect(b.CreateICmpUGT(y, b.getInt32(1)), b.getInt32(2), b.getInt32(1)));
     b.CreateRet(dim);
@@ -180,7 +187,8 @@ ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine
     // Loaded lazily: only the builtins the kernels call are read and linked.
     std::unique_ptr<llvm::Module> libclc = llvm::getLazyIRFileModule(ZEHAL_LIBCLC_NVPTX, diagnostic, c);
     if (!libclc) {
-        return fail(log, std::string("cannot read libclc (") + ZEHAL_LIBCLC_NVPTX + "): " + diagnostic.getMessage().str());
+        return fail(log,
+                    std::string("cannot read libclc (") + ZEHAL_LIBCLC_NVPTX + "): " + diagnostic.getMessage().str());
     }
     libclc->setTargetTriple(kTriple);
     libclc->setDataLayout(module.getDataLayout());

@@ -25,7 +25,8 @@ int faulting_kernels_in_child() {
     std::string error;
     Args store;
     store.value(uint64_t{16}).value(uint32_t{1});
-    if (faults.module->run(faults.index("store_at"), store.launch(), grid_1d(4, 4), &error) != ZE_RESULT_ERROR_UNKNOWN ||
+    if (faults.module->run(faults.index("store_at"), store.launch(), grid_1d(4, 4), &error) !=
+            ZE_RESULT_ERROR_UNKNOWN ||
         error.find("SIGSEGV") == std::string::npos) {
         return 11;
     }
@@ -42,7 +43,8 @@ int faulting_kernels_in_child() {
     for (int round = 0; round < 8; ++round) {
         Args fill;
         fill.value(data.data()).value(uint32_t{7});
-        if (buffers.module->run(buffers.index("fill_uint"), fill.launch(), grid_1d(4, 4), &error) != ZE_RESULT_SUCCESS) {
+        if (buffers.module->run(buffers.index("fill_uint"), fill.launch(), grid_1d(4, 4), &error) !=
+            ZE_RESULT_SUCCESS) {
             return 13;
         }
         if (faults.module->run(faults.index("store_at"), store.launch(), grid_1d(2, 2), &error) !=

@@ -329,7 +329,8 @@ TEST(HostKernels, RejectsArgumentsThatDoNotMatch) {
     EXPECT_EQ(built.module->run(99, fill.launch(), grid_1d(1, 1), &error), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     LaunchGrid zero = grid_1d(1, 1);
     zero.group_count[1] = 0;
-    EXPECT_EQ(built.module->run(built.index("fill_uint"), fill.launch(), zero, &error), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(built.module->run(built.index("fill_uint"), fill.launch(), zero, &error),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);
 }
 
 }  // namespace

@@ -85,9 +85,8 @@ TEST(Program, RejectsBadBinaries) {
     const auto good = spirv_file("buffers");
     ASSERT_GT(good.size(), 64u);
     expect_build_failure({}, "empty");
-    expect_build_failure({'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '!', ' ', ' ', ' ', ' ', 'x', 'y',
-                          'z', 'w'},
-                         "text");
+    expect_build_failure(
+        {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '!', ' ', ' ', ' ', ' ', 'x', 'y', 'z', 'w'}, "text");
     expect_build_failure(std::vector<uint8_t>(good.begin(), good.begin() + good.size() / 2), "truncated half");
     expect_build_failure(std::vector<uint8_t>(good.begin(), good.end() - 3), "not whole words");
     auto huge_bound = good;

@@ -45,9 +45,9 @@ inline std::shared_ptr<const Program> load_program(const std::string& name) {
 }  // namespace zehal::compiler::testing
 
 // Skips a test of a build without the compiler.
-#define ZEHAL_REQUIRE_COMPILER()                                                              \
-    do {                                                                                      \
-        if (!::zehal::compiler::available()) {                                                \
+#define ZEHAL_REQUIRE_COMPILER()                                                                \
+    do {                                                                                        \
+        if (!::zehal::compiler::available()) {                                                  \
             GTEST_SKIP() << "kernels unavailable: " << ::zehal::compiler::unavailable_reason(); \
-        }                                                                                     \
+        }                                                                                       \
     } while (0)
