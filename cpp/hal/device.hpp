@@ -69,6 +69,18 @@ public:
     // freed with free(). UNSUPPORTED_FEATURE where the backend cannot import.
     virtual ze_result_t import_dma_buf(int fd, size_t size, void** out) = 0;
 
+    // True when this device's engines and kernels read and write `other`'s device memory
+    // directly (Level Zero's zeDeviceCanAccessPeer). A device accesses itself. Copies between
+    // two devices of one backend run either way (contract §2.2, docs/devices.md).
+    virtual bool can_access_peer(const Device& other) const { return &other == this; }
+    // How this device reaches `other`'s memory. DEVICE_LOST when either device is lost.
+    virtual ze_result_t peer_properties(const Device& other, PeerProperties* out) const {
+        if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        *out = PeerProperties{};
+        out->access = can_access_peer(other);
+        return ZE_RESULT_SUCCESS;
+    }
+
     // Sim only: the device is lost from now on (UNSUPPORTED_FEATURE elsewhere).
     virtual ze_result_t lose() = 0;
     // True when `event` is an event of this device (of one of its pools): the only events

@@ -93,7 +93,7 @@ private:
 
     std::atomic<bool> lost_{false};
     hal::PointerRegistry memory_;                // device, shared and imported allocations
-    hal::DeviceMemoryListing listing_{memory_};  // memory_ listed while the device lives
+    hal::DeviceMemoryListing listing_{memory_, this};  // memory_ listed while the device lives
     ForeignCudaMemory foreign_{api_, ordinal_};  // other libraries' CUDA memory
 };
 

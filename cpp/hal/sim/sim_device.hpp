@@ -56,19 +56,23 @@ public:
     ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
     ze_result_t lose() override;
+    // Every sim device of the process accesses every other's memory (docs/devices.md).
+    bool can_access_peer(const hal::Device& other) const override;
+    ze_result_t peer_properties(const hal::Device& other, hal::PeerProperties* out) const override;
     bool owns_event(const hal::Event& event) const noexcept override;
 
     // --- for the device's queues ---
     bool lost() const noexcept { return domain_->lost(); }
     hal::EventDomain& domain() noexcept { return *domain_; }
-    // The allocation of this device, or host memory of any backend, holding [p, p + size),
-    // or the range itself when it is system memory (hal::find_operand): SUCCESS,
-    // INVALID_ARGUMENT (another device's memory, pages not mapped), INVALID_SIZE (runs past
-    // its end). On SUCCESS with `held`, a zehal allocation is held for the command (*held, for
+    // The allocation of this device, of a peer sim device, or host memory of any backend,
+    // holding [p, p + size), or the range itself when it is system memory (hal::find_operand):
+    // SUCCESS, INVALID_ARGUMENT (a device of another backend's memory, pages not mapped),
+    // INVALID_SIZE (runs past its end), DEVICE_LOST (a lost peer's memory). On SUCCESS with
+    // `held`, a zehal allocation is held for the command (*held, for
     // hal::PointerRegistry::release once it is over): its free waits. System memory is not
-    // held (*held null).
+    // held (*held null). With `peer`, the owner of a peer's memory (else null) goes there.
     ze_result_t find_memory(const void* p, size_t size, hal::Allocation* out,
-                            hal::PointerRegistry::InFlight** held = nullptr) const;
+                            hal::PointerRegistry::InFlight** held = nullptr, hal::DeviceRef* peer = nullptr) const;
     // Export group of memory imported from one of this device's export memfds (from an
     // Allocation's tag), or kNoExport.
     static uint32_t export_group_of(const hal::Allocation& a) noexcept {
@@ -98,7 +102,7 @@ private:
     std::unique_ptr<SimTraceSource> trace_source_;  // trace_ as handed out
 
     hal::PointerRegistry memory_;                // device, shared and imported allocations
-    hal::DeviceMemoryListing listing_{memory_};  // memory_ listed while the device lives
+    hal::DeviceMemoryListing listing_{memory_, this};  // memory_ listed while the device lives
     // Bytes of device and shared memory in use. Relaxed CAS: a counter no other data hangs on.
     std::atomic<uint64_t> used_bytes_{0};
     // Allocations asked for, for fail_allocation_after (relaxed: a counter).

@@ -39,6 +39,15 @@ void fill_pattern(unsigned char* dst, size_t len, const unsigned char* pattern, 
     }
 }
 
+// The bytes per second a command moves at (0: unthrottled): the engine's, and the link's for
+// one that touches a peer's memory, whichever is lower.
+uint64_t throttle_of(const SimConfig& config, bool peer_link) {
+    const uint64_t engine = config.bandwidth_bytes_per_s;
+    const uint64_t link = peer_link ? config.link_bandwidth_bytes_per_s : 0;
+    if (engine == 0 || link == 0) return engine | link;
+    return std::min(engine, link);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- QueueState
@@ -272,7 +281,7 @@ void Engine::execute(QueueState& q, Command* c) {
 
 Engine::Ran Engine::run_parts(QueueState& q, const Command& c, bool aligned) {
     const SimClock& clock = *ctx_.clock;
-    const uint64_t bandwidth = ctx_.config->bandwidth_bytes_per_s;
+    const uint64_t bandwidth = throttle_of(*ctx_.config, c.peer_link);
     const size_t unit = c.kind == CommandKind::fill ? c.pattern_size : 1;
     const bool moves_data = c.kind == CommandKind::copy || c.kind == CommandKind::fill;
     const size_t units = moves_data ? c.size / unit : 0;

@@ -64,6 +64,9 @@ struct Command {
     // The holds on the allocations of dst and src (hal::PointerRegistry::hold_range), given
     // back when the node is recycled: the memory is not freed before.
     hal::PointerRegistry::InFlight* holds[2] = {nullptr, nullptr};
+    // dst or src is a peer device's memory: the copy or fill crosses the link, throttled at
+    // SimConfig::link_bandwidth_bytes_per_s.
+    bool peer_link = false;
 };
 
 // The commands of one queue, shared by the queue object and its engine (which keeps it
