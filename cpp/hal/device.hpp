@@ -73,6 +73,10 @@ public:
     // directly (Level Zero's zeDeviceCanAccessPeer). A device accesses itself. Copies between
     // two devices of one backend run either way (contract §2.2, docs/devices.md).
     virtual bool can_access_peer(const Device& other) const { return &other == this; }
+    // True when this device's engines copy to and from `other`'s device memory, directly or
+    // staged: such memory is an operand of its queues (hal::find_operand). Devices of one
+    // backend, unless the backend says otherwise.
+    virtual bool copies_peer_memory(const Device& other) const { return other.backend_name() == backend_name(); }
     // How this device reaches `other`'s memory. DEVICE_LOST when either device is lost.
     virtual ze_result_t peer_properties(const Device& other, PeerProperties* out) const {
         if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -86,6 +90,10 @@ public:
     // True when `event` is an event of this device (of one of its pools): the only events
     // its commands, and what stands on them (a tracer's notification), may signal.
     virtual bool owns_event(const Event& event) const noexcept = 0;
+    // True when commands of this device may wait for `event`: its own events, and where the
+    // backend can, another device's (every sim device's). Signals, resets and timestamp
+    // queries stay with the event's own device (owns_event).
+    virtual bool waits_for_event(const Event& event) const noexcept { return owns_event(event); }
 };
 
 using DeviceRef = std::shared_ptr<Device>;

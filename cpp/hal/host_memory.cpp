@@ -134,7 +134,7 @@ std::optional<ze_result_t> find_peer_operand(const PointerRegistry& device_memor
     if (!owner) return std::nullopt;
     // A device being destroyed has no owner left to lock: its memory is going too.
     if (owner->device) peer = std::const_pointer_cast<Device>(owner->device->weak_from_this().lock());
-    if (!self || !peer || self->backend_name() != peer->backend_name()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (!self || !peer || !self->copies_peer_memory(*peer)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     PointerInfo info;
     if (ze_result_t r = peer->pointer_info(p, &info); r == ZE_RESULT_ERROR_DEVICE_LOST) return r;
     Operand found;

@@ -84,6 +84,9 @@ enum class Placement {
 // system memory).
 inline bool is_pageable(Placement p) noexcept { return p == Placement::other_host || p == Placement::system; }
 
+// True for device memory: the device's own, or a peer's.
+inline bool is_device_memory(Placement p) noexcept { return p == Placement::device || p == Placement::peer; }
+
 // One operand of a copy, found.
 struct Operand {
     Allocation allocation;  // the allocation holding it (other_host: base, size, kind;
@@ -111,10 +114,10 @@ private:
 };
 
 // Placement::peer on a device of `device_memory`: [p, p + size) in the memory of another
-// device of the same backend. SUCCESS with *out (the owner in out->peer; with `held`, the
+// device whose memory it copies (Device::copies_peer_memory). SUCCESS with *out (the owner in out->peer; with `held`, the
 // allocation held as find_operand does); INVALID_SIZE past the end of its allocation;
 // DEVICE_LOST when the owner is lost; INVALID_ARGUMENT when no copy path exists (a device of
-// another backend; a registry no device lists). nullopt when no other device holds p.
+// another backend or driver; a registry no device lists). nullopt when no other device holds p.
 std::optional<ze_result_t> find_peer_operand(const PointerRegistry& device_memory, const void* p, size_t size,
                                              Operand* out, PointerRegistry::InFlight** held);
 

@@ -47,6 +47,10 @@ public:
     ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
     ze_result_t lose() override { return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; }
+    // cuDeviceCanAccessPeer between two CUDA devices (a device accesses itself).
+    bool can_access_peer(const hal::Device& other) const override;
+    // Access as can_access_peer; atomics from cuDeviceGetP2PAttribute; bandwidth unknown (0).
+    ze_result_t peer_properties(const hal::Device& other, hal::PeerProperties* out) const override;
     bool owns_event(const hal::Event& event) const noexcept override;
 
     // --- for the backend's queues and events ---
@@ -72,6 +76,10 @@ public:
     // [p, p + size) for a command (hal::find_operand with a hold): its free waits until
     // hal::PointerRegistry::release(*held). The errors of find_operand.
     ze_result_t hold_memory(const void* p, size_t size, hal::PointerRegistry::InFlight** held) const;
+    // Before a command of this device touches memory of `peer` (another CUDA device): peer
+    // access enabled from this context once, where the devices can; without it the driver
+    // stages the copies through host memory. The error of a failed set-up of either context.
+    ze_result_t use_peer(CudaDevice& peer);
 
 private:
     ze_result_t set_up();
@@ -92,9 +100,11 @@ private:
     std::unique_ptr<ExportMemory> export_;
 
     std::atomic<bool> lost_{false};
-    hal::PointerRegistry memory_;                // device, shared and imported allocations
+    std::mutex peers_mu_;
+    std::vector<int> peers_enabled_;  // ordinals of peers whose memory this context maps; guarded by peers_mu_
+    hal::PointerRegistry memory_;     // device, shared and imported allocations
     hal::DeviceMemoryListing listing_{memory_, this};  // memory_ listed while the device lives
-    ForeignCudaMemory foreign_{api_, ordinal_};  // other libraries' CUDA memory
+    ForeignCudaMemory foreign_{api_, ordinal_};        // other libraries' CUDA memory
 };
 
 }  // namespace zehal::cuda

@@ -30,7 +30,8 @@ namespace zehal::cuda {
     X(cuMemCreate) X(cuMemRelease) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap)          \
     X(cuMemUnmap) X(cuMemSetAccess) X(cuMemGetAllocationGranularity) X(cuLaunchHostFunc)          \
     X(cuPointerGetAttributes) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)                    \
-    X(cuEventSynchronize) X(cuStreamWaitEvent)
+    X(cuEventSynchronize) X(cuStreamWaitEvent) X(cuDeviceCanAccessPeer) X(cuDeviceGetP2PAttribute)    \
+    X(cuCtxEnablePeerAccess)
 // clang-format on
 
 // The table; load once with driver_api().

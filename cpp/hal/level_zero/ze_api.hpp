@@ -27,7 +27,7 @@ namespace zehal::level_zero {
     X(zeEventPoolCreate) X(zeEventPoolDestroy) X(zeEventCreate) X(zeEventDestroy)                    \
     X(zeEventHostSignal) X(zeEventHostReset) X(zeEventHostSynchronize) X(zeEventQueryStatus)         \
     X(zeEventQueryKernelTimestamp) X(zetMetricGroupGet) X(zetMetricGroupGetProperties)               \
-    X(zetMetricGet) X(zetMetricGetProperties)
+    X(zetMetricGet) X(zetMetricGetProperties) X(zeDeviceCanAccessPeer) X(zeDeviceGetP2PProperties)
 // clang-format on
 
 // Extension functions beyond the API 1.4 headers, declared from the specification: the

@@ -290,6 +290,10 @@ bool SimDevice::owns_event(const hal::Event& event) const noexcept {
     return e && &e->domain() == domain_.get();
 }
 
+bool SimDevice::waits_for_event(const hal::Event& event) const noexcept {
+    return dynamic_cast<const hal::HostEvent*>(&event) != nullptr;
+}
+
 ze_result_t SimDevice::lose() {
     // Marks the domain (every event call answers DEVICE_LOST, event waiters wake), then
     // wakes the engines (they drop what is queued) and queue synchronizers.

@@ -60,6 +60,8 @@ public:
     bool can_access_peer(const hal::Device& other) const override;
     ze_result_t peer_properties(const hal::Device& other, hal::PeerProperties* out) const override;
     bool owns_event(const hal::Event& event) const noexcept override;
+    // Events of every sim device: an engine waiting for another device's event polls it.
+    bool waits_for_event(const hal::Event& event) const noexcept override;
 
     // --- for the device's queues ---
     bool lost() const noexcept { return domain_->lost(); }
@@ -101,7 +103,7 @@ private:
     std::unique_ptr<SimTrace> trace_;
     std::unique_ptr<SimTraceSource> trace_source_;  // trace_ as handed out
 
-    hal::PointerRegistry memory_;                // device, shared and imported allocations
+    hal::PointerRegistry memory_;                      // device, shared and imported allocations
     hal::DeviceMemoryListing listing_{memory_, this};  // memory_ listed while the device lives
     // Bytes of device and shared memory in use. Relaxed CAS: a counter no other data hangs on.
     std::atomic<uint64_t> used_bytes_{0};

@@ -157,6 +157,7 @@ void Engine::run() {
         refresh(queues, &version);
         bool ran = false;
         bool blocked = false;
+        waits_foreign_ = false;
         scan(queues, &ran, &blocked);
         if (ran) continue;
         if (stop) break;
@@ -170,7 +171,8 @@ void Engine::run() {
             watching = blocked;
             continue;
         }
-        wake_.wait(seen, kWaitForever, kEngineSpinNs);
+        // Another device's signals do not wake this engine: it looks again after a while.
+        wake_.wait(seen, waits_foreign_ ? host_now_ns() + kForeignEventPollNs : kWaitForever, kEngineSpinNs);
     }
     if (watching) ctx_.domain->remove_watcher();
     // Shut down: what is left waits for events that will not come; release its waiters.
@@ -204,8 +206,10 @@ Command* Engine::take_ready(QueueState& q, bool* blocked) {
     Command* c = q.head;
     if (!c) return nullptr;
     for (const hal::EventRef& w : c->waits) {
-        if (!static_cast<const hal::HostEvent*>(w.get())->signalled()) {
+        const auto* event = static_cast<const hal::HostEvent*>(w.get());
+        if (!event->signalled()) {
             *blocked = true;
+            if (&event->domain() != ctx_.domain) waits_foreign_ = true;
             return nullptr;
         }
     }

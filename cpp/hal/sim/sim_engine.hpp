@@ -187,6 +187,10 @@ private:
     std::thread thread_;
 
     std::vector<hal::KernelTimestampResult> packets_;  // scratch of the thread
+    // A queue waits for an event of another sim device, whose signals do not wake this
+    // engine: it sleeps at most kForeignEventPollNs (the thread's own).
+    bool waits_foreign_ = false;
+    static constexpr uint64_t kForeignEventPollNs = 100'000;
 };
 
 }  // namespace zehal::sim

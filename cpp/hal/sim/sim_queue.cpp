@@ -40,7 +40,7 @@ ze_result_t SimQueue::check_events(const hal::EventRef& signal, std::span<const 
     if (signal && !hal::host_event_of(signal, device_->domain())) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     for (const hal::EventRef& w : waits) {
         if (!w) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-        if (!hal::host_event_of(w, device_->domain())) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (!device_->waits_for_event(*w)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     }
     return ZE_RESULT_SUCCESS;
 }
@@ -59,8 +59,7 @@ ze_result_t SimQueue::append_copy(void* dst, const void* src, size_t size, const
         return r;
     if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
-    return submit(CommandKind::copy, dst, src, size, nullptr, 0, SimDevice::export_group_of(to), signal, waits,
-                  holds);
+    return submit(CommandKind::copy, dst, src, size, nullptr, 0, SimDevice::export_group_of(to), signal, waits, holds);
 }
 
 ze_result_t SimQueue::append_fill(void* dst, const void* pattern, size_t pattern_size, size_t size,
@@ -105,8 +104,7 @@ ze_result_t SimQueue::append_write_global_timestamp(uint64_t* dst, const hal::Ev
         r != ZE_RESULT_SUCCESS)
         return r;
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
-    return submit(CommandKind::write_timestamp, dst, nullptr, sizeof *dst, nullptr, 0, kNoExport, signal, waits,
-                  holds);
+    return submit(CommandKind::write_timestamp, dst, nullptr, sizeof *dst, nullptr, 0, kNoExport, signal, waits, holds);
 }
 
 ze_result_t SimQueue::append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst,
@@ -137,8 +135,8 @@ ze_result_t SimQueue::append_query_kernel_timestamps(std::span<const hal::EventR
 
 ze_result_t SimQueue::submit(CommandKind kind, void* dst, const void* src, size_t size, const void* pattern,
                              size_t pattern_size, uint32_t export_group, const hal::EventRef& signal,
-                             std::span<const hal::EventRef> waits, Holds& holds,
-                             std::span<const hal::EventRef> events, std::span<const size_t> offsets) {
+                             std::span<const hal::EventRef> waits, Holds& holds, std::span<const hal::EventRef> events,
+                             std::span<const size_t> offsets) {
     hal::TimestampReference ref{};
     if (signal && static_cast<hal::HostEvent*>(signal.get())->records_timestamps()) ref = device_->domain().reference();
     {

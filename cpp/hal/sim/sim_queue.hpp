@@ -40,7 +40,7 @@ private:
     // operand is stays alive until then (its destruction waits for the holds).
     struct Holds {
         hal::PointerRegistry::InFlight* of[2] = {nullptr, nullptr};  // dst, src
-        hal::DeviceRef peer[2];                                       // dst's, src's owner when a peer
+        hal::DeviceRef peer[2];                                      // dst's, src's owner when a peer
         Holds() = default;
         Holds(const Holds&) = delete;
         Holds& operator=(const Holds&) = delete;
@@ -53,8 +53,8 @@ private:
     // nulled here), else they stay with the caller. `events` and `offsets` are a step's (Command).
     ze_result_t submit(CommandKind kind, void* dst, const void* src, size_t size, const void* pattern,
                        size_t pattern_size, uint32_t export_group, const hal::EventRef& signal,
-                       std::span<const hal::EventRef> waits, Holds& holds,
-                       std::span<const hal::EventRef> events = {}, std::span<const size_t> offsets = {});
+                       std::span<const hal::EventRef> waits, Holds& holds, std::span<const hal::EventRef> events = {},
+                       std::span<const size_t> offsets = {});
 
     const std::shared_ptr<SimDevice> device_;
     Engine* const engine_;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -80,9 +81,10 @@ TEST(SimPeer, CopiesAndFillsInBothDirectionsOnEitherDevice) {
             Memory host(runner, MemoryKind::host, kBytes);
             for (size_t i = 0; i < kBytes; ++i) host.get()[i] = static_cast<unsigned char>(i * 7);
             ASSERT_EQ(copy_and_wait(q, on_a.ptr(), host.ptr(), kBytes), ZE_RESULT_SUCCESS);
-            ASSERT_EQ(copy_and_wait(q, on_b.ptr(), on_a.ptr(), kBytes), ZE_RESULT_SUCCESS);  // a -> b
+            ASSERT_EQ(copy_and_wait(q, on_b.ptr(), on_a.ptr(), kBytes), ZE_RESULT_SUCCESS);       // a -> b
             ASSERT_EQ(copy_and_wait(q, also_on_a.ptr(), on_b.ptr(), kBytes), ZE_RESULT_SUCCESS);  // b -> a
-            EXPECT_EQ(read_back(a, also_on_a.ptr(), kBytes), std::vector<unsigned char>(host.get(), host.get() + kBytes));
+            EXPECT_EQ(read_back(a, also_on_a.ptr(), kBytes),
+                      std::vector<unsigned char>(host.get(), host.get() + kBytes));
             EXPECT_EQ(read_back(b, on_b.ptr(), kBytes), std::vector<unsigned char>(host.get(), host.get() + kBytes));
             const uint32_t pattern = 0xA1B2C3D4;
             ASSERT_EQ(q->append_fill(on_b.ptr(), &pattern, sizeof pattern, kBytes, nullptr, {}), ZE_RESULT_SUCCESS);
@@ -157,6 +159,38 @@ TEST(SimPeer, EventsAndTimestampsBelongToTheEnginesDevice) {
     EXPECT_EQ(of_b->query(), ZE_RESULT_NOT_READY);
 }
 
+// Commands of one device wait for events of another: signalled by the host, or by a command
+// of the other device. Signals stay with the event's own device.
+TEST(SimPeer, CommandsWaitForAnotherDevicesEvents) {
+    auto a = sim_device();
+    auto b = sim_device();
+    Memory on_a(a, MemoryKind::device, 4096);
+    Memory on_b(b, MemoryKind::device, 4096);
+    Memory host(a, MemoryKind::host, 4096);
+    std::memset(host.ptr(), 0x6D, 4096);
+    auto qa = queue(a);
+    auto qb = queue(b);
+    auto of_a = pool(a, 2);
+    const hal::EventRef by_host = event(of_a, 0);
+    const hal::EventRef by_a = event(of_a, 1);
+    auto done = event(pool(b, 1));
+    const hal::EventRef wait_host[] = {by_host};
+    const hal::EventRef wait_a[] = {by_a};
+    // b: copy a's memory to b's once a's copy signalled by_a, itself behind the host's signal.
+    ASSERT_EQ(qb->append_copy(on_b.ptr(), on_a.ptr(), 4096, done, wait_a), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(qa->append_copy(on_a.ptr(), host.ptr(), 4096, by_a, wait_host), ZE_RESULT_SUCCESS);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_EQ(done->query(), ZE_RESULT_NOT_READY);
+    ASSERT_EQ(by_host->host_signal(), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(done->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(read_back(b, on_b.ptr(), 4096), std::vector<unsigned char>(4096, 0x6D));
+    // Another device's event is no signal, reset or timestamp query of b's.
+    EXPECT_TRUE(b->waits_for_event(*by_a));
+    EXPECT_FALSE(b->owns_event(*by_a));
+    EXPECT_EQ(qb->append_barrier(by_a, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(qb->append_event_reset(by_a), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+}
+
 // A lost peer's memory: refused with DEVICE_LOST, the running device stays usable, and the
 // lost device's memory is still given back.
 TEST(SimPeer, ALostPeersMemoryIsRefused) {
@@ -228,7 +262,9 @@ public:
         *out = a.info;
         return ZE_RESULT_SUCCESS;
     }
-    ze_result_t check_operand(const void* p, size_t size) const override { return memory_.find_range(p, size, nullptr); }
+    ze_result_t check_operand(const void* p, size_t size) const override {
+        return memory_.find_range(p, size, nullptr);
+    }
     ze_result_t create_queue(uint32_t, uint32_t, std::shared_ptr<hal::Queue>*) override {
         return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     }
