@@ -3,12 +3,14 @@
 // 1 MiB and max_bytes, beside the baseline in the same run: cuMemcpyPeerAsync on raw streams
 // of the two primary contexts for CUDA devices, memcpy (one thread per direction) elsewhere.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <thread>
 #include <type_traits>
+#include <utility>
 
 #include "benchmarks.hpp"
 #include "common/dynlib.hpp"
@@ -166,6 +168,55 @@ std::shared_ptr<hal::Queue> copy_queue(const hal::DeviceRef& d) {
     return q;
 }
 
+// A thread that runs one job each time it is asked, so that a baseline copying in two
+// directions at once pays no thread start per round.
+class Helper {
+public:
+    Helper() : thread_([this] { loop(); }) {}
+    ~Helper() {
+        stop_.store(true, std::memory_order_release);
+        // Release: the loop sees stop_ with the bumped word.
+        asked_.fetch_add(1, std::memory_order_release);
+        asked_.notify_one();
+        thread_.join();
+    }
+    Helper(const Helper&) = delete;
+    Helper& operator=(const Helper&) = delete;
+    // Starts `job` on the helper thread; wait() returns once it ran.
+    void start(std::function<void()> job) {
+        job_ = std::move(job);
+        // Release: the helper's acquire of asked_ sees job_.
+        asked_.fetch_add(1, std::memory_order_release);
+        asked_.notify_one();
+    }
+    void wait() {
+        // Acquire: the job's writes happen before the return.
+        const uint32_t target = asked_.load(std::memory_order_relaxed);
+        for (uint32_t d = done_.load(std::memory_order_acquire); d != target; d = done_.load(std::memory_order_acquire))
+            done_.wait(d, std::memory_order_acquire);
+    }
+
+private:
+    void loop() {
+        uint32_t seen = 0;
+        for (;;) {
+            asked_.wait(seen, std::memory_order_acquire);  // acquire: pairs with start()'s release
+            seen = asked_.load(std::memory_order_acquire);
+            if (stop_.load(std::memory_order_acquire)) return;
+            job_();
+            // Release: wait()'s acquire sees what the job wrote.
+            done_.store(seen, std::memory_order_release);
+            done_.notify_one();
+        }
+    }
+
+    std::function<void()> job_;
+    std::atomic<uint32_t> asked_{0};
+    std::atomic<uint32_t> done_{0};
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
 std::string size_name(size_t n) {
     if (n >= (1u << 20)) return std::to_string(n >> 20) + " MiB";
     return std::to_string(n >> 10) + " KiB";
@@ -225,11 +276,12 @@ std::vector<Row> peer_copy(const hal::DeviceRef& a, const hal::DeviceRef& b, con
                     return true;
                 },
                 n, rounds, iters);
+            Helper other;
             both_base = best_rate(
                 [&] {
-                    std::thread other([&] { std::memcpy(on_a2.get(), on_b2.get(), n); });
+                    other.start([&] { std::memcpy(on_a2.get(), on_b2.get(), n); });
                     std::memcpy(on_b.get(), on_a.get(), n);
-                    other.join();
+                    other.wait();
                     return true;
                 },
                 2 * n, rounds, iters);
