@@ -181,7 +181,6 @@ TEST_F(DmaTest, CopiesBetweenTwoDevicesAreasOnEitherDevicesEngine) {
     EXPECT_EQ(read(theirs, kSize), data);
     ASSERT_EQ(peer->lose(), ZE_RESULT_SUCCESS);
     EXPECT_EQ(copy(mine, theirs, kSize), -AML_FAILURE);
-    EXPECT_EQ(aml_errno, AML_FAILURE);
     EXPECT_EQ(copy(host, mine, kSize), AML_SUCCESS);  // this device is still well
     EXPECT_GE(aml_dma_ze_destroy(&peer_dma), -AML_FAILURE);
     for (auto it = maps.begin(); it != maps.end();) {
