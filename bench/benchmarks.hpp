@@ -48,5 +48,9 @@ std::vector<Row> tracer_throughput(const hal::DeviceRef& device, const Options& 
 // request round trip, area mmap+munmap and tracer overhead per kernel, each beside the raw
 // driver API / CUPTI in the same process.
 std::vector<Row> cuda_vs_raw(const hal::DeviceRef& device, const Options& options);
+// Two devices of one backend: A's device memory to B's on A's copy engine, and both
+// directions at once, 4 KiB, 1 MiB and max_bytes, beside cuMemcpyPeerAsync (CUDA) or memcpy
+// (sim) in the same run. Empty when a and b are the same device.
+std::vector<Row> peer_copy(const hal::DeviceRef& a, const hal::DeviceRef& b, const Options& options);
 
 }  // namespace zehal::bench

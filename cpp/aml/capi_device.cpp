@@ -1,5 +1,5 @@
-// C API: zehal_device_get, _count, _get_properties, zehal_backend_get, _get_default, and
-// device handles as shared references.
+// C API: zehal_device_get, _count, _get_properties, _can_access_peer, _get_peer_properties,
+// zehal_backend_get, _get_default, and device handles as shared references.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -55,6 +55,33 @@ extern "C" ze_result_t zehal_device_count(const char* backend, uint32_t* count) 
         std::shared_ptr<zehal::hal::Backend> b;
         if (ze_result_t r = backend_named(backend, &b); r != ZE_RESULT_SUCCESS) return r;
         *count = static_cast<uint32_t>(b->devices().size());
+        return ZE_RESULT_SUCCESS;
+    });
+}
+
+extern "C" ze_result_t zehal_device_can_access_peer(zehal_device_t device, zehal_device_t peer, uint8_t* value) {
+    return zehal::ze_guarded([&]() -> ze_result_t {
+        const zehal::hal::Device* d = zehal::capi::device_from_handle(device);
+        const zehal::hal::Device* p = zehal::capi::device_from_handle(peer);
+        if (!d || !p) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        if (!value) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        *value = d->can_access_peer(*p) ? 1 : 0;
+        return ZE_RESULT_SUCCESS;
+    });
+}
+
+extern "C" ze_result_t zehal_device_get_peer_properties(zehal_device_t device, zehal_device_t peer,
+                                                        zehal_peer_properties_t* properties) {
+    return zehal::ze_guarded([&]() -> ze_result_t {
+        const zehal::hal::Device* d = zehal::capi::device_from_handle(device);
+        const zehal::hal::Device* p = zehal::capi::device_from_handle(peer);
+        if (!d || !p) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        if (!properties) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        zehal::hal::PeerProperties got;
+        if (ze_result_t r = d->peer_properties(*p, &got); r != ZE_RESULT_SUCCESS) return r;
+        properties->access = got.access ? 1 : 0;
+        properties->atomics = got.atomics ? 1 : 0;
+        properties->bandwidth_bytes_per_s = got.bandwidth_bytes_per_s;
         return ZE_RESULT_SUCCESS;
     });
 }

@@ -98,6 +98,21 @@ public:
     // freed with free(). UNSUPPORTED_FEATURE where the backend cannot import.
     virtual ze_result_t import_dma_buf(int fd, size_t size, void** out) = 0;
 
+    // True when this device's engines and kernels read and write `other`'s device memory
+    // directly (Level Zero's zeDeviceCanAccessPeer). A device accesses itself. Copies between
+    // two devices of one backend run either way (contract §2.2, docs/devices.md).
+    virtual bool can_access_peer(const Device& other) const { return &other == this; }
+    // True when this device's engines copy to and from `other`'s device memory, directly or
+    // staged: such memory is an operand of its queues (hal::find_operand). Devices of one
+    // backend, unless the backend says otherwise.
+    virtual bool copies_peer_memory(const Device& other) const { return other.backend_name() == backend_name(); }
+    // How this device reaches `other`'s memory. DEVICE_LOST when either device is lost.
+    virtual ze_result_t peer_properties(const Device& other, PeerProperties* out) const {
+        if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        *out = PeerProperties{};
+        out->access = can_access_peer(other);
+        return ZE_RESULT_SUCCESS;
+    }
     // The device's virtual memory (reservations, physical memory, mappings); null where the
     // backend has none (callers answer UNSUPPORTED_FEATURE). Lives as long as the device.
     virtual VirtualMemory* virtual_memory() { return nullptr; }
@@ -107,6 +122,10 @@ public:
     // True when `event` is an event of this device (of one of its pools): the only events
     // its commands, and what stands on them (a tracer's notification), may signal.
     virtual bool owns_event(const Event& event) const noexcept = 0;
+    // True when commands of this device may wait for `event`: its own events, and where the
+    // backend can, another device's (every sim device's). Signals, resets and timestamp
+    // queries stay with the event's own device (owns_event).
+    virtual bool waits_for_event(const Event& event) const noexcept { return owns_event(event); }
 };
 
 using DeviceRef = std::shared_ptr<Device>;

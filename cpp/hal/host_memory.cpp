@@ -8,6 +8,8 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "hal/device.hpp"
+
 namespace zehal::hal {
 
 namespace {
@@ -33,25 +35,22 @@ LostUsers& lost_users() {
     return *users;
 }
 
+// One listed device: its registry of device memory and the device.
+struct Listed {
+    const PointerRegistry* memory;
+    const Device* device;  // null: a registry of no device (tests)
+};
+
 // The registries of device memory of every device alive (DeviceMemoryListing). Never
 // destroyed, as the index.
 struct ListedDevices {
     std::shared_mutex mu;
-    std::vector<const PointerRegistry*> registries;  // guarded by mu
+    std::vector<Listed> registries;  // guarded by mu
 };
 
 ListedDevices& listed_devices() {
     static ListedDevices* const listed = new ListedDevices;
     return *listed;
-}
-
-// True when a listed registry other than `own` holds p: memory of another device.
-bool other_device_holds(const PointerRegistry& own, const void* p) {
-    ListedDevices& l = listed_devices();
-    std::shared_lock lock(l.mu);
-    for (const PointerRegistry* r : l.registries)
-        if (r != &own && r->find(p, nullptr)) return true;
-    return false;
 }
 
 // True when every page of [p, p + size) is mapped in the process (size > 0, no overflow).
@@ -66,8 +65,8 @@ bool mapped(const void* p, size_t size) {
 
 // Places memory that no zehal allocation holds (find_operand's last step).
 ze_result_t place_unlisted(const PointerRegistry& device_memory, const void* p, size_t size,
-                           const ForeignMemory* foreign, Operand* out) {
-    if (other_device_holds(device_memory, p)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+                           const ForeignMemory* foreign, Operand* out, PointerRegistry::InFlight** held) {
+    if (std::optional<ze_result_t> r = find_peer_operand(device_memory, p, size, out, held)) return *r;
     out->zehal_allocation = false;
     if (foreign)
         if (std::optional<ze_result_t> r = foreign->recognise(p, size, out)) return *r;
@@ -103,16 +102,49 @@ void remove_lost_host_memory_user(const LostHostMemoryUser* user) noexcept {
     std::erase(l.users, user);
 }
 
-DeviceMemoryListing::DeviceMemoryListing(const PointerRegistry& memory) : memory_(memory) {
+DeviceMemoryListing::DeviceMemoryListing(const PointerRegistry& memory, const Device* device) : memory_(memory) {
     ListedDevices& l = listed_devices();
     std::unique_lock lock(l.mu);
-    l.registries.push_back(&memory_);
+    l.registries.push_back(Listed{&memory_, device});
 }
 
 DeviceMemoryListing::~DeviceMemoryListing() {
     ListedDevices& l = listed_devices();
     std::unique_lock lock(l.mu);
-    std::erase(l.registries, &memory_);
+    std::erase_if(l.registries, [this](const Listed& e) { return e.memory == &memory_; });
+}
+
+std::optional<ze_result_t> find_peer_operand(const PointerRegistry& device_memory, const void* p, size_t size,
+                                             Operand* out, PointerRegistry::InFlight** held) {
+    ListedDevices& l = listed_devices();
+    // Declared before the lock, so released after it: the last reference to a device
+    // destroys it, and its listing takes the lock exclusively.
+    std::shared_ptr<Device> peer;
+    // Shared: a listing goes (with its device's registry after it) only under the exclusive
+    // lock, so every registry and device found here outlives the look-up.
+    std::shared_lock lock(l.mu);
+    const Device* self = nullptr;
+    const Listed* owner = nullptr;
+    for (const Listed& e : l.registries) {
+        if (e.memory == &device_memory)
+            self = e.device;
+        else if (!owner && e.memory->find(p, nullptr))
+            owner = &e;
+    }
+    if (!owner) return std::nullopt;
+    // A device being destroyed has no owner left to lock: its memory is going too.
+    if (owner->device) peer = std::const_pointer_cast<Device>(owner->device->weak_from_this().lock());
+    if (!self || !peer || !self->copies_peer_memory(*peer)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    PointerInfo info;
+    if (ze_result_t r = peer->pointer_info(p, &info); r == ZE_RESULT_ERROR_DEVICE_LOST) return r;
+    Operand found;
+    const ze_result_t r = held ? owner->memory->hold_range(p, size, &found.allocation, held)
+                               : owner->memory->find_range(p, size, &found.allocation);
+    if (r != ZE_RESULT_SUCCESS) return r;
+    found.placement = Placement::peer;
+    found.peer = std::move(peer);
+    *out = std::move(found);
+    return ZE_RESULT_SUCCESS;
 }
 
 HostMemoryRegistry::HostMemoryRegistry(std::string_view backend) : backend_(backend) {}
@@ -172,7 +204,7 @@ ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryR
     if (r == ZE_RESULT_ERROR_INVALID_ARGUMENT) {
         // Nothing of zehal's to hold: the caller keeps such memory alive.
         if (held) *held = nullptr;
-        r = place_unlisted(device_memory, p, size, foreign, &found);
+        r = place_unlisted(device_memory, p, size, foreign, &found, held);
     }
     if (r == ZE_RESULT_SUCCESS && out) *out = found;
     return r;
@@ -194,8 +226,9 @@ ze_result_t OperandCache::find(const void* p, size_t size, Operand* out) {
     const ze_result_t r = find_operand(device_memory_, own_host_, p, size, &found, nullptr, foreign_);
     if (r != ZE_RESULT_SUCCESS) return r;
     if (out) *out = found;
-    // Only zehal's allocations are kept: their removal is seen; other memory's is not.
-    if (!found.zehal_allocation) return r;
+    // Only zehal's allocations of this device and of host memory are kept: their removal is
+    // seen; other memory's, and a peer device's, is not.
+    if (!found.zehal_allocation || found.placement == Placement::peer) return r;
     Entry& e = entries_[next_];
     e.operand = found;
     e.valid = true;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,8 @@
 #include "hal/pointer_registry.hpp"
 
 namespace zehal::hal {
+
+class Device;
 
 // Something that may still touch host memory after its device is lost (a lost sim device's
 // engines finishing the command they run): host memory of every backend is given back only
@@ -70,6 +73,7 @@ private:
 // Where one operand of a copy lies, for the device that runs the copy.
 enum class Placement {
     device,      // memory of the device itself (device, shared or imported)
+    peer,        // device memory of another device of the same backend (contract §2.2)
     own_host,    // host memory of the device's backend: the fast (pinned) path
     other_host,  // host memory of another backend: copied as pageable memory
     system,      // memory no zehal allocation holds (malloc, the stack, a NumPy array):
@@ -80,20 +84,27 @@ enum class Placement {
 // system memory).
 inline bool is_pageable(Placement p) noexcept { return p == Placement::other_host || p == Placement::system; }
 
+// True for device memory: the device's own, or a peer's.
+inline bool is_device_memory(Placement p) noexcept { return p == Placement::device || p == Placement::peer; }
+
 // One operand of a copy, found.
 struct Operand {
     Allocation allocation;  // the allocation holding it (other_host: base, size, kind;
                             // system: the range asked for, kind host)
     Placement placement = Placement::device;
     bool zehal_allocation = true;  // false: system memory, or memory a backend recognised
+    // Placement::peer: the device that owns the memory, kept alive while the operand is.
+    std::shared_ptr<Device> peer;
 };
 
 // Lists a device's registry of device memory process-wide while it lives, so that every
-// device tells memory of another device (refused) from system memory (copied). A device
-// holds one beside its registry, declared after it.
+// device tells memory of another device (a peer operand, or refused where no copy path
+// exists) from system memory (copied). A device holds one beside its registry, declared
+// after it; `device` is the device that owns `memory` (null: memory of no device that
+// peers may reach).
 class DeviceMemoryListing {
 public:
-    explicit DeviceMemoryListing(const PointerRegistry& memory);
+    explicit DeviceMemoryListing(const PointerRegistry& memory, const Device* device = nullptr);
     ~DeviceMemoryListing();
     DeviceMemoryListing(const DeviceMemoryListing&) = delete;
     DeviceMemoryListing& operator=(const DeviceMemoryListing&) = delete;
@@ -101,6 +112,14 @@ public:
 private:
     const PointerRegistry& memory_;
 };
+
+// Placement::peer on a device of `device_memory`: [p, p + size) in the memory of another
+// device whose memory it copies (Device::copies_peer_memory). SUCCESS with *out (the owner in out->peer; with `held`, the
+// allocation held as find_operand does); INVALID_SIZE past the end of its allocation;
+// DEVICE_LOST when the owner is lost; INVALID_ARGUMENT when no copy path exists (a device of
+// another backend or driver; a registry no device lists). nullopt when no other device holds p.
+std::optional<ze_result_t> find_peer_operand(const PointerRegistry& device_memory, const void* p, size_t size,
+                                             Operand* out, PointerRegistry::InFlight** held);
 
 // A backend's way to recognise memory no zehal allocation holds as its own (on CUDA,
 // memory another library allocated with the driver). Thread-safe.
@@ -118,7 +137,9 @@ protected:
 // Places [p, p + size) for a device whose own allocations are `device_memory` and whose
 // backend's host memory is `own_host`: SUCCESS with *out; INVALID_SIZE when the range runs
 // past the end of the allocation holding p (or past the end of the address space);
-// INVALID_ARGUMENT for memory of another device, or a range not mapped in the process.
+// device memory of another device of the same backend is Placement::peer (DEVICE_LOST when
+// that device is lost); INVALID_ARGUMENT for memory of a device of another backend, or a
+// range not mapped in the process.
 // Memory no zehal allocation holds is asked of `foreign` (when given), else is system
 // memory (contract §2.2). A device's queues take this one decision for every operand. With
 // `held`, the operand's allocation is also held on SUCCESS (PointerRegistry::hold_range):
@@ -140,7 +161,8 @@ public:
           own_host_(own_host),
           foreign_(foreign) {}
     // As find_operand(device_memory, own_host, p, size, out, foreign). Only operands zehal
-    // allocated are kept (nothing tells when other memory goes).
+    // allocated on this device or in host memory are kept (nothing tells when other memory,
+    // or a peer's, goes).
     ze_result_t find(const void* p, size_t size, Operand* out);
 
 private:

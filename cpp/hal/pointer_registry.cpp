@@ -149,4 +149,22 @@ std::vector<Allocation> PointerRegistry::take_all() {
     return all;
 }
 
+std::vector<Allocation> PointerRegistry::take_all_unused() {
+    std::map<uintptr_t, Entry> taken;
+    {
+        std::unique_lock lock(mu_);
+        // The nodes move as they are: the counts that holds point to stay where they are.
+        taken.swap(by_base_);
+        removals_.fetch_add(taken.size(), std::memory_order_release);  // release: see remove()
+    }
+    std::vector<Allocation> all;
+    all.reserve(taken.size());
+    for (auto& [base, e] : taken) {
+        // No look-up finds them any more, so no hold starts; wait for those taken before.
+        wait_until_unused(e.in_flight);
+        all.push_back(e);
+    }
+    return all;
+}
+
 }  // namespace zehal::hal

@@ -66,6 +66,9 @@ public:
     // Removes and returns every allocation (for a device that goes away), waiting for no
     // hold: the caller has stopped whatever ran commands on them.
     std::vector<Allocation> take_all();
+    // As take_all, then waits until no command holds any of them (commands of other devices,
+    // which peers' memory is an operand of, may still run: contract §2.2).
+    std::vector<Allocation> take_all_unused();
 
 private:
     // An allocation and its count of commands in flight; a node of by_base_, so the count

@@ -68,6 +68,15 @@ struct DeviceProperties {
     uint32_t max_local_bytes = 0;               // __local memory of one group
 };
 
+// How one device reaches another's memory (Level Zero's ze_device_p2p_properties_t and the
+// bandwidth of ze_device_p2p_bandwidth_exp_properties_t). Copies between two devices of one
+// backend run whether or not `access` holds (staged through host memory where it does not).
+struct PeerProperties {
+    bool access = false;                 // the device's engines and kernels touch the peer's memory directly
+    bool atomics = false;                // atomics on the peer's memory are coherent
+    uint64_t bandwidth_bytes_per_s = 0;  // the link's bandwidth; 0 when unknown or unthrottled
+};
+
 // One packet of a kernel timestamp query; the layout of ze_kernel_timestamp_result_t
 // (global start/end, then context start/end), also the NumPy dtype's fields.
 struct KernelTimestampResult {

@@ -71,6 +71,19 @@ void bind_bench(pyb::module_& m) {
     def_device_bench(b, "cuda_vs_raw", &bench::cuda_vs_raw,
                      "CUDA devices only (empty elsewhere): zehal beside the raw driver API and CUPTI.");
     b.def(
+        "peer_copy",
+        [](const hal::DeviceRef& a, const hal::DeviceRef& peer, bool quick, pyb::handle max_bytes) {
+            if (!a || !peer) check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "peer_copy: a device is None");
+            const bench::Options o = options(quick, max_bytes);
+            std::vector<bench::Row> r;
+            r = without_gil([&] { return bench::peer_copy(a, peer, o); });
+            return rows(r);
+        },
+        pyb::arg("device"), pyb::arg("peer"), pyb::kw_only(), pyb::arg("quick") = false,
+        pyb::arg("max_bytes") = pyb::none(),
+        "Two devices of one backend: device's memory to peer's on device's copy engine, and both directions at "
+        "once (4 KiB, 1 MiB, max_bytes), beside cuMemcpyPeerAsync (CUDA) or memcpy (sim).");
+    b.def(
         "ring_throughput",
         [](bool quick) {
             const bench::Options o = options(quick, pyb::none());

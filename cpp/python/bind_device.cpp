@@ -187,6 +187,31 @@ void bind_device_class(pyb::module_& m) {
             "metric_groups", [](const hal::DeviceRef& d) { return device_metric_groups(d); },
             "The device's metric groups (a list of MetricGroup).")
         .def(
+            "can_access_peer",
+            [](const Device& d, const hal::DeviceRef& peer) {
+                if (!peer) check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "Device.can_access_peer: peer is None");
+                return d.can_access_peer(*peer);
+            },
+            pyb::arg("peer"),
+            "True when this device's engines and kernels touch `peer`'s device memory directly "
+            "(zeDeviceCanAccessPeer). Copies between two devices of one backend run either way "
+            "(staged where there is no access).")
+        .def(
+            "peer_properties",
+            [](const Device& d, const hal::DeviceRef& peer) {
+                if (!peer) check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "Device.peer_properties: peer is None");
+                hal::PeerProperties p;
+                check(d.peer_properties(*peer, &p), "Device.peer_properties");
+                pyb::dict out;
+                out["access"] = p.access;
+                out["atomics"] = p.atomics;
+                out["bandwidth_bytes_per_s"] = p.bandwidth_bytes_per_s;
+                return out;
+            },
+            pyb::arg("peer"),
+            "How this device reaches `peer`'s memory: {'access', 'atomics', 'bandwidth_bytes_per_s' (0: "
+            "unknown or unthrottled)} (zeDeviceGetP2PProperties).")
+        .def(
             "lose", [](Device& d) { check(d.lose(), "Device.lose"); },
             "Sim only: the device is lost; every later call raises DeviceLostError. "
             "Other backends raise UnsupportedError.")
@@ -238,7 +263,7 @@ void bind_device(pyb::module_& m) {
            pyb::handle kernel_timestamp_valid_bits, pyb::handle timestamp_valid_bits, pyb::handle start_ticks,
            pyb::handle subdevices, pyb::handle trace_buffer_bytes, pyb::handle bandwidth_bytes_per_s,
            pyb::handle fail_allocation_after, pyb::handle compute_engines, pyb::handle async_records_per_s,
-           pyb::handle async_burst_records) {
+           pyb::handle async_burst_records, pyb::handle link_bandwidth_bytes_per_s) {
             sim::SimConfig c;
             c.copy_engines = int_arg<uint32_t>(copy_engines, "copy_engines");
             c.memory_bytes = int_arg<uint64_t>(memory_bytes, "memory_bytes");
@@ -255,6 +280,7 @@ void bind_device(pyb::module_& m) {
             c.compute_engines = int_arg<uint32_t>(compute_engines, "compute_engines");
             c.async_records_per_s = int_arg<uint64_t>(async_records_per_s, "async_records_per_s");
             c.async_burst_records = int_arg<uint64_t>(async_burst_records, "async_burst_records");
+            c.link_bandwidth_bytes_per_s = int_arg<uint64_t>(link_bandwidth_bytes_per_s, "link_bandwidth_bytes_per_s");
             hal::DeviceRef d;
             if (const std::string problem = c.problem(); !problem.empty())
                 check(ZE_RESULT_ERROR_INVALID_ARGUMENT, "sim_device: " + problem);
@@ -271,7 +297,10 @@ void bind_device(pyb::module_& m) {
         pyb::arg("fail_allocation_after") = pyb::none(), pyb::arg("compute_engines") = sim::SimConfig{}.compute_engines,
         pyb::arg("async_records_per_s") = sim::SimConfig{}.async_records_per_s,
         pyb::arg("async_burst_records") = sim::SimConfig{}.async_burst_records,
-        "A fresh software device with this configuration (it shares the sim backend's host memory). "
+        pyb::arg("link_bandwidth_bytes_per_s") = sim::SimConfig{}.link_bandwidth_bytes_per_s,
+        "A fresh software device with this configuration (it shares the sim backend's host memory; every "
+        "sim device is a peer of the others, its copies touching their memory throttled at "
+        "link_bandwidth_bytes_per_s, 0 for none). "
         "Values out of range raise InvalidArgumentError; fail_allocation_after=N makes every "
         "allocation after the first N fail with OutOfMemoryError.");
 }

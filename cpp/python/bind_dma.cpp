@@ -231,7 +231,8 @@ private:
 
     // Why a copy was refused, for the message: the operand (or event) that does not belong
     // to the engine's device, named with where it lives. Host memory of any backend is
-    // never the reason (contract §2.2): only device and shared memory are tied to a device.
+    // never the reason (contract §2.2), nor a peer's device memory that the engine's device
+    // copies: only device and shared memory of a device of another backend has no path.
     static std::string copy_failure(aml::Dma& dma, const Operand& d, const Operand& s, const hal::EventRef& signal,
                                     ze_result_t r) {
         if (r != ZE_RESULT_ERROR_INVALID_ARGUMENT) return {};
@@ -247,9 +248,10 @@ private:
         const std::string on = " the engine runs on " + engine->properties().name + " (" +
                                std::string(engine->backend_name()) + ")";
         for (const auto& [name, o] : {std::pair<const char*, const Operand*>{"dst", &d}, {"src", &s}})
-            if (o->buffer && o->buffer->kind() != hal::MemoryKind::host && o->buffer->device().get() != engine)
+            if (o->buffer && o->buffer->kind() != hal::MemoryKind::host && o->buffer->device().get() != engine &&
+                !engine->copies_peer_memory(*o->buffer->device()))
                 return ": " + std::string(name) + " is " + where(*o) + ";" + on +
-                       ", and device or shared memory is usable only by its own device";
+                       ", and device or shared memory is usable only by devices of its own backend";
         if (signal) return ": signal may be an event of another device;" + on;
         return {};
     }

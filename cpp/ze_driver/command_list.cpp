@@ -16,7 +16,7 @@ ze_result_t check_events(const Command& c, const hal::Device& device) {
     if (c.signal && !device.owns_event(*c.signal)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     for (const hal::EventRef& w : c.waits) {
         if (!w) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-        if (!device.owns_event(*w)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (!device.waits_for_event(*w)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     }
     return ZE_RESULT_SUCCESS;
 }

@@ -1,6 +1,7 @@
 // Initialization, the driver, its devices and contexts.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 
@@ -303,7 +304,33 @@ ze_result_t zeDeviceCanAccessPeer_(ze_device_handle_t hDevice, ze_device_handle_
         if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
         if (ze_result_t r = device_of(hPeerDevice, &peer); r != ZE_RESULT_SUCCESS) return r;
         if (!value) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        *value = d == peer;
+        *value = d->device->can_access_peer(*peer->device);
+        return ZE_RESULT_SUCCESS;
+    });
+}
+
+ze_result_t zeDeviceGetP2PProperties_(ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
+                                      ze_device_p2p_properties_t* p) {
+    return ze_guarded([&] {
+        DeviceObject *d = nullptr, *peer = nullptr;
+        if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = device_of(hPeerDevice, &peer); r != ZE_RESULT_SUCCESS) return r;
+        if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        hal::PeerProperties peer_props;
+        if (ze_result_t r = d->device->peer_properties(*peer->device, &peer_props); r != ZE_RESULT_SUCCESS) return r;
+        auto* bandwidth = find_in_chain<ze_device_p2p_bandwidth_exp_properties_t>(
+            p, {ZE_STRUCTURE_TYPE_DEVICE_P2P_PROPERTIES}, ZE_STRUCTURE_TYPE_DEVICE_P2P_BANDWIDTH_EXP_PROPERTIES);
+        p->flags = (peer_props.access ? ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS : 0) |
+                   (peer_props.atomics ? ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS : 0);
+        if (bandwidth) {
+            // Bytes per ns (GB/s), the link's where the backend knows it; latency unknown.
+            const uint64_t per_ns = peer_props.bandwidth_bytes_per_s / 1'000'000'000u;
+            bandwidth->logicalBandwidth = bandwidth->physicalBandwidth = static_cast<uint32_t>(
+                std::min<uint64_t>(per_ns, UINT32_MAX));
+            bandwidth->bandwidthUnit = per_ns ? ZE_BANDWIDTH_UNIT_BYTES_PER_NANOSEC : ZE_BANDWIDTH_UNIT_UNKNOWN;
+            bandwidth->logicalLatency = bandwidth->physicalLatency = 0;
+            bandwidth->latencyUnit = ZE_LATENCY_UNIT_UNKNOWN;
+        }
         return ZE_RESULT_SUCCESS;
     });
 }
@@ -401,6 +428,7 @@ const Entry kEntries[] = {
     ZEHAL_ENTRY(zeDeviceGetCacheProperties, zeDeviceGetCacheProperties_),
     ZEHAL_ENTRY(zeDeviceGetExternalMemoryProperties, zeDeviceGetExternalMemoryProperties_),
     ZEHAL_ENTRY(zeDeviceCanAccessPeer, zeDeviceCanAccessPeer_),
+    ZEHAL_ENTRY(zeDeviceGetP2PProperties, zeDeviceGetP2PProperties_),
     ZEHAL_ENTRY(zeDeviceGetStatus, zeDeviceGetStatus_),
     ZEHAL_ENTRY(zeDevicePciGetPropertiesExt, zeDevicePciGetPropertiesExt_),
     ZEHAL_ENTRY(zeDeviceGetGlobalTimestamps, zeDeviceGetGlobalTimestamps_),

@@ -59,6 +59,31 @@ ZEHAL_API ze_result_t zehal_device_count(const char* backend, uint32_t* count);
  * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE (device NULL); INVALID_NULL_POINTER. */
 ZEHAL_API ze_result_t zehal_device_get_properties(zehal_device_t device, zehal_device_properties_t* properties);
 
+/* How one device reaches another's memory (ze_device_p2p_properties_t and the bandwidth of
+ * ze_device_p2p_bandwidth_exp_properties_t). */
+typedef struct zehal_peer_properties {
+    uint8_t access;                 /* 1 when the device's engines touch the peer's memory directly */
+    uint8_t atomics;                /* 1 when atomics on the peer's memory are coherent */
+    uint64_t bandwidth_bytes_per_s; /* the link's bandwidth; 0 when unknown or unthrottled */
+} zehal_peer_properties_t;
+
+/* Whether `device` accesses `peer`'s device memory directly (zeDeviceCanAccessPeer). Copies
+ * between two devices of one backend run either way (staged where there is no access).
+ * device  [in] the device
+ * peer    [in] the device whose memory it would touch (may be `device`)
+ * value   [out] 1 when it can, else 0
+ * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE (device or peer NULL); INVALID_NULL_POINTER. */
+ZEHAL_API ze_result_t zehal_device_can_access_peer(zehal_device_t device, zehal_device_t peer, uint8_t* value);
+
+/* How `device` reaches `peer`'s memory (zeDeviceGetP2PProperties).
+ * device      [in] the device
+ * peer        [in] the peer
+ * properties  [out] access, atomics, link bandwidth
+ * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER; DEVICE_LOST when
+ * either device is lost. */
+ZEHAL_API ze_result_t zehal_device_get_peer_properties(zehal_device_t device, zehal_device_t peer,
+                                                       zehal_peer_properties_t* properties);
+
 /* What probing one backend found. */
 typedef struct zehal_backend_properties {
     char name[ZEHAL_MAX_BACKEND_NAME];     /* "level_zero", "cuda" or "sim" */

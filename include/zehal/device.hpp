@@ -75,6 +75,19 @@ public:
         detail::check(zehal_device_get_global_timestamps(handle_, &host, &ticks), "zehal::Device::global_timestamps");
         return {host, ticks};
     }
+    // True when this device touches `peer`'s device memory directly (copies between devices
+    // of one backend run either way).
+    bool can_access_peer(const Device& peer) const {
+        uint8_t value = 0;
+        detail::check(zehal_device_can_access_peer(handle_, peer.handle_, &value), "zehal::Device::can_access_peer");
+        return value != 0;
+    }
+    // How this device reaches `peer`'s memory.
+    zehal_peer_properties_t peer_properties(const Device& peer) const {
+        zehal_peer_properties_t p{};
+        detail::check(zehal_device_get_peer_properties(handle_, peer.handle_, &p), "zehal::Device::peer_properties");
+        return p;
+    }
     // The C handle, for the C API.
     zehal_device_t handle() const noexcept { return handle_; }
 

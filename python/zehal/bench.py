@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 Row = dict[str, Any]
 
-SUITES = ("copy", "aml", "pool", "timestamps", "ring", "tracer", "cuda", "python")
+SUITES = ("copy", "aml", "pool", "timestamps", "ring", "tracer", "cuda", "peer", "python")
 
 
 def _row(
@@ -230,8 +230,20 @@ def _native_suites() -> dict[str, Callable[..., list[Row]]]:
         "ring": lambda device, quick, max_bytes: native.ring_throughput(quick=quick),
         "tracer": lambda device, quick, max_bytes: native.tracer_throughput(device, quick=quick),
         "cuda": lambda device, quick, max_bytes: native.cuda_vs_raw(device, quick=quick),
+        "peer": lambda device, quick, max_bytes: _peer_rows(native, device, quick, max_bytes),
         "python": lambda device, quick, max_bytes: python_round_trip(device, quick=quick),
     }
+
+
+def _peer_rows(native: Any, device: Device, quick: bool, max_bytes: int | None) -> list[Row]:
+    """Copies between ``device`` and the next device of its backend (none: no rows)."""
+    import zehal
+
+    devices = zehal.devices(device.backend)
+    others = [d for d in devices if d != device]
+    if not others:
+        return []
+    return native.peer_copy(device, others[0], quick=quick, max_bytes=max_bytes)
 
 
 def run(

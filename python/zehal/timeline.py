@@ -317,24 +317,26 @@ def record(output: str | os.PathLike | None, device: Any = None, groups: Iterabl
 
 # --- tracing a whole process -------------------------------------------------------------
 
-_process_recorder: Recorder | None = None
+_process_recorders: list[Recorder] = []
 _ACTIVE = "_ZEHAL_TRACE_ACTIVE_PID"
 
 
-def _save(path: str, raw: bytes, entries: np.ndarray, names: list[str]) -> None:
+def _save(path: str, raw: bytes, entries: np.ndarray, names: list[str], device: str = "") -> None:
     np.savez(
         path,
         raw=np.frombuffer(raw, dtype=np.uint8),
         entries=entries,
         metrics=np.array(names, dtype=str),
         pid=np.array(os.getpid()),
+        device=np.array(device, dtype=str),
     )
 
 
 def _start_from_env() -> None:
-    """Starts tracing this process on the default device when ``ZEHAL_TRACE_RAW`` is set;
-    its data goes to ``$ZEHAL_TRACE_RAW.<pid>.npz`` at exit. Once per process."""
-    global _process_recorder
+    """Starts tracing this process on every device of the default backend that has a tracer
+    when ``ZEHAL_TRACE_RAW`` is set; each device's data goes to
+    ``$ZEHAL_TRACE_RAW.<pid>.<device index>.npz`` at exit, so that its engines get tracks of
+    their own. Once per process."""
     from . import trace_session
 
     base = os.environ.get(ENV_RAW)
@@ -349,20 +351,24 @@ def _start_from_env() -> None:
         return
     import zehal  # the package, for the device helpers
 
-    device = zehal.default_device()
-    if not device.properties.tracer:
+    default = zehal.default_device()
+    devices = [d for d in zehal.devices(default.backend) if d.properties.tracer]
+    if not devices:
         print(
-            f"zehal trace: {device.name} ({device.backend}) has no tracer: the command runs untraced", file=sys.stderr
+            f"zehal trace: {default.name} ({default.backend}) has no tracer: the command runs untraced",
+            file=sys.stderr,
         )
         return
-    _process_recorder = Recorder(device)
-    path = f"{base}.{os.getpid()}.npz"
+    for k, device in enumerate(devices):
+        recorder = Recorder(device)
+        _process_recorders.append(recorder)
+        path = f"{base}.{os.getpid()}.{k}.npz"
 
-    def finish() -> None:
-        raw, entries, names = _process_recorder.finish()
-        _save(path, raw, entries, names)
+        def finish(recorder: Recorder = recorder, path: str = path, name: str = device.name) -> None:
+            raw, entries, names = recorder.finish()
+            _save(path, raw, entries, names, name)
 
-    atexit.register(finish)
+        atexit.register(finish)
 
 
 def _is_python(program: str) -> bool:
@@ -375,7 +381,9 @@ def _merge(paths: list[str]) -> dict:
     for k, path in enumerate(sorted(paths)):
         with np.load(path) as data:
             names = [str(n) for n in data["metrics"]]
-            part = chrome_trace(data["entries"], names, pid_offset=10 * k, label=f"pid {int(data['pid'])}")
+            device = str(data["device"]) if "device" in data.files else ""
+            label = f"pid {int(data['pid'])}" + (f" {device}" if device else "")
+            part = chrome_trace(data["entries"], names, pid_offset=10 * k, label=label)
         trace["traceEvents"].extend(part["traceEvents"])
     return trace
 

@@ -351,10 +351,9 @@ def test_copy_errors(device):
         a.close()
         with pytest.raises(zehal.InvalidArgumentError):
             dma.copy(b, a, 16)  # closed buffer
-        other = zehal.sim_device()
-        foreign = zehal.Area.device(other).mmap(64)
+        peer = zehal.Area.device(zehal.sim_device()).mmap(64)
         with pytest.raises(zehal.InvalidArgumentError):
-            dma.copy(b, foreign, 64)  # memory of another device
+            dma.copy(b, peer, 65)  # past the end of a peer device's buffer
         dma.copy(b, b, 512, op="memcpy", src_offset=512).wait()  # still usable
     with pytest.raises(zehal.InvalidArgumentError):
         dma.copy(b, b, 16)  # closed engine

@@ -40,13 +40,16 @@ def test_host_buffer_of_one_sim_device_is_copied_on_another(sim_backend):
     dma.close()
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("kind", ["device", "shared"])
-def test_memory_of_another_device_names_the_operand_and_why(sim_backend, kind):
-    a, b = zehal.sim_device(), zehal.sim_device()
+def test_memory_of_a_device_of_another_backend_names_the_operand_and_why(sim_backend, kind):
+    a, b = zehal.sim_device(), cuda_device()
     foreign = getattr(zehal.Area, kind)(a).mmap(64)
     host = zehal.Area.host().mmap(64)
     dma = zehal.Dma(b)
-    with pytest.raises(zehal.InvalidArgumentError, match=f"src is {kind} memory of .*usable only by its own device"):
+    with pytest.raises(
+        zehal.InvalidArgumentError, match=f"src is {kind} memory of .*usable only by devices of its own backend"
+    ):
         dma.copy(host, foreign)
     with pytest.raises(zehal.InvalidArgumentError, match=f"dst is {kind} memory of {a.name} \\(sim\\)"):
         dma.copy(foreign, host)

@@ -1,5 +1,6 @@
 #include "hal/cuda/cuda_device.hpp"
 
+#include <algorithm>
 #include <bit>
 
 #include "hal/cuda/cuda_event.hpp"
@@ -278,6 +279,49 @@ ze_result_t CudaDevice::export_dma_buf(uint32_t group, int* fd, size_t* size) {
     if (ze_result_t r = ready(); r != ZE_RESULT_SUCCESS) return r;
     ContextScope scope(api_, ctx_);
     return export_->export_fd(fd, size);
+}
+
+bool CudaDevice::can_access_peer(const hal::Device& other) const {
+    const auto* peer = dynamic_cast<const CudaDevice*>(&other);
+    if (!peer) return false;
+    if (peer == this) return true;
+    int can = 0;
+    return api_.cuDeviceCanAccessPeer(&can, device_, peer->device_) == CUDA_SUCCESS && can != 0;
+}
+
+ze_result_t CudaDevice::peer_properties(const hal::Device& other, hal::PeerProperties* out) const {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    const auto* peer = dynamic_cast<const CudaDevice*>(&other);
+    if (peer && peer->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    *out = hal::PeerProperties{};
+    out->access = can_access_peer(other);
+    if (peer == this) {
+        out->atomics = true;
+    } else if (out->access) {
+        int atomics = 0;
+        out->atomics = api_.cuDeviceGetP2PAttribute(&atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, device_,
+                                                    peer->device_) == CUDA_SUCCESS &&
+                       atomics != 0;
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t CudaDevice::use_peer(CudaDevice& peer) {
+    if (&peer == this) return ZE_RESULT_SUCCESS;
+    if (ze_result_t r = peer.ready(); r != ZE_RESULT_SUCCESS) return r;
+    std::lock_guard lock(peers_mu_);
+    if (std::find(peers_enabled_.begin(), peers_enabled_.end(), peer.ordinal_) != peers_enabled_.end())
+        return ZE_RESULT_SUCCESS;
+    if (can_access_peer(peer)) {
+        ContextScope scope(api_, ctx_);
+        const CUresult r = api_.cuCtxEnablePeerAccess(peer.ctx_, 0);
+        // Enabled by someone else (a CUDA runtime user) is enabled all the same.
+        if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return check(r);
+    }
+    // Without peer access there is nothing to enable: the driver stages the copies.
+    peers_enabled_.push_back(peer.ordinal_);
+    return ZE_RESULT_SUCCESS;
 }
 
 bool CudaDevice::owns_event(const hal::Event& event) const noexcept {

@@ -53,6 +53,10 @@ public:
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
     hal::VirtualMemory* virtual_memory() override { return virtual_memory_supported_ ? &virtual_memory_ : nullptr; }
     ze_result_t lose() override { return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; }
+    // cuDeviceCanAccessPeer between two CUDA devices (a device accesses itself).
+    bool can_access_peer(const hal::Device& other) const override;
+    // Access as can_access_peer; atomics from cuDeviceGetP2PAttribute; bandwidth unknown (0).
+    ze_result_t peer_properties(const hal::Device& other, hal::PeerProperties* out) const override;
     bool owns_event(const hal::Event& event) const noexcept override;
 
     // --- for the backend's queues and events ---
@@ -84,6 +88,10 @@ public:
     // hal::VirtualMemory::find_operand for `use`, *out placed as device memory. nullopt for
     // any other memory (the operand cache places it).
     std::optional<ze_result_t> find_virtual(const void* p, size_t size, hal::OperandUse use, hal::Operand* out) const;
+    // Before a command of this device touches memory of `peer` (another CUDA device): peer
+    // access enabled from this context once, where the devices can; without it the driver
+    // stages the copies through host memory. The error of a failed set-up of either context.
+    ze_result_t use_peer(CudaDevice& peer);
 
 private:
     ze_result_t set_up();
@@ -106,9 +114,11 @@ private:
     std::atomic<bool> lost_{false};
     // The driver's virtual memory management is there (describe).
     bool virtual_memory_supported_ = false;
-    hal::PointerRegistry memory_;                // device, shared and imported allocations
-    hal::DeviceMemoryListing listing_{memory_};  // memory_ listed while the device lives
-    ForeignCudaMemory foreign_{api_, ordinal_};  // other libraries' CUDA memory
+    std::mutex peers_mu_;
+    std::vector<int> peers_enabled_;  // ordinals of peers whose memory this context maps; guarded by peers_mu_
+    hal::PointerRegistry memory_;     // device, shared and imported allocations
+    hal::DeviceMemoryListing listing_{memory_, this};  // memory_ listed while the device lives
+    ForeignCudaMemory foreign_{api_, ordinal_};        // other libraries' CUDA memory
     // Reservations and mappings; released in the destructor while the context is retained.
     CudaVirtualMemory virtual_memory_{api_, *this, ordinal_};
 };

@@ -14,14 +14,25 @@ namespace {
 
 CUdeviceptr address(const void* p) noexcept { return reinterpret_cast<CUdeviceptr>(p); }
 
-// Host memory of any kind (the CPU may touch it; the rest goes through staging).
-bool is_host(const hal::Operand& o) noexcept { return o.placement != hal::Placement::device; }
+// Host memory of any kind (the CPU may touch it; the rest goes through staging). A peer's
+// device memory is device memory: unified addressing copies it (docs/devices.md).
+bool is_host(const hal::Operand& o) noexcept { return !hal::is_device_memory(o.placement); }
 
 // Host memory is filled by the CPU, in stream order (a host function): the copy engines
 // cannot take pageable memory, and cuMemsetD*Async into pinned host memory is synchronous
 // with the host (CUDA's API synchronization rules), so behind a wait on an event the host
 // signals later it would block the caller for good.
 bool cpu_fills(const hal::Operand& o) noexcept { return is_host(o); }
+
+// Peer access set up for the operands that are a peer's memory (CudaDevice::use_peer).
+ze_result_t use_peers(CudaDevice& device, const hal::Operand& a, const hal::Operand& b) {
+    for (const hal::Operand* o : {&a, &b}) {
+        if (o->placement != hal::Placement::peer) continue;
+        // find_operand places only memory of a device of this backend as a peer's.
+        if (ze_result_t r = device.use_peer(static_cast<CudaDevice&>(*o->peer)); r != ZE_RESULT_SUCCESS) return r;
+    }
+    return ZE_RESULT_SUCCESS;
+}
 
 bool overlap(const void* a, const void* b, size_t size) noexcept {
     const auto x = reinterpret_cast<uintptr_t>(a);
@@ -169,6 +180,7 @@ ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, cons
     if (ze_result_t r = place_locked(dst, size, hal::OperandUse::write, &to); r != ZE_RESULT_SUCCESS) return r;
     if (ze_result_t r = place_locked(src, size, hal::OperandUse::read, &from); r != ZE_RESULT_SUCCESS) return r;
     if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
+    if (ze_result_t r = use_peers(*device_, to, from); r != ZE_RESULT_SUCCESS) return r;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
     // Pageable memory goes through the copier, and so does a copy between two host memories:
@@ -199,7 +211,8 @@ ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, cons
         else
             r = api_.cuMemcpyAsync(address(dst), address(src), size, stream_);
     }
-    if (r == CUDA_SUCCESS) r = probe_export_locked(to.allocation, dst, size);
+    // Exported memory is this device's own (a peer's is probed by none).
+    if (r == CUDA_SUCCESS && to.placement == hal::Placement::device) r = probe_export_locked(to.allocation, dst, size);
     if (r == CUDA_SUCCESS) r = end_locked(signal_event);
     return device_->check(r);
 }
@@ -244,6 +257,10 @@ ze_result_t CudaQueue::append_fill(void* dst, const void* pattern, size_t patter
     std::lock_guard lock(mu_);
     hal::Operand to;
     if (ze_result_t r = place_locked(dst, size, hal::OperandUse::write, &to); r != ZE_RESULT_SUCCESS) return r;
+    // A fill is a kernel: it writes a peer's memory only through peer access.
+    if (to.placement == hal::Placement::peer && !device_->can_access_peer(*to.peer))
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    if (ze_result_t r = use_peers(*device_, to, to); r != ZE_RESULT_SUCCESS) return r;
     CudaEvent* signal_event = nullptr;
     if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
     HostHolds holds;  // as in append_copy
@@ -259,7 +276,8 @@ ze_result_t CudaQueue::append_fill(void* dst, const void* pattern, size_t patter
         else
             r = fill_locked(address(dst), bytes, pattern_size, size);
     }
-    if (r == CUDA_SUCCESS) r = probe_export_locked(to.allocation, dst, size);
+    // Exported memory is this device's own (a peer's is probed by none).
+    if (r == CUDA_SUCCESS && to.placement == hal::Placement::device) r = probe_export_locked(to.allocation, dst, size);
     if (r == CUDA_SUCCESS) r = end_locked(signal_event);
     return device_->check(r);
 }

@@ -31,7 +31,8 @@ namespace zehal::cuda {
     X(cuMemUnmap) X(cuMemSetAccess) X(cuMemGetAllocationGranularity) X(cuLaunchHostFunc)          \
     X(cuPointerGetAttributes) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)                    \
     X(cuEventSynchronize) X(cuStreamWaitEvent) X(cuModuleLoadDataEx) X(cuFuncGetAttribute)         \
-    X(cuFuncSetAttribute) X(cuCtxSynchronize)
+    X(cuFuncSetAttribute) X(cuCtxSynchronize) X(cuDeviceCanAccessPeer)         \
+    X(cuDeviceGetP2PAttribute) X(cuCtxEnablePeerAccess)
 // Entry points of newer drivers (CUDA 12.4) zehal uses when they are there: the kernels
 // and parameters of a cubin. Null in the table when the driver lacks them.
 #define ZEHAL_CUDA_OPTIONAL_FUNCTIONS(X) \

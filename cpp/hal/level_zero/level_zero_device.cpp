@@ -296,6 +296,38 @@ ze_result_t ZeDevice::import_dma_buf(int fd, size_t size, void** out) {
     return ZE_RESULT_SUCCESS;
 }
 
+namespace {
+// `other` as a device of the same driver as `self`, else null.
+const ZeDevice* same_driver(const ZeDevice& self, const hal::Device& other) {
+    const auto* peer = dynamic_cast<const ZeDevice*>(&other);
+    return peer && peer->driver().driver == self.driver().driver ? peer : nullptr;
+}
+}  // namespace
+
+bool ZeDevice::can_access_peer(const hal::Device& other) const {
+    const ZeDevice* peer = same_driver(*this, other);
+    if (!peer) return false;
+    if (peer == this) return true;
+    ze_bool_t can = false;
+    return api().zeDeviceCanAccessPeer(device_, peer->device_, &can) == ZE_RESULT_SUCCESS && can;
+}
+
+ze_result_t ZeDevice::peer_properties(const hal::Device& other, hal::PeerProperties* out) const {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    *out = hal::PeerProperties{};
+    const ZeDevice* peer = same_driver(*this, other);
+    if (!peer) return ZE_RESULT_SUCCESS;
+    ze_device_p2p_properties_t p2p{};
+    p2p.stype = ZE_STRUCTURE_TYPE_DEVICE_P2P_PROPERTIES;
+    if (ze_result_t r = api().zeDeviceGetP2PProperties(device_, peer->device_, &p2p); r != ZE_RESULT_SUCCESS) return r;
+    out->access = (p2p.flags & ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS) != 0 || peer == this;
+    out->atomics = (p2p.flags & ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS) != 0 || peer == this;
+    return ZE_RESULT_SUCCESS;
+}
+
+bool ZeDevice::copies_peer_memory(const hal::Device& other) const { return same_driver(*this, other) != nullptr; }
+
 bool ZeDevice::owns_event(const hal::Event& event) const noexcept {
     const auto* e = dynamic_cast<const ZeEvent*>(&event);
     return e && &e->device() == this;

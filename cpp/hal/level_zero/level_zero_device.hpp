@@ -44,6 +44,11 @@ public:
     ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
     ze_result_t lose() override { return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; }
+    // zeDeviceCanAccessPeer and zeDeviceGetP2PProperties, passed through (devices of one driver).
+    bool can_access_peer(const hal::Device& other) const override;
+    ze_result_t peer_properties(const hal::Device& other, hal::PeerProperties* out) const override;
+    // Devices of one driver share its context, where USM of one is an operand of the other's lists.
+    bool copies_peer_memory(const hal::Device& other) const override;
     bool owns_event(const hal::Event& event) const noexcept override;
 
     // --- for the backend's queues and events ---
@@ -79,8 +84,8 @@ private:
     bool dma_buf_import_ = false;
 
     std::atomic<bool> lost_{false};
-    hal::PointerRegistry memory_;                // device, shared and imported allocations
-    hal::DeviceMemoryListing listing_{memory_};  // memory_ listed while the device lives
+    hal::PointerRegistry memory_;                      // device, shared and imported allocations
+    hal::DeviceMemoryListing listing_{memory_, this};  // memory_ listed while the device lives
 };
 
 }  // namespace zehal::level_zero

@@ -20,7 +20,7 @@ bool overlap(const void* a, const void* b, size_t size) noexcept {
     return x < y + size && y < x + size;
 }
 
-bool is_host(const hal::Operand& o) noexcept { return o.placement != hal::Placement::device; }
+bool is_host(const hal::Operand& o) noexcept { return !hal::is_device_memory(o.placement); }
 
 // Fills [dst, dst + size) with `pattern` repeated, on the host.
 void host_fill(void* dst, const void* pattern, size_t pattern_size, size_t size) {

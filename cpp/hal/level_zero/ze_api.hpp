@@ -31,7 +31,8 @@ namespace zehal::level_zero {
     X(zeDeviceGetComputeProperties) X(zeModuleCreate) X(zeModuleDestroy) X(zeModuleGetKernelNames)   \
     X(zeModuleGetNativeBinary) X(zeModuleBuildLogGetString) X(zeModuleBuildLogDestroy)               \
     X(zeKernelCreate) X(zeKernelDestroy) X(zeKernelSetArgumentValue) X(zeKernelSetGroupSize)         \
-    X(zeKernelSuggestGroupSize) X(zeKernelGetProperties) X(zeCommandListAppendLaunchKernel)
+    X(zeKernelSuggestGroupSize) X(zeKernelGetProperties) X(zeCommandListAppendLaunchKernel)           \
+    X(zeDeviceCanAccessPeer) X(zeDeviceGetP2PProperties)
 // clang-format on
 
 // Extension functions beyond the API 1.4 headers, declared from the specification: the

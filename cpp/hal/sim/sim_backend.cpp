@@ -39,6 +39,7 @@ hal::BackendStatus probe() {
     hal::BackendStatus status;
     status.name = "sim";
     hal::DeviceRef device;
+    // ZEHAL_SIM_DEVICES devices of one configuration, peers of one another.
     const SimConfig config = SimConfig::from_env();
     if (std::string problem = config.problem(); !problem.empty()) {
         // Named as the variable that set it: "ZEHAL_SIM_TIMER_HZ = 0 (must be 1..)".
@@ -47,12 +48,21 @@ hal::BackendStatus probe() {
         status.reason = "ZEHAL_SIM_" + problem + " (see docs/sim.md)";
         return status;
     }
-    if (create_device(config, &device) != ZE_RESULT_SUCCESS) {
-        status.reason = "the sim device could not be created (out of host memory)";
+    std::vector<hal::DeviceRef> devices;
+    try {
+        for (uint32_t i = 0; i < config.devices; ++i) {
+            if (create_device(config, &device) != ZE_RESULT_SUCCESS) {
+                status.reason = "the sim device could not be created (out of host memory)";
+                return status;
+            }
+            devices.push_back(std::move(device));
+        }
+        status.backend = std::make_shared<SimBackend>(std::move(devices));
+    } catch (const std::bad_alloc&) {
+        status.reason = "the sim devices could not be created (out of host memory)";
         return status;
     }
     status.available = true;
-    status.backend = std::make_shared<SimBackend>(std::vector<hal::DeviceRef>{std::move(device)});
     return status;
 }
 

@@ -7,7 +7,7 @@
 
 namespace zehal::sim {
 
-// The registry's entry: one device made from SimConfig::from_env().
+// The registry's entry: SimConfig::from_env().devices devices of that configuration.
 hal::BackendStatus probe();
 // A fresh device of the sim backend (sharing its host memory) with `config`;
 // INVALID_ARGUMENT when config.validate() fails.

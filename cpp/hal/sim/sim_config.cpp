@@ -64,6 +64,8 @@ SimConfig SimConfig::from_env() {
     env.read("subdevices", &c.subdevices);
     env.read("trace_buffer_bytes", &c.trace_buffer_bytes);
     env.read("bandwidth_bytes_per_s", &c.bandwidth_bytes_per_s);
+    env.read("link_bandwidth_bytes_per_s", &c.link_bandwidth_bytes_per_s);
+    env.read("devices", &c.devices);
     env.read("fail_allocation_after", &c.fail_allocation_after);
     env.read("async_records_per_s", &c.async_records_per_s);
     env.read("async_burst_records", &c.async_burst_records);
@@ -83,7 +85,7 @@ std::string SimConfig::problem() const {
           range("timer_hz", timer_hz, 1, kMaxTimerHz),
           range("kernel_timestamp_valid_bits", kernel_timestamp_valid_bits, 1, 64),
           range("timestamp_valid_bits", timestamp_valid_bits, 1, 64),
-          range("subdevices", subdevices, 0, kMaxSubdevices),
+          range("subdevices", subdevices, 0, kMaxSubdevices), range("devices", devices, 1, kMaxDevices),
           range("trace_buffer_bytes", trace_buffer_bytes, sizeof(hal::TraceRecord), kMaxTraceBufferBytes),
           range("async_burst_records", async_burst_records, 0, kMaxAsyncBurstRecords)})
         if (!p.empty()) return p;

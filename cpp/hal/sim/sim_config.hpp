@@ -22,6 +22,8 @@ struct SimConfig {
     uint32_t subdevices = 0;                        // root-device commands split across these
     size_t trace_buffer_bytes = 1u << 20;           // hardware trace buffer
     uint64_t bandwidth_bytes_per_s = 0;             // copy throttle per engine; 0 = unthrottled
+    uint64_t link_bandwidth_bytes_per_s = 0;        // throttle of copies touching a peer's memory; 0 = none
+    uint32_t devices = 1;                           // devices the sim backend offers (the registry's)
     std::optional<uint64_t> fail_allocation_after;  // allocations after the first N fail
     uint64_t async_records_per_s = 100'000;         // rate of the asynchronous trace source
     uint64_t async_burst_records = 0;               // records it emits at once when started
@@ -35,8 +37,8 @@ struct SimConfig {
 
     // Defaults overridden by ZEHAL_SIM_COPY_ENGINES, _COMPUTE_ENGINES, _MEMORY_BYTES,
     // _TIMER_HZ, _KERNEL_TIMESTAMP_VALID_BITS, _TIMESTAMP_VALID_BITS, _START_TICKS,
-    // _SUBDEVICES, _TRACE_BUFFER_BYTES, _BANDWIDTH_BYTES_PER_S, _FAIL_ALLOCATION_AFTER,
-    // _ASYNC_RECORDS_PER_S, _ASYNC_BURST_RECORDS. An empty variable counts as unset; any
+    // _SUBDEVICES, _TRACE_BUFFER_BYTES, _BANDWIDTH_BYTES_PER_S, _LINK_BANDWIDTH_BYTES_PER_S,
+    // _DEVICES, _FAIL_ALLOCATION_AFTER, _ASYNC_RECORDS_PER_S, _ASYNC_BURST_RECORDS. An empty variable counts as unset; any
     // other text that is not an unsigned integer of the field's type sets `malformed`.
     static SimConfig from_env();
     // INVALID_ARGUMENT when a variable was malformed or a field is out of range (no engine,
@@ -50,6 +52,7 @@ struct SimConfig {
 
     static constexpr uint32_t kMaxEngines = 64;  // per engine group
     static constexpr uint32_t kMaxSubdevices = 64;
+    static constexpr uint32_t kMaxDevices = 64;
     static constexpr uint64_t kMaxTimerHz = 10'000'000'000;  // 10 GHz
     static constexpr size_t kMaxTraceBufferBytes = 1ull << 30;
     static constexpr uint64_t kMaxAsyncBurstRecords = 1ull << 25;  // a full buffer of the largest size

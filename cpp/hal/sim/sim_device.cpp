@@ -94,7 +94,8 @@ SimDevice::~SimDevice() {
     for (auto& group : engines_) group.clear();
     virtual_memory_.reset();
     hal::remove_lost_host_memory_user(&gate_);
-    for (const hal::Allocation& a : memory_.take_all()) unmap_memory(a);
+    // Peers' commands may still hold this memory (an operand of theirs): they run first.
+    for (const hal::Allocation& a : memory_.take_all_unused()) unmap_memory(a);
     for (const ExportMemory& e : exports_)
         if (e.fd >= 0) close(e.fd);
 }
@@ -184,14 +185,33 @@ ze_result_t SimDevice::check_operand(const void* ptr, size_t size) const {
 }
 
 ze_result_t SimDevice::find_memory(const void* p, size_t size, hal::Allocation* out,
-                                   hal::PointerRegistry::InFlight** held, hal::OperandUse use) const {
+                                   hal::PointerRegistry::InFlight** held, hal::DeviceRef* peer,
+                                   hal::OperandUse use) const {
     if (virtual_memory_->holds(p)) return virtual_memory_->find_operand(p, size, use, out, held);
-    // Sim memory is host memory underneath: host memory of any backend, and system memory,
-    // are copied alike.
+    // Sim memory is host memory underneath: host memory of any backend, system memory and a
+    // peer's memory are copied alike.
     hal::Operand operand;
     const ze_result_t r = hal::find_operand(memory_, host_->registry, p, size, &operand, held);
-    if (r == ZE_RESULT_SUCCESS) *out = operand.allocation;
+    if (r != ZE_RESULT_SUCCESS) return r;
+    *out = operand.allocation;
+    if (peer) *peer = std::move(operand.peer);
     return r;
+}
+
+bool SimDevice::can_access_peer(const hal::Device& other) const { return other.backend_name() == "sim"; }
+
+ze_result_t SimDevice::peer_properties(const hal::Device& other, hal::PeerProperties* out) const {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    const auto* peer = dynamic_cast<const SimDevice*>(&other);
+    if (peer && peer->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    *out = hal::PeerProperties{};
+    out->access = peer != nullptr;
+    // One process's memory: atomics on it are the CPU's, coherent.
+    out->atomics = out->access;
+    // Own memory moves at the engines' speed; a peer's through the link.
+    if (peer && peer != this) out->bandwidth_bytes_per_s = config_.link_bandwidth_bytes_per_s;
+    return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t SimDevice::create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) {
@@ -294,6 +314,10 @@ void SimDevice::lose_after_fault() {
         static_cast<void>(domain_->lose());
     else
         static_cast<void>(lose());
+}
+
+bool SimDevice::waits_for_event(const hal::Event& event) const noexcept {
+    return dynamic_cast<const hal::HostEvent*>(&event) != nullptr;
 }
 
 ze_result_t SimDevice::lose() {

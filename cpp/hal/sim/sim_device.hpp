@@ -62,21 +62,27 @@ public:
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
     hal::VirtualMemory* virtual_memory() override { return virtual_memory_.get(); }
     ze_result_t lose() override;
+    // Every sim device of the process accesses every other's memory (docs/devices.md).
+    bool can_access_peer(const hal::Device& other) const override;
+    ze_result_t peer_properties(const hal::Device& other, hal::PeerProperties* out) const override;
     bool owns_event(const hal::Event& event) const noexcept override;
+    // Events of every sim device: an engine waiting for another device's event polls it.
+    bool waits_for_event(const hal::Event& event) const noexcept override;
 
     // --- for the device's queues ---
     bool lost() const noexcept { return domain_->lost(); }
     hal::EventDomain& domain() noexcept { return *domain_; }
-    // The allocation of this device, or host memory of any backend, holding [p, p + size),
-    // or the range itself when it is system memory (hal::find_operand): SUCCESS,
-    // INVALID_ARGUMENT (another device's memory, pages not mapped), INVALID_SIZE (runs past
-    // its end). On SUCCESS with `held`, a zehal allocation is held for the command (*held, for
+    // The allocation of this device, of a peer sim device, or host memory of any backend,
+    // holding [p, p + size), or the range itself when it is system memory (hal::find_operand):
+    // SUCCESS, INVALID_ARGUMENT (a device of another backend's memory, pages not mapped),
+    // INVALID_SIZE (runs past its end), DEVICE_LOST (a lost peer's memory). On SUCCESS with
+    // `held`, a zehal allocation is held for the command (*held, for
     // hal::PointerRegistry::release once it is over): its free waits. System memory is not
-    // held (*held null).
+    // held (*held null). With `peer`, the owner of a peer's memory (else null) goes there.
     // A range of a reservation of the device's virtual memory must be mapped with an access
     // that allows `use` (else INVALID_ARGUMENT).
     ze_result_t find_memory(const void* p, size_t size, hal::Allocation* out,
-                            hal::PointerRegistry::InFlight** held = nullptr,
+                            hal::PointerRegistry::InFlight** held = nullptr, hal::DeviceRef* peer = nullptr,
                             hal::OperandUse use = hal::OperandUse::read) const;
     // --- for the device's virtual memory ---
     // Takes `size` bytes of the device's memory; false when they are not left.
@@ -114,8 +120,8 @@ private:
     std::unique_ptr<SimTrace> trace_;
     std::unique_ptr<SimTraceSource> trace_source_;  // trace_ as handed out
 
-    hal::PointerRegistry memory_;                // device, shared and imported allocations
-    hal::DeviceMemoryListing listing_{memory_};  // memory_ listed while the device lives
+    hal::PointerRegistry memory_;                      // device, shared and imported allocations
+    hal::DeviceMemoryListing listing_{memory_, this};  // memory_ listed while the device lives
     // Bytes of device and shared memory in use. Relaxed CAS: a counter no other data hangs on.
     std::atomic<uint64_t> used_bytes_{0};
     // Allocations asked for, for fail_allocation_after (relaxed: a counter).

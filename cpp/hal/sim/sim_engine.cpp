@@ -39,6 +39,15 @@ void fill_pattern(unsigned char* dst, size_t len, const unsigned char* pattern, 
     }
 }
 
+// The bytes per second a command moves at (0: unthrottled): the engine's, and the link's for
+// one that touches a peer's memory, whichever is lower.
+uint64_t throttle_of(const SimConfig& config, bool peer_link) {
+    const uint64_t engine = config.bandwidth_bytes_per_s;
+    const uint64_t link = peer_link ? config.link_bandwidth_bytes_per_s : 0;
+    if (engine == 0 || link == 0) return engine | link;
+    return std::min(engine, link);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- QueueState
@@ -149,6 +158,7 @@ void Engine::run() {
         refresh(queues, &version);
         bool ran = false;
         bool blocked = false;
+        waits_foreign_ = false;
         scan(queues, &ran, &blocked);
         if (ran) continue;
         if (stop) break;
@@ -162,7 +172,8 @@ void Engine::run() {
             watching = blocked;
             continue;
         }
-        wake_.wait(seen, kWaitForever, kEngineSpinNs);
+        // Another device's signals do not wake this engine: it looks again after a while.
+        wake_.wait(seen, waits_foreign_ ? host_now_ns() + kForeignEventPollNs : kWaitForever, kEngineSpinNs);
     }
     if (watching) ctx_.domain->remove_watcher();
     // Shut down: what is left waits for events that will not come; release its waiters.
@@ -196,8 +207,10 @@ Command* Engine::take_ready(QueueState& q, bool* blocked) {
     Command* c = q.head;
     if (!c) return nullptr;
     for (const hal::EventRef& w : c->waits) {
-        if (!static_cast<const hal::HostEvent*>(w.get())->signalled()) {
+        const auto* event = static_cast<const hal::HostEvent*>(w.get());
+        if (!event->signalled()) {
             *blocked = true;
+            if (&event->domain() != ctx_.domain) waits_foreign_ = true;
             return nullptr;
         }
     }
@@ -273,7 +286,7 @@ void Engine::execute(QueueState& q, Command* c) {
 
 Engine::Ran Engine::run_parts(QueueState& q, const Command& c, bool aligned) {
     const SimClock& clock = *ctx_.clock;
-    const uint64_t bandwidth = ctx_.config->bandwidth_bytes_per_s;
+    const uint64_t bandwidth = throttle_of(*ctx_.config, c.peer_link);
     const size_t unit = c.kind == CommandKind::fill ? c.pattern_size : 1;
     const bool moves_data = c.kind == CommandKind::copy || c.kind == CommandKind::fill;
     const size_t units = moves_data ? c.size / unit : 0;

@@ -80,6 +80,9 @@ struct Command {
     // back when the node is recycled: the memory is not freed before.
     hal::PointerRegistry::InFlight* holds[2] = {nullptr, nullptr};
     std::unique_ptr<KernelWork> work;  // a kernel command's, else null
+    // dst or src is a peer device's memory: the copy or fill crosses the link, throttled at
+    // SimConfig::link_bandwidth_bytes_per_s.
+    bool peer_link = false;
 };
 
 // The commands of one queue, shared by the queue object and its engine (which keeps it
@@ -204,6 +207,10 @@ private:
     std::thread thread_;
 
     std::vector<hal::KernelTimestampResult> packets_;  // scratch of the thread
+    // A queue waits for an event of another sim device, whose signals do not wake this
+    // engine: it sleeps at most kForeignEventPollNs (the thread's own).
+    bool waits_foreign_ = false;
+    static constexpr uint64_t kForeignEventPollNs = 100'000;
 };
 
 }  // namespace zehal::sim

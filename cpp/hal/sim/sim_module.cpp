@@ -184,7 +184,7 @@ ze_result_t SimQueue::append_launch(hal::Kernel& kernel, const hal::GroupCount& 
         }
     }
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
-    hal::PointerRegistry::InFlight* none[2] = {nullptr, nullptr};
+    Holds none;
     return submit(CommandKind::kernel, exported, nullptr, exported_bytes, nullptr, 0, export_group, signal, waits, none,
                   {}, {}, &work);
 }

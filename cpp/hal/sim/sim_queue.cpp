@@ -16,19 +16,13 @@ bool overlap(const void* a, const void* b, size_t size) {
     return x < y + size && y < x + size;
 }
 
-// The holds a command takes on its operands' memory (SimDevice::find_memory): released here
-// unless submit() hands them to the command.
-struct Holds {
-    hal::PointerRegistry::InFlight* of[2] = {nullptr, nullptr};  // dst, src
-    Holds() = default;
-    Holds(const Holds&) = delete;
-    Holds& operator=(const Holds&) = delete;
-    ~Holds() {
-        for (hal::PointerRegistry::InFlight* h : of) hal::PointerRegistry::release(h);
-    }
-};
-
 }  // namespace
+
+SimQueue::Holds::~Holds() {
+    // The holds go before the peers (members, destroyed after this): a peer's destruction
+    // waits for them.
+    for (hal::PointerRegistry::InFlight* h : of) hal::PointerRegistry::release(h);
+}
 
 SimQueue::SimQueue(std::shared_ptr<SimDevice> device, Engine* engine, std::shared_ptr<QueueState> state)
     : device_(std::move(device)),
@@ -46,7 +40,7 @@ ze_result_t SimQueue::check_events(const hal::EventRef& signal, std::span<const 
     if (signal && !hal::host_event_of(signal, device_->domain())) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     for (const hal::EventRef& w : waits) {
         if (!w) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-        if (!hal::host_event_of(w, device_->domain())) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (!device_->waits_for_event(*w)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     }
     return ZE_RESULT_SUCCESS;
 }
@@ -59,14 +53,14 @@ ze_result_t SimQueue::append_copy(void* dst, const void* src, size_t size, const
     hal::Allocation to;
     hal::Allocation from;
     Holds holds;
-    if (ze_result_t r = device_->find_memory(dst, size, &to, &holds.of[0], hal::OperandUse::write);
+    if (ze_result_t r = device_->find_memory(dst, size, &to, &holds.of[0], &holds.peer[0], hal::OperandUse::write);
         r != ZE_RESULT_SUCCESS)
         return r;
-    if (ze_result_t r = device_->find_memory(src, size, &from, &holds.of[1]); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_->find_memory(src, size, &from, &holds.of[1], &holds.peer[1]); r != ZE_RESULT_SUCCESS)
+        return r;
     if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
-    return submit(CommandKind::copy, dst, src, size, nullptr, 0, SimDevice::export_group_of(to), signal, waits,
-                  holds.of);
+    return submit(CommandKind::copy, dst, src, size, nullptr, 0, SimDevice::export_group_of(to), signal, waits, holds);
 }
 
 ze_result_t SimQueue::append_fill(void* dst, const void* pattern, size_t pattern_size, size_t size,
@@ -78,18 +72,18 @@ ze_result_t SimQueue::append_fill(void* dst, const void* pattern, size_t pattern
         return ZE_RESULT_ERROR_INVALID_SIZE;
     hal::Allocation to;
     Holds holds;
-    if (ze_result_t r = device_->find_memory(dst, size, &to, &holds.of[0], hal::OperandUse::write);
+    if (ze_result_t r = device_->find_memory(dst, size, &to, &holds.of[0], &holds.peer[0], hal::OperandUse::write);
         r != ZE_RESULT_SUCCESS)
         return r;
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
     return submit(CommandKind::fill, dst, nullptr, size, pattern, pattern_size, SimDevice::export_group_of(to), signal,
-                  waits, holds.of);
+                  waits, holds);
 }
 
 ze_result_t SimQueue::append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
     if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
-    hal::PointerRegistry::InFlight* none[2] = {nullptr, nullptr};
+    Holds none;
     return submit(CommandKind::barrier, nullptr, nullptr, 0, nullptr, 0, kNoExport, signal, waits, none);
 }
 
@@ -97,7 +91,7 @@ ze_result_t SimQueue::append_event_reset(const hal::EventRef& event) {
     if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!hal::host_event_of(event, device_->domain())) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    hal::PointerRegistry::InFlight* none[2] = {nullptr, nullptr};
+    Holds none;
     return submit(CommandKind::reset, nullptr, nullptr, 0, nullptr, 0, kNoExport, nullptr, {}, none, {&event, 1});
 }
 
@@ -108,12 +102,12 @@ ze_result_t SimQueue::append_write_global_timestamp(uint64_t* dst, const hal::Ev
     if (reinterpret_cast<uintptr_t>(dst) % alignof(uint64_t)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     hal::Allocation to;
     Holds holds;
-    if (ze_result_t r = device_->find_memory(dst, sizeof *dst, &to, &holds.of[0], hal::OperandUse::write);
+    if (ze_result_t r =
+            device_->find_memory(dst, sizeof *dst, &to, &holds.of[0], &holds.peer[0], hal::OperandUse::write);
         r != ZE_RESULT_SUCCESS)
         return r;
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
-    return submit(CommandKind::write_timestamp, dst, nullptr, sizeof *dst, nullptr, 0, kNoExport, signal, waits,
-                  holds.of);
+    return submit(CommandKind::write_timestamp, dst, nullptr, sizeof *dst, nullptr, 0, kNoExport, signal, waits, holds);
 }
 
 ze_result_t SimQueue::append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst,
@@ -139,16 +133,15 @@ ze_result_t SimQueue::append_query_kernel_timestamps(std::span<const hal::EventR
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
     // The results' allocations are not held (they may be many): their memory is the
     // caller's to keep until the query ran, as with a kernel's arguments.
-    hal::PointerRegistry::InFlight* none[2] = {nullptr, nullptr};
+    Holds none;
     return submit(CommandKind::query_timestamps, dst, nullptr, 0, nullptr, 0, kNoExport, signal, waits, none, events,
                   offsets ? std::span<const size_t>(offsets, events.size()) : std::span<const size_t>());
 }
 
 ze_result_t SimQueue::submit(CommandKind kind, void* dst, const void* src, size_t size, const void* pattern,
                              size_t pattern_size, uint32_t export_group, const hal::EventRef& signal,
-                             std::span<const hal::EventRef> waits, hal::PointerRegistry::InFlight* (&holds)[2],
-                             std::span<const hal::EventRef> events, std::span<const size_t> offsets,
-                             std::unique_ptr<KernelWork>* work) {
+                             std::span<const hal::EventRef> waits, Holds& holds, std::span<const hal::EventRef> events,
+                             std::span<const size_t> offsets, std::unique_ptr<KernelWork>* work) {
     hal::TimestampReference ref{};
     if (signal && static_cast<hal::HostEvent*>(signal.get())->records_timestamps()) ref = device_->domain().reference();
     {
@@ -172,7 +165,8 @@ ze_result_t SimQueue::submit(CommandKind kind, void* dst, const void* src, size_
         c->export_group = export_group;
         c->signal = signal;
         c->ref = ref;
-        for (int i = 0; i < 2; ++i) c->holds[i] = std::exchange(holds[i], nullptr);
+        for (int i = 0; i < 2; ++i) c->holds[i] = std::exchange(holds.of[i], nullptr);
+        c->peer_link = holds.peer[0] || holds.peer[1];
         if (work) c->work = std::move(*work);
         if (state_->tail)
             state_->tail->next = c;

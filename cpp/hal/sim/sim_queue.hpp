@@ -37,16 +37,27 @@ public:
     uint32_t index() const override { return state_->index; }
 
 private:
+    // The holds a command takes on its operands' memory (SimDevice::find_memory): released
+    // when this goes unless submit() hands them to the command. A peer device whose memory an
+    // operand is stays alive until then (its destruction waits for the holds).
+    struct Holds {
+        hal::PointerRegistry::InFlight* of[2] = {nullptr, nullptr};  // dst, src
+        hal::DeviceRef peer[2];                                      // dst's, src's owner when a peer
+        Holds() = default;
+        Holds(const Holds&) = delete;
+        Holds& operator=(const Holds&) = delete;
+        ~Holds();
+    };
+
     // INVALID_NULL_HANDLE for a null wait event, INVALID_ARGUMENT for an event of another device.
     ze_result_t check_events(const hal::EventRef& signal, std::span<const hal::EventRef> waits) const;
-    // Queues one validated command; on SUCCESS it takes over `holds` (its operands' memory,
+    // Queues one validated command; on SUCCESS it takes over `holds.of` (its operands' memory,
     // nulled here), else they stay with the caller. `events` and `offsets` are a step's (Command);
     // `work` a kernel's, taken over on SUCCESS.
     ze_result_t submit(CommandKind kind, void* dst, const void* src, size_t size, const void* pattern,
                        size_t pattern_size, uint32_t export_group, const hal::EventRef& signal,
-                       std::span<const hal::EventRef> waits, hal::PointerRegistry::InFlight* (&holds)[2],
-                       std::span<const hal::EventRef> events = {}, std::span<const size_t> offsets = {},
-                       std::unique_ptr<KernelWork>* work = nullptr);
+                       std::span<const hal::EventRef> waits, Holds& holds, std::span<const hal::EventRef> events = {},
+                       std::span<const size_t> offsets = {}, std::unique_ptr<KernelWork>* work = nullptr);
 
     const std::shared_ptr<SimDevice> device_;
     Engine* const engine_;

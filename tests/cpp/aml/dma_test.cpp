@@ -147,6 +147,54 @@ TEST_F(DmaTest, MemcpyOpRoundTripOfOneMiB) {
     EXPECT_EQ(std::memcmp(back, data.data(), kSize), 0);
 }
 
+// A peer device's areas (docs/devices.md): this device's engine copies its device memory to
+// the peer's device and shared memory and back, and an engine of the peer copies the other
+// way. A lost peer's memory fails the copy (DEVICE_LOST: -AML_FAILURE).
+TEST_F(DmaTest, CopiesBetweenTwoDevicesAreasOnEitherDevicesEngine) {
+    constexpr size_t kSize = 1u << 16;
+    hal::DeviceRef peer = zehal::aml::test::sim_device();
+    aml_area* peer_device = nullptr;
+    aml_area* peer_shared = nullptr;
+    ASSERT_EQ(aml_area_ze_device_create(&peer_device, handle(peer), 0, 0, 64, AML_AREA_ZE_MMAP_DEVICE_FLAGS),
+              AML_SUCCESS);
+    ASSERT_EQ(aml_area_ze_device_create(&peer_shared, handle(peer), 0, 0, 64, AML_AREA_ZE_MMAP_SHARED_FLAGS),
+              AML_SUCCESS);
+    aml_dma* peer_dma = nullptr;
+    ASSERT_EQ(aml_dma_ze_create(&peer_dma, handle(peer), 1, 0), AML_SUCCESS);
+    const std::vector<unsigned char> data = pattern(kSize, 9);
+    unsigned char* host = map(host_area, kSize);
+    unsigned char* mine = map(device_area, kSize);
+    unsigned char* theirs = map(peer_device, kSize);
+    unsigned char* theirs_shared = map(peer_shared, kSize);
+    std::memcpy(host, data.data(), kSize);
+    ASSERT_EQ(copy(mine, host, kSize), AML_SUCCESS);
+    ASSERT_EQ(copy(theirs, mine, kSize), AML_SUCCESS);  // this device's engine, to the peer
+    ASSERT_EQ(aml_dma_copy_custom(peer_dma, reinterpret_cast<aml_layout*>(theirs_shared),
+                                  reinterpret_cast<aml_layout*>(theirs), aml_dma_ze_memcpy_op,
+                                  reinterpret_cast<void*>(kSize)),
+              AML_SUCCESS);
+    unsigned char* zeros = map(host_area, kSize);
+    std::memset(zeros, 0, kSize);
+    ASSERT_EQ(copy(mine, zeros, kSize), AML_SUCCESS);
+    ASSERT_EQ(copy(mine, theirs_shared, kSize), AML_SUCCESS);  // and back
+    EXPECT_EQ(read(mine, kSize), data);
+    EXPECT_EQ(read(theirs, kSize), data);
+    ASSERT_EQ(peer->lose(), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(copy(mine, theirs, kSize), -AML_FAILURE);
+    EXPECT_EQ(copy(host, mine, kSize), AML_SUCCESS);  // this device is still well
+    EXPECT_GE(aml_dma_ze_destroy(&peer_dma), -AML_FAILURE);
+    for (auto it = maps.begin(); it != maps.end();) {
+        if (it->area == peer_device || it->area == peer_shared) {
+            aml_area_munmap(it->area, it->ptr, it->size);
+            it = maps.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    aml_area_ze_destroy(&peer_device);
+    aml_area_ze_destroy(&peer_shared);
+}
+
 // As AML's own test: 128 fire-and-forget copies of 1 KiB, one barrier, every byte checked;
 // with each operator.
 TEST_F(DmaTest, FireAndForgetCopiesThenBarrier) {

@@ -314,9 +314,15 @@ TEST(SimHostMemory, HostMemoryOfOneSimDeviceIsCopiedOnAnother) {
     ASSERT_EQ(copy_and_wait(q, host_of_a.ptr(), dev_of_b.ptr(), 4096), ZE_RESULT_SUCCESS);
     EXPECT_EQ(std::vector<unsigned char>(host_of_a.get(), host_of_a.get() + 4096),
               std::vector<unsigned char>(4096, 0x3C));
-    // Device and shared memory of a stay a's.
-    EXPECT_EQ(q->append_copy(dev_of_b.ptr(), dev_of_a.ptr(), 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(q->append_copy(shared_of_a.ptr(), host_of_a.ptr(), 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    // Device and shared memory of a stay a's: b reaches them as a peer's memory.
+    ASSERT_EQ(b->check_operand(dev_of_a.ptr(), 64), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(b->check_operand(shared_of_a.ptr(), 64), ZE_RESULT_SUCCESS);
+    std::memset(host_of_a.ptr(), 0x5A, 64);
+    ASSERT_EQ(copy_and_wait(q, shared_of_a.ptr(), host_of_a.ptr(), 64), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(copy_and_wait(q, dev_of_b.ptr(), shared_of_a.ptr(), 64), ZE_RESULT_SUCCESS);
+    std::memset(host_of_a.ptr(), 0, 64);
+    ASSERT_EQ(copy_and_wait(q, host_of_a.ptr(), dev_of_b.ptr(), 64), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(std::vector<unsigned char>(host_of_a.get(), host_of_a.get() + 64), std::vector<unsigned char>(64, 0x5A));
 }
 
 TEST(SimHostMemory, HostMemoryOfAnotherBackendIsCopiedAndFilled) {

@@ -112,6 +112,29 @@ TEST(CppApiDevice, GlobalTimestampsMoveForward) {
     EXPECT_LE(ticks0, ticks1);
 }
 
+// Every device of the sim backend (ZEHAL_SIM_DEVICES, 1 by default) accesses every other's
+// memory and its own; bad handles are named.
+TEST(CppApiDevice, PeerAccessAndProperties) {
+    const std::vector<zehal::Device> sims = zehal::Device::all("sim");
+    for (const zehal::Device& a : sims) {
+        for (const zehal::Device& b : sims) {
+            EXPECT_TRUE(a.can_access_peer(b));
+            const zehal_peer_properties_t p = a.peer_properties(b);
+            EXPECT_EQ(p.access, 1);
+            EXPECT_EQ(p.atomics, 1);
+        }
+    }
+    const zehal_device_t d = sims.front().handle();
+    uint8_t value = 7;
+    zehal_peer_properties_t p{};
+    EXPECT_EQ(zehal_device_can_access_peer(nullptr, d, &value), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zehal_device_can_access_peer(d, nullptr, &value), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zehal_device_can_access_peer(d, d, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(value, 7);
+    EXPECT_EQ(zehal_device_get_peer_properties(d, nullptr, &p), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zehal_device_get_peer_properties(d, d, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+}
+
 TEST(CppApiDevice, BadDevicesThrowWithTheCode) {
     EXPECT_ZE_ERROR(zehal::Device::get("no such backend"), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_ZE_ERROR(zehal::Device::all("no such backend"), ZE_RESULT_ERROR_INVALID_ARGUMENT);

@@ -22,6 +22,8 @@ const char* const kVars[] = {"COMPUTE_ENGINES",
                              "SUBDEVICES",
                              "TRACE_BUFFER_BYTES",
                              "BANDWIDTH_BYTES_PER_S",
+                             "LINK_BANDWIDTH_BYTES_PER_S",
+                             "DEVICES",
                              "FAIL_ALLOCATION_AFTER",
                              "ASYNC_RECORDS_PER_S",
                              "ASYNC_BURST_RECORDS"};
@@ -59,6 +61,8 @@ TEST_F(Env, EveryVariableIsRead) {
     set("SUBDEVICES", "3");
     set("TRACE_BUFFER_BYTES", "4096");
     set("BANDWIDTH_BYTES_PER_S", "1000");
+    set("LINK_BANDWIDTH_BYTES_PER_S", "2000");
+    set("DEVICES", "3");
     set("FAIL_ALLOCATION_AFTER", "7");
     set("ASYNC_RECORDS_PER_S", "10");
     set("ASYNC_BURST_RECORDS", "100");
@@ -73,6 +77,8 @@ TEST_F(Env, EveryVariableIsRead) {
     EXPECT_EQ(c.subdevices, 3u);
     EXPECT_EQ(c.trace_buffer_bytes, 4096u);
     EXPECT_EQ(c.bandwidth_bytes_per_s, 1000u);
+    EXPECT_EQ(c.link_bandwidth_bytes_per_s, 2000u);
+    EXPECT_EQ(c.devices, 3u);
     ASSERT_TRUE(c.fail_allocation_after.has_value());
     EXPECT_EQ(*c.fail_allocation_after, 7u);
     EXPECT_EQ(c.async_records_per_s, 10u);
@@ -113,7 +119,7 @@ TEST_F(Env, AMalformedValueIsNamedWithItsVariable) {
 
 TEST(SimConfigValidate, RangeChecks) {
     EXPECT_EQ(SimConfig{}.validate(), ZE_RESULT_SUCCESS);
-    std::vector<SimConfig> bad(13);
+    std::vector<SimConfig> bad(15);
     bad[0].compute_engines = 0;
     bad[1].memory_bytes = 0;
     bad[2].timer_hz = 0;
@@ -127,6 +133,8 @@ TEST(SimConfigValidate, RangeChecks) {
     bad[10].timer_hz = SimConfig::kMaxTimerHz + 1;
     bad[11].trace_buffer_bytes = SimConfig::kMaxTraceBufferBytes + 1;
     bad[12].async_burst_records = SimConfig::kMaxAsyncBurstRecords + 1;
+    bad[13].devices = 0;
+    bad[14].devices = SimConfig::kMaxDevices + 1;
     for (size_t i = 0; i < bad.size(); ++i) {
         EXPECT_EQ(bad[i].validate(), ZE_RESULT_ERROR_INVALID_ARGUMENT) << i;
         hal::DeviceRef d;
@@ -155,6 +163,24 @@ TEST_F(Env, ProbeMakesOneDeviceFromTheEnvironment) {
     EXPECT_EQ(s.backend->name(), "sim");
     EXPECT_EQ(s.backend->devices()[0]->properties().copy_engines, 5u);
     EXPECT_EQ(s.backend->devices()[0]->properties().memory_bytes, 65536u);
+}
+
+TEST_F(Env, ProbeMakesZehalSimDevicesPeersOfOneAnother) {
+    set("DEVICES", "3");
+    set("COPY_ENGINES", "1");
+    const hal::BackendStatus s = probe();
+    ASSERT_TRUE(s.available) << s.reason;
+    const auto& devices = s.backend->devices();
+    ASSERT_EQ(devices.size(), 3u);
+    for (const hal::DeviceRef& d : devices) {
+        EXPECT_EQ(d->properties().copy_engines, 1u);
+        for (const hal::DeviceRef& other : devices) EXPECT_TRUE(d->can_access_peer(*other));
+    }
+    EXPECT_NE(devices[0]->properties().uuid, devices[1]->properties().uuid);
+    set("DEVICES", "0");
+    const hal::BackendStatus none = probe();
+    EXPECT_FALSE(none.available);
+    EXPECT_EQ(none.reason.rfind("ZEHAL_SIM_DEVICES = 0", 0), 0u) << none.reason;
 }
 
 TEST_F(Env, ProbeReportsSettingsOutOfRange) {

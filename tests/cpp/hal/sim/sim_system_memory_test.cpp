@@ -127,12 +127,12 @@ TEST_P(SimSystemMemory, BadInputIsStillRefused) {
     EXPECT_EQ(q->append_copy(buf.ptr, buf.ptr + 15, 16, nullptr, {}), ZE_RESULT_ERROR_OVERLAPPING_REGIONS);
     // A range past the end of the device's allocation is still its allocation's size.
     EXPECT_EQ(q->append_copy(dev.ptr(), buf.ptr, 4097, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
-    // Another device's memory has no path here: refused, with system memory or not.
+    // A peer device's memory is its allocation, bounds included, beside system memory too.
     auto other = test::sim_device();
     Memory theirs(other, MemoryKind::device, 4096);
-    EXPECT_EQ(q->append_copy(theirs.ptr(), buf.ptr, 16, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(q->append_copy(buf.ptr, theirs.ptr(), 16, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(q->append_fill(theirs.ptr(), pat, 4, 16, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(q->append_copy(theirs.get() + 8, buf.ptr, 4090, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(q->append_copy(buf.ptr, theirs.get() + 4095, 2, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(q->append_fill(theirs.get() + 4092, pat, 4, 8, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
     // Pages that are not mapped are refused, never touched.
     const auto* unmapped = reinterpret_cast<const void*>(uintptr_t{4096});
     EXPECT_EQ(q->append_copy(buf.ptr, unmapped, 16, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);

@@ -1,0 +1,301 @@
+// Copies between two devices (docs/devices.md): device memory of A to device memory of B on
+// A's copy engine, and both directions at once (A to B on A's engine, B to A on B's), 4 KiB,
+// 1 MiB and max_bytes, beside the baseline in the same run: cuMemcpyPeerAsync on raw streams
+// of the two primary contexts for CUDA devices, memcpy (one thread per direction) elsewhere.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <type_traits>
+#include <utility>
+
+#include "benchmarks.hpp"
+#include "common/dynlib.hpp"
+
+namespace zehal::bench {
+
+namespace {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void*;
+using CUstream = void*;
+using CUdeviceptr = unsigned long long;
+constexpr CUresult kCudaSuccess = 0;
+constexpr unsigned kStreamNonBlocking = 1;
+
+// The baseline's driver entry points, and the primary context and a stream of each device.
+class RawPeers {
+public:
+    // False when the driver or either device cannot be had.
+    bool open(const hal::DeviceProperties& a, const hal::DeviceProperties& b) {
+        lib_ = DynLib::open_first("libcuda.so.1");
+        if (!lib_) return false;
+        bool ok = true;
+        auto resolve = [&](const char* symbol, auto** fn) {
+            *fn = lib_.symbol<std::remove_pointer_t<decltype(fn)>>(symbol);
+            ok = ok && *fn;
+        };
+        resolve("cuDeviceGetCount", &cuDeviceGetCount_);
+        resolve("cuDeviceGet", &cuDeviceGet_);
+        resolve("cuDeviceGetUuid_v2", &cuDeviceGetUuid_);
+        resolve("cuDevicePrimaryCtxRetain", &cuDevicePrimaryCtxRetain_);
+        resolve("cuDevicePrimaryCtxRelease_v2", &cuDevicePrimaryCtxRelease_);
+        resolve("cuCtxPushCurrent_v2", &cuCtxPushCurrent_);
+        resolve("cuCtxPopCurrent_v2", &cuCtxPopCurrent_);
+        resolve("cuCtxEnablePeerAccess", &cuCtxEnablePeerAccess_);
+        resolve("cuStreamCreate", &cuStreamCreate_);
+        resolve("cuStreamDestroy_v2", &cuStreamDestroy_);
+        resolve("cuStreamSynchronize", &cuStreamSynchronize_);
+        resolve("cuMemcpyPeerAsync", &cuMemcpyPeerAsync_);
+        if (!ok) return false;
+        return side(a, &sides_[0]) && side(b, &sides_[1]) && enable(0, 1) && enable(1, 0);
+    }
+    ~RawPeers() {
+        for (Side& s : sides_) {
+            if (!s.ctx) continue;
+            cuCtxPushCurrent_(s.ctx);
+            if (s.stream) cuStreamDestroy_(s.stream);
+            CUcontext popped = nullptr;
+            cuCtxPopCurrent_(&popped);
+            cuDevicePrimaryCtxRelease_(s.dev);
+        }
+    }
+    // Copies `n` bytes from `src` (device `from`) to `dst` (device 1 - from) on `from`'s stream.
+    bool copy(int from, void* dst, const void* src, size_t n) {
+        const Side& s = sides_[from];
+        const Side& d = sides_[1 - from];
+        return cuMemcpyPeerAsync_(reinterpret_cast<CUdeviceptr>(dst), d.ctx, reinterpret_cast<CUdeviceptr>(src), s.ctx,
+                                  n, s.stream) == kCudaSuccess;
+    }
+    bool wait(int side) { return cuStreamSynchronize_(sides_[side].stream) == kCudaSuccess; }
+
+private:
+    struct Side {
+        CUdevice dev = 0;
+        CUcontext ctx = nullptr;
+        CUstream stream = nullptr;
+    };
+
+    // The device whose uuid is `props`'s, its primary context and a stream on it.
+    bool side(const hal::DeviceProperties& props, Side* out) {
+        int count = 0;
+        if (cuDeviceGetCount_(&count) != kCudaSuccess) return false;
+        for (int i = 0; i < count; ++i) {
+            unsigned char uuid[16] = {};
+            CUdevice dev = 0;
+            if (cuDeviceGet_(&dev, i) != kCudaSuccess || cuDeviceGetUuid_(uuid, dev) != kCudaSuccess) continue;
+            if (std::memcmp(uuid, props.uuid.data(), 16) != 0) continue;
+            out->dev = dev;
+            if (cuDevicePrimaryCtxRetain_(&out->ctx, dev) != kCudaSuccess) {
+                out->ctx = nullptr;
+                return false;
+            }
+            cuCtxPushCurrent_(out->ctx);
+            const bool ok = cuStreamCreate_(&out->stream, kStreamNonBlocking) == kCudaSuccess;
+            CUcontext popped = nullptr;
+            cuCtxPopCurrent_(&popped);
+            return ok;
+        }
+        return false;
+    }
+    // Peer access from `from`'s context to `to`'s memory, as zehal enables it. Its result is
+    // not needed: without peer access the driver stages the copies, for both sides alike.
+    bool enable(int from, int to) {
+        cuCtxPushCurrent_(sides_[from].ctx);
+        cuCtxEnablePeerAccess_(sides_[to].ctx, 0);
+        CUcontext popped = nullptr;
+        cuCtxPopCurrent_(&popped);
+        return true;
+    }
+
+    DynLib lib_;
+    Side sides_[2];
+    CUresult (*cuDeviceGetCount_)(int*) = nullptr;
+    CUresult (*cuDeviceGet_)(CUdevice*, int) = nullptr;
+    CUresult (*cuDeviceGetUuid_)(unsigned char*, CUdevice) = nullptr;
+    CUresult (*cuDevicePrimaryCtxRetain_)(CUcontext*, CUdevice) = nullptr;
+    CUresult (*cuDevicePrimaryCtxRelease_)(CUdevice) = nullptr;
+    CUresult (*cuCtxPushCurrent_)(CUcontext) = nullptr;
+    CUresult (*cuCtxPopCurrent_)(CUcontext*) = nullptr;
+    CUresult (*cuCtxEnablePeerAccess_)(CUcontext, unsigned) = nullptr;
+    CUresult (*cuStreamCreate_)(CUstream*, unsigned) = nullptr;
+    CUresult (*cuStreamDestroy_)(CUstream) = nullptr;
+    CUresult (*cuStreamSynchronize_)(CUstream) = nullptr;
+    CUresult (*cuMemcpyPeerAsync_)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream) = nullptr;
+};
+
+// `n` bytes of device memory of `d`, freed when it goes.
+class DeviceBuffer {
+public:
+    DeviceBuffer(const hal::DeviceRef& d, size_t n) : d_(d) {
+        if (d_->allocate(hal::MemoryKind::device, n, 0, 0, 0, &p_) != ZE_RESULT_SUCCESS) p_ = nullptr;
+    }
+    ~DeviceBuffer() {
+        if (p_) d_->free(p_);
+    }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    void* get() const { return p_; }
+
+private:
+    hal::DeviceRef d_;
+    void* p_ = nullptr;
+};
+
+// The best bytes per second of `iters` runs of `run` (each moving `bytes`), over `rounds`.
+double best_rate(const std::function<bool()>& run, size_t bytes, int rounds, int iters) {
+    double best = 0;
+    if (!run()) return 0;  // warm-up (and first-use set-up, such as peer access)
+    for (int r = 0; r < rounds; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < iters; ++i)
+            if (!run()) return 0;
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        best = std::max(best, static_cast<double>(bytes) * iters / s);
+    }
+    return best;
+}
+
+// A queue on the first copy engine of `d` (the compute engine when it has none).
+std::shared_ptr<hal::Queue> copy_queue(const hal::DeviceRef& d) {
+    std::shared_ptr<hal::Queue> q;
+    const uint32_t ordinal = d->properties().copy_engines ? hal::kCopyOrdinal : hal::kComputeOrdinal;
+    if (d->create_queue(ordinal, 0, &q) != ZE_RESULT_SUCCESS) return nullptr;
+    return q;
+}
+
+// A thread that runs one job each time it is asked, so that a baseline copying in two
+// directions at once pays no thread start per round.
+class Helper {
+public:
+    Helper() : thread_([this] { loop(); }) {}
+    ~Helper() {
+        stop_.store(true, std::memory_order_release);
+        // Release: the loop sees stop_ with the bumped word.
+        asked_.fetch_add(1, std::memory_order_release);
+        asked_.notify_one();
+        thread_.join();
+    }
+    Helper(const Helper&) = delete;
+    Helper& operator=(const Helper&) = delete;
+    // Starts `job` on the helper thread; wait() returns once it ran.
+    void start(std::function<void()> job) {
+        job_ = std::move(job);
+        // Release: the helper's acquire of asked_ sees job_.
+        asked_.fetch_add(1, std::memory_order_release);
+        asked_.notify_one();
+    }
+    void wait() {
+        // Acquire: the job's writes happen before the return.
+        const uint32_t target = asked_.load(std::memory_order_relaxed);
+        for (uint32_t d = done_.load(std::memory_order_acquire); d != target; d = done_.load(std::memory_order_acquire))
+            done_.wait(d, std::memory_order_acquire);
+    }
+
+private:
+    void loop() {
+        uint32_t seen = 0;
+        for (;;) {
+            asked_.wait(seen, std::memory_order_acquire);  // acquire: pairs with start()'s release
+            seen = asked_.load(std::memory_order_acquire);
+            if (stop_.load(std::memory_order_acquire)) return;
+            job_();
+            // Release: wait()'s acquire sees what the job wrote.
+            done_.store(seen, std::memory_order_release);
+            done_.notify_one();
+        }
+    }
+
+    std::function<void()> job_;
+    std::atomic<uint32_t> asked_{0};
+    std::atomic<uint32_t> done_{0};
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+std::string size_name(size_t n) {
+    if (n >= (1u << 20)) return std::to_string(n >> 20) + " MiB";
+    return std::to_string(n >> 10) + " KiB";
+}
+
+}  // namespace
+
+std::vector<Row> peer_copy(const hal::DeviceRef& a, const hal::DeviceRef& b, const Options& options) {
+    std::vector<Row> rows;
+    if (!a || !b || a == b) return rows;
+    const bool cuda = a->backend_name() == "cuda" && b->backend_name() == "cuda";
+    RawPeers raw;
+    const bool have_raw = cuda && raw.open(a->properties(), b->properties());
+    auto qa = copy_queue(a);
+    auto qb = copy_queue(b);
+    if (!qa || !qb) return rows;
+    const int rounds = options.quick ? 1 : 5;
+    for (size_t n : {size_t{4} << 10, size_t{1} << 20, options.max_bytes}) {
+        if (n > options.max_bytes) continue;
+        DeviceBuffer on_a(a, n), on_a2(a, n), on_b(b, n), on_b2(b, n);
+        if (!on_a.get() || !on_a2.get() || !on_b.get() || !on_b2.get()) break;
+        const int iters = options.quick ? 2 : static_cast<int>(std::clamp<size_t>((1u << 30) / n, 4, 2000));
+        // One direction: A's memory to B's, on A's engine.
+        const double one = best_rate(
+            [&] {
+                return qa->append_copy(on_b.get(), on_a.get(), n, nullptr, {}) == ZE_RESULT_SUCCESS &&
+                       qa->host_synchronize(UINT64_MAX) == ZE_RESULT_SUCCESS;
+            },
+            n, rounds, iters);
+        // Both at once: A to B on A's engine, B to A on B's.
+        const double both = best_rate(
+            [&] {
+                return qa->append_copy(on_b.get(), on_a.get(), n, nullptr, {}) == ZE_RESULT_SUCCESS &&
+                       qb->append_copy(on_a2.get(), on_b2.get(), n, nullptr, {}) == ZE_RESULT_SUCCESS &&
+                       qa->host_synchronize(UINT64_MAX) == ZE_RESULT_SUCCESS &&
+                       qb->host_synchronize(UINT64_MAX) == ZE_RESULT_SUCCESS;
+            },
+            2 * n, rounds, iters);
+        double one_base = 0, both_base = 0;
+        std::string base_name;
+        if (have_raw) {
+            base_name = "cuMemcpyPeerAsync";
+            one_base = best_rate([&] { return raw.copy(0, on_b.get(), on_a.get(), n) && raw.wait(0); }, n, rounds,
+                                 iters);
+            both_base = best_rate(
+                [&] {
+                    return raw.copy(0, on_b.get(), on_a.get(), n) && raw.copy(1, on_a2.get(), on_b2.get(), n) &&
+                           raw.wait(0) && raw.wait(1);
+                },
+                2 * n, rounds, iters);
+        } else if (!cuda) {
+            // Sim memory is host pages: the baseline is the CPU's copy, one thread per direction.
+            base_name = "memcpy";
+            one_base = best_rate(
+                [&] {
+                    std::memcpy(on_b.get(), on_a.get(), n);
+                    return true;
+                },
+                n, rounds, iters);
+            Helper other;
+            both_base = best_rate(
+                [&] {
+                    other.start([&] { std::memcpy(on_a2.get(), on_b2.get(), n); });
+                    std::memcpy(on_b.get(), on_a.get(), n);
+                    other.wait();
+                    return true;
+                },
+                2 * n, rounds, iters);
+        }
+        auto row = [&](const std::string& name, double value, double base) {
+            Row r{"peer",    name + " " + size_name(n),   value / 1e9, "GB/s", base / 1e9,
+                  base_name, base > 0 ? value / base : 0, ""};
+            if (!cuda && n <= (4u << 10)) r.note = "a queue round trip per copy beside a plain memcpy";
+            rows.push_back(r);
+        };
+        row("A->B", one, one_base);
+        row("A<->B", both, both_base);
+    }
+    return rows;
+}
+
+}  // namespace zehal::bench

@@ -1,0 +1,143 @@
+// Two CUDA devices (docs/devices.md, docs/cuda.md): peer access, copies between their memory
+// on the streams of either device in both directions, concurrent copies on both devices'
+// queues, a fill of a peer's memory, and device memory of another backend refused. Skips,
+// saying why, with fewer than two CUDA devices.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "cuda_fixture.hpp"
+#include "hal/registry.hpp"
+#include "hal/sim/sim_backend.hpp"
+
+namespace zehal::test {
+namespace {
+
+using hal::MemoryKind;
+
+// The first two CUDA devices, or a skip.
+#define ZEHAL_REQUIRE_TWO_CUDA(a, b)                                                                               \
+    do {                                                                                                           \
+        std::shared_ptr<hal::Backend> backend_;                                                                    \
+        if (hal::find_backend("cuda", &backend_) != ZE_RESULT_SUCCESS) GTEST_SKIP() << "cuda backend unavailable"; \
+        if (backend_->devices().size() < 2)                                                                        \
+            GTEST_SKIP() << "two CUDA devices needed, " << backend_->devices().size() << " found";                 \
+        (a) = backend_->devices()[0];                                                                              \
+        (b) = backend_->devices()[1];                                                                              \
+    } while (0)
+
+// A queue on the first copy engine of `d` (the compute engine without one).
+std::shared_ptr<hal::Queue> queue(const hal::DeviceRef& d) {
+    std::shared_ptr<hal::Queue> q;
+    const uint32_t ordinal = d->properties().copy_engines ? hal::kCopyOrdinal : hal::kComputeOrdinal;
+    EXPECT_EQ(d->create_queue(ordinal, 0, &q), ZE_RESULT_SUCCESS);
+    return q;
+}
+
+// Copies on `q` and waits.
+ze_result_t copied(const std::shared_ptr<hal::Queue>& q, void* dst, const void* src, size_t size) {
+    if (ze_result_t r = q->append_copy(dst, src, size, nullptr, {}); r != ZE_RESULT_SUCCESS) return r;
+    return q->host_synchronize(kHangGuardNs);
+}
+
+// The bytes of `p` (memory of `d`), read back on `d`'s queue.
+std::vector<uint8_t> bytes_of(const hal::DeviceRef& d, const void* p, size_t size) {
+    return read_back(d, *queue(d), p, size);
+}
+
+TEST(CudaPeer, AccessIsReportedAlike) {
+    hal::DeviceRef a, b;
+    ZEHAL_REQUIRE_TWO_CUDA(a, b);
+    EXPECT_TRUE(a->can_access_peer(*a));
+    EXPECT_EQ(a->can_access_peer(*b), b->can_access_peer(*a));
+    hal::PeerProperties p;
+    ASSERT_EQ(a->peer_properties(*b, &p), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(p.access, a->can_access_peer(*b));
+    EXPECT_TRUE(a->copies_peer_memory(*b));
+}
+
+TEST(CudaPeer, CopiesInBothDirectionsOnEitherDevice) {
+    hal::DeviceRef a, b;
+    ZEHAL_REQUIRE_TWO_CUDA(a, b);
+    for (size_t n : {size_t{4} << 10, size_t{1} << 20, size_t{64} << 20}) {
+        std::vector<uint8_t> data(n);
+        for (size_t i = 0; i < n; ++i) data[i] = static_cast<unsigned char>(i * 31 + n);
+        for (const hal::DeviceRef& runner : {a, b}) {
+            SCOPED_TRACE(testing::Message() << n << " bytes on " << runner->properties().name);
+            Memory host(runner, MemoryKind::host, n);
+            Memory on_a(a, MemoryKind::device, n), on_b(b, MemoryKind::device, n), back(a, MemoryKind::device, n);
+            std::memcpy(host.ptr, data.data(), n);
+            auto q = queue(runner);
+            ASSERT_EQ(copied(q, on_a.ptr, host.ptr, n), ZE_RESULT_SUCCESS);
+            ASSERT_EQ(copied(q, on_b.ptr, on_a.ptr, n), ZE_RESULT_SUCCESS);
+            ASSERT_EQ(copied(q, back.ptr, on_b.ptr, n), ZE_RESULT_SUCCESS);
+            EXPECT_EQ(bytes_of(b, on_b.ptr, n), data);
+            EXPECT_EQ(bytes_of(a, back.ptr, n), data);
+        }
+    }
+}
+
+TEST(CudaPeer, ConcurrentCopiesOnBothDevicesQueues) {
+    hal::DeviceRef a, b;
+    ZEHAL_REQUIRE_TWO_CUDA(a, b);
+    constexpr size_t kBytes = 32u << 20;
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int lane = 0; lane < 4; ++lane) {
+        threads.emplace_back([&, lane] {
+            const hal::DeviceRef& runner = lane % 2 ? b : a;
+            const hal::DeviceRef& from = lane < 2 ? a : b;
+            const hal::DeviceRef& to = lane < 2 ? b : a;
+            Memory src(from, MemoryKind::device, kBytes), dst(to, MemoryKind::device, kBytes);
+            Memory host(runner, MemoryKind::host, kBytes);
+            auto q = queue(runner);
+            for (int round = 0; round < 5; ++round) {
+                std::memset(host.ptr, lane * 16 + round, kBytes);
+                bool ok = copied(q, src.ptr, host.ptr, kBytes) == ZE_RESULT_SUCCESS &&
+                          copied(q, dst.ptr, src.ptr, kBytes) == ZE_RESULT_SUCCESS;
+                std::memset(host.ptr, 0, kBytes);
+                ok = ok && copied(q, host.ptr, dst.ptr, kBytes) == ZE_RESULT_SUCCESS &&
+                     host.as()[kBytes - 1] == lane * 16 + round;
+                if (!ok) failures.fetch_add(1);
+            }
+        });
+    }
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(CudaPeer, FillOfAPeersMemoryNeedsAccess) {
+    hal::DeviceRef a, b;
+    ZEHAL_REQUIRE_TWO_CUDA(a, b);
+    Memory on_b(b, MemoryKind::device, 4096);
+    auto q = queue(a);
+    const uint32_t pattern = 0x5EEDF00D;
+    const ze_result_t r = q->append_fill(on_b.ptr, &pattern, 4, 4096, nullptr, {});
+    if (!a->can_access_peer(*b)) {
+        EXPECT_EQ(r, ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        return;
+    }
+    ASSERT_EQ(r, ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    const std::vector<uint8_t> got = bytes_of(b, on_b.ptr, 4096);
+    for (size_t i = 0; i < 4096; i += 4) ASSERT_EQ(std::memcmp(&got[i], &pattern, 4), 0) << i;
+}
+
+TEST(CudaPeer, SimDeviceMemoryHasNoPathToACudaEngine) {
+    hal::DeviceRef a, b;
+    ZEHAL_REQUIRE_TWO_CUDA(a, b);
+    hal::DeviceRef sim;
+    ASSERT_EQ(sim::create_device(sim::SimConfig{}, &sim), ZE_RESULT_SUCCESS);
+    Memory on_sim(sim, MemoryKind::device, 4096);
+    Memory on_a(a, MemoryKind::device, 4096);
+    auto q = queue(a);
+    EXPECT_FALSE(a->copies_peer_memory(*sim));
+    EXPECT_EQ(q->append_copy(on_a.ptr, on_sim.ptr, 4096, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(queue(sim)->append_copy(on_sim.ptr, on_a.ptr, 4096, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace zehal::test
