@@ -125,7 +125,7 @@ ze_result_t SimQueue::append_query_kernel_timestamps(std::span<const hal::EventR
         const size_t offset = offsets ? offsets[i] : i * sizeof(hal::KernelTimestampResult);
         hal::Allocation to;
         const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(dst) + offset);
-        if (ze_result_t r = device_->find_memory(at, sizeof(hal::KernelTimestampResult), &to, nullptr,
+        if (ze_result_t r = device_->find_memory(at, sizeof(hal::KernelTimestampResult), &to, nullptr, nullptr,
                                                  hal::OperandUse::write);
             r != ZE_RESULT_SUCCESS)
             return r;
