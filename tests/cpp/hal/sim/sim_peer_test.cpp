@@ -278,6 +278,13 @@ public:
     ze_result_t import_dma_buf(int, size_t, void**) override { return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; }
     ze_result_t lose() override { return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; }
     bool owns_event(const hal::Event&) const noexcept override { return false; }
+    ze_result_t create_module(hal::ModuleFormat, std::span<const uint8_t>, std::string_view,
+                              std::shared_ptr<hal::Module>*, std::string*) override {
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    }
+    ze_result_t record_on_stream(uintptr_t, const hal::EventRef&, hal::StreamMark) override {
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    }
 
     // Registers `size` bytes at `p` as this device's memory.
     void adopt(void* p, size_t size) {
