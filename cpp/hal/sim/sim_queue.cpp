@@ -102,8 +102,8 @@ ze_result_t SimQueue::append_write_global_timestamp(uint64_t* dst, const hal::Ev
     if (reinterpret_cast<uintptr_t>(dst) % alignof(uint64_t)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     hal::Allocation to;
     Holds holds;
-    if (ze_result_t r =
-            device_->find_memory(dst, sizeof *dst, &to, &holds.of[0], &holds.peer[0], hal::OperandUse::write);
+    if (ze_result_t r = device_->find_memory(dst, sizeof *dst, &to, &holds.of[0], &holds.peer[0],
+                                             hal::OperandUse::write);
         r != ZE_RESULT_SUCCESS)
         return r;
     if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
