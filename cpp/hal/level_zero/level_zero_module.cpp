@@ -169,6 +169,8 @@ std::array<uint32_t, 3> ZeKernel::group_size() const {
 
 ze_result_t ZeKernel::suggest_group_size(std::array<uint32_t, 3> global, std::array<uint32_t, 3>* out) const {
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    // The HAL's rule (hal/module.hpp); drivers answer a zero size with a code of their own.
+    if (global[0] == 0 || global[1] == 0 || global[2] == 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     std::lock_guard lock(mu_);
     return module_->device()->api().zeKernelSuggestGroupSize(handle_, global[0], global[1], global[2], &(*out)[0],
                                                              &(*out)[1], &(*out)[2]);
