@@ -45,7 +45,9 @@ TEST(CudaVirtualMemory, FillAndCopyAcrossTwoPhysicalMemories) {
     ASSERT_EQ(vm->create_physical(MemoryKind::device, page, &a), ZE_RESULT_SUCCESS);
     ASSERT_EQ(vm->create_physical(MemoryKind::device, 2 * page, &b), ZE_RESULT_SUCCESS);
     ASSERT_EQ(vm->map(v, page, a, 0, MemoryAccess::read_write), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(vm->map(at(v, page), page, b, page, MemoryAccess::read_write), ZE_RESULT_SUCCESS);
+    // CUDA maps a physical allocation from its start only (cuMemMap's offset must be 0).
+    EXPECT_EQ(vm->map(at(v, page), page, b, page, MemoryAccess::read_write), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    ASSERT_EQ(vm->map(at(v, page), page, b, 0, MemoryAccess::read_write), ZE_RESULT_SUCCESS);
     auto q = copy_queue(d);
     const uint32_t pattern = 0x12345678;
     ASSERT_EQ(q->append_fill(v, &pattern, sizeof pattern, 2 * page, nullptr, {}), ZE_RESULT_SUCCESS);
