@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 run() {  # run <build dir> <sanitizers> <python ON|OFF> <build target> [ctest args...]
   local dir=$1 san=$2 python=$3 target=$4; shift 4
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZEHAL_SANITIZE="$san" \
-    -DZEHAL_BUILD_PYTHON="$python" -DZEHAL_WERROR=ON -DPython_EXECUTABLE="$(command -v python3)" >/dev/null
+    -DZEHAL_BUILD_PYTHON="$python" -DZEHAL_BUILD_BENCHMARKS=OFF -DZEHAL_WERROR=ON -DPython_EXECUTABLE="$(command -v python3)" >/dev/null
   cmake --build "$dir" -j2 --target "$target"
   ctest --test-dir "$dir" --output-on-failure -j2 --timeout 600 "$@"
 }
