@@ -36,6 +36,15 @@ struct PyKernel {
     hal::DeviceRef device;
 };
 
+}  // namespace
+}  // namespace zehal::py
+
+ZEHAL_PY_MADE_CASTER(zehal::py::PyModule)
+ZEHAL_PY_MADE_CASTER(zehal::py::PyKernel)
+
+namespace zehal::py {
+namespace {
+
 const char* kind_name(hal::KernelArgKind kind) {
     switch (kind) {
         case hal::KernelArgKind::value:

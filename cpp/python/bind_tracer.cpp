@@ -397,6 +397,14 @@ private:
     std::shared_ptr<metrics::RankStream> stream_;
 };
 
+}  // namespace
+}  // namespace zehal::py
+
+ZEHAL_PY_MADE_CASTER(zehal::py::PyRankStream)
+
+namespace zehal::py {
+namespace {
+
 void bind_rank_stream(pyb::module_& m) {
     pyb::class_<PyRankStream>(m, "RankStream",
                               "One rank's Perfetto trace file, streamed as a tracer is drained: a native thread "
