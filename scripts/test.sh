@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# The test command: builds zehal with its native tests, installs the Python package,
-# then runs the native tests (CTest), the Python tests (pytest; again on the level_zero
-# backend through zehal's own Level Zero driver) and the stubs check.
+# The test command: installs the Python package, builds the native tests with
+# AddressSanitizer + UndefinedBehaviorSanitizer and runs them (CTest, scripts/native_tests.sh),
+# then the Python tests (pytest; again on the level_zero backend through zehal's own Level
+# Zero driver) and the stubs check. CI then runs the threaded native tests under
+# ThreadSanitizer (scripts/sanitize.sh) and the Python suite against the sanitized build
+# (scripts/sanitize_python.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
 python3 -m pip install -q --disable-pip-version-check --no-build-isolation \
-  -Ccmake.define.ZEHAL_BUILD_TESTS=ON -Ccmake.define.ZEHAL_WERROR="${ZEHAL_WERROR:-OFF}" ".[test]"
-ctest --test-dir build/python --output-on-failure -j2 --timeout 300
+  -Ccmake.define.ZEHAL_BUILD_BENCHMARKS=OFF -Ccmake.define.ZEHAL_WERROR="${ZEHAL_WERROR:-OFF}" ".[test]"
+bash scripts/native_tests.sh
 python3 -m pytest -q tests/py
 # The Python suite once more with the level_zero backend as the default: the real loader
 # (Debian's libze1) against zehal's own Level Zero driver (docs/level_zero.md); the tests
