@@ -143,8 +143,9 @@ TEST_P(KernelContract, PointerArgumentsAreOperands) {
     // (A level_zero device's driver, a process image of its own, cannot know this process's
     // sim memory: to it, it is system memory, the caller's to keep valid.)
     const ze_result_t launched = q->append_launch(*k, {1, 1, 1}, nullptr, {});
-    if (device_->backend_name() != "level_zero")
+    if (device_->backend_name() != "level_zero") {
         EXPECT_EQ(launched, device_->can_access_peer(*other) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    }
     ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
     EXPECT_EQ(other->free(foreign), ZE_RESULT_SUCCESS);
     // (A freed pointer is system memory, the caller's error, as for copies: not tested here.
