@@ -41,12 +41,14 @@ TEST(CudaVirtualMemory, FillAndCopyAcrossTwoPhysicalMemories) {
     ZEHAL_REQUIRE_VIRTUAL_MEMORY(d, vm, page);
     void* v = nullptr;
     ASSERT_EQ(vm->reserve(nullptr, 2 * page, &v), ZE_RESULT_SUCCESS);
-    std::shared_ptr<PhysicalMemory> a, b;
+    std::shared_ptr<PhysicalMemory> a, b, whole;
     ASSERT_EQ(vm->create_physical(MemoryKind::device, page, &a), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(vm->create_physical(MemoryKind::device, 2 * page, &b), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(vm->create_physical(MemoryKind::device, page, &b), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(vm->create_physical(MemoryKind::device, 2 * page, &whole), ZE_RESULT_SUCCESS);
     ASSERT_EQ(vm->map(v, page, a, 0, MemoryAccess::read_write), ZE_RESULT_SUCCESS);
-    // CUDA maps a physical allocation from its start only (cuMemMap's offset must be 0).
-    EXPECT_EQ(vm->map(at(v, page), page, b, page, MemoryAccess::read_write), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    // CUDA maps a whole physical allocation only (cuMemMap: offset 0, its full size).
+    EXPECT_EQ(vm->map(at(v, page), page, whole, page, MemoryAccess::read_write),
+              ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
     ASSERT_EQ(vm->map(at(v, page), page, b, 0, MemoryAccess::read_write), ZE_RESULT_SUCCESS);
     auto q = copy_queue(d);
     const uint32_t pattern = 0x12345678;
@@ -67,6 +69,7 @@ TEST(CudaVirtualMemory, FillAndCopyAcrossTwoPhysicalMemories) {
     EXPECT_EQ(vm->free(v, 2 * page), ZE_RESULT_SUCCESS);  // unmaps a
     EXPECT_EQ(vm->destroy_physical(&a), ZE_RESULT_SUCCESS);
     EXPECT_EQ(vm->destroy_physical(&b), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(vm->destroy_physical(&whole), ZE_RESULT_SUCCESS);
 }
 
 TEST(CudaVirtualMemory, HostPhysicalMemoryWorksOrIsUnsupported) {
