@@ -47,8 +47,7 @@ TEST(CudaVirtualMemory, FillAndCopyAcrossTwoPhysicalMemories) {
     ASSERT_EQ(vm->create_physical(MemoryKind::device, 2 * page, &whole), ZE_RESULT_SUCCESS);
     ASSERT_EQ(vm->map(v, page, a, 0, MemoryAccess::read_write), ZE_RESULT_SUCCESS);
     // CUDA maps a whole physical allocation only (cuMemMap: offset 0, its full size).
-    EXPECT_EQ(vm->map(at(v, page), page, whole, page, MemoryAccess::read_write),
-              ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    EXPECT_EQ(vm->map(at(v, page), page, whole, page, MemoryAccess::read_write), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
     ASSERT_EQ(vm->map(at(v, page), page, b, 0, MemoryAccess::read_write), ZE_RESULT_SUCCESS);
     auto q = copy_queue(d);
     const uint32_t pattern = 0x12345678;
