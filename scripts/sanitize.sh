@@ -6,8 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DZEHAL_SANITIZE=thread -DZEHAL_BUILD_PYTHON=OFF \
+cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O0 -g1" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1" -DZEHAL_SANITIZE=thread -DZEHAL_BUILD_PYTHON=OFF \
   -DZEHAL_BUILD_BENCHMARKS=OFF -DZEHAL_COMPILER=OFF -DZEHAL_WERROR=ON >/dev/null
 cmake --build build/tsan -j2 --target zehal_threaded_tests
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

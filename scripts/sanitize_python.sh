@@ -13,8 +13,8 @@ fuzz_seconds=${1:-60}
 # The build of scripts/sanitize.sh (the same options), whose targets are then up to date.
 build=build/asan
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DZEHAL_SANITIZE=address,undefined \
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O0 -g1" \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1" -DZEHAL_SANITIZE=address,undefined \
   -DZEHAL_BUILD_PYTHON=ON -DZEHAL_BUILD_BENCHMARKS=OFF -DZEHAL_WERROR=ON -DPython_EXECUTABLE="$(command -v python3)" >/dev/null
 cmake --build "$build" -j2 --target _zehal ze_zehal zehal
 
