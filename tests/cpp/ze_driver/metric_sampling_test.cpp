@@ -249,12 +249,19 @@ TEST_F(ZeMetricSampling, QueriesFromManyThreads) {
                                     ZET_METRIC_QUERY_POOL_TYPE_PERFORMANCE, 8};
     zet_metric_query_pool_handle_t pool = nullptr;
     ZE_OK(zetMetricQueryPoolCreate(context, device, util, &pd, &pool));
+    // Each thread's list and event are made here: the fixture's bookkeeping is not for threads.
+    std::vector<ze_command_list_handle_t> lists;
+    std::vector<ze_event_handle_t> events;
+    for (uint32_t t = 0; t < 4; ++t) {
+        lists.push_back(immediate_list(1));
+        events.push_back(make_events(1)[0]);
+    }
     std::vector<std::thread> threads;
     std::atomic<int> ok{0};
     for (uint32_t t = 0; t < 4; ++t)
         threads.emplace_back([&, t] {
-            ze_command_list_handle_t l = immediate_list(1);
-            ze_event_handle_t done = make_events(1)[0];
+            ze_command_list_handle_t l = lists[t];
+            ze_event_handle_t done = events[t];
             for (int i = 0; i < 20; ++i) {
                 zet_metric_query_handle_t q = nullptr;
                 if (zetMetricQueryCreate(pool, t, &q) != ZE_RESULT_SUCCESS) continue;
