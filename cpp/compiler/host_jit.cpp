@@ -67,20 +67,6 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>> host_machine(llvm::orc::JIT
     return detected->createTargetMachine();
 }
 
-void optimize(llvm::Module& module, llvm::TargetMachine& machine) {
-    llvm::LoopAnalysisManager loops;
-    llvm::FunctionAnalysisManager functions;
-    llvm::CGSCCAnalysisManager cgscc;
-    llvm::ModuleAnalysisManager modules;
-    llvm::PassBuilder builder(&machine);
-    builder.registerModuleAnalyses(modules);
-    builder.registerCGSCCAnalyses(cgscc);
-    builder.registerFunctionAnalyses(functions);
-    builder.registerLoopAnalyses(loops);
-    builder.crossRegisterProxies(loops, functions, cgscc, modules);
-    builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(module, modules);
-}
-
 // Lowers, optimises and compiles `program` into an object file.
 ze_result_t compile_object(const ProgramImpl& program, llvm::TargetMachine& machine, std::string* object,
                            std::string* log) {
@@ -98,7 +84,7 @@ ze_result_t compile_object(const ProgramImpl& program, llvm::TargetMachine& mach
     if (llvm::verifyModule(module, &stream)) {
         return fail(log, "the host lowering produced invalid IR: " + stream.str());
     }
-    optimize(module, machine);
+    optimize_o2(module, machine);
     llvm::SmallVector<char, 0> buffer;
     llvm::raw_svector_ostream out(buffer);
     llvm::legacy::PassManager passes;

@@ -1,6 +1,10 @@
 // LLVM target registration, once per process.
 #include "llvm_setup.hpp"
 
+#include <llvm/IR/Module.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Target/TargetMachine.h>
+
 #include <llvm/Support/TargetSelect.h>
 
 #include <mutex>
@@ -17,6 +21,20 @@ void initialize_llvm_targets() {
         LLVMInitializeNVPTXTargetMC();
         LLVMInitializeNVPTXAsmPrinter();
     });
+}
+
+void optimize_o2(llvm::Module& module, llvm::TargetMachine& machine) {
+    llvm::LoopAnalysisManager loops;
+    llvm::FunctionAnalysisManager functions;
+    llvm::CGSCCAnalysisManager cgscc;
+    llvm::ModuleAnalysisManager modules;
+    llvm::PassBuilder builder(&machine);
+    builder.registerModuleAnalyses(modules);
+    builder.registerCGSCCAnalyses(cgscc);
+    builder.registerFunctionAnalyses(functions);
+    builder.registerLoopAnalyses(loops);
+    builder.crossRegisterProxies(loops, functions, cgscc, modules);
+    builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(module, modules);
 }
 
 }  // namespace zehal::compiler

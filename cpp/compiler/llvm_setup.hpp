@@ -2,9 +2,17 @@
 // once, on first use.
 #pragma once
 
+namespace llvm {
+class Module;
+class TargetMachine;
+}  // namespace llvm
+
 namespace zehal::compiler {
 
 // Registers the native target and NVPTX with LLVM; safe to call from any thread.
 void initialize_llvm_targets();
+
+// Runs LLVM's default O2 module pipeline for `machine` over `module` (host and PTX alike).
+void optimize_o2(llvm::Module& module, llvm::TargetMachine& machine);
 
 }  // namespace zehal::compiler

@@ -135,20 +135,6 @@ void define_target_builtins(llvm::Module& module) {
     }
 }
 
-void optimize(llvm::Module& module, llvm::TargetMachine& machine) {
-    llvm::LoopAnalysisManager loops;
-    llvm::FunctionAnalysisManager functions;
-    llvm::CGSCCAnalysisManager cgscc;
-    llvm::ModuleAnalysisManager modules;
-    llvm::PassBuilder builder(&machine);
-    builder.registerModuleAnalyses(modules);
-    builder.registerCGSCCAnalyses(cgscc);
-    builder.registerFunctionAnalyses(functions);
-    builder.registerLoopAnalyses(loops);
-    builder.crossRegisterProxies(loops, functions, cgscc, modules);
-    builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(module, modules);
-}
-
 ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine, std::string* ptx, std::string* log) {
     TranslatedModule translated;
     if (ze_result_t r = program.translate(&translated, log); r != ZE_RESULT_SUCCESS) {
@@ -203,7 +189,7 @@ ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine
     if (llvm::verifyModule(module, &stream)) {
         return fail(log, "the NVPTX lowering produced invalid IR: " + stream.str());
     }
-    optimize(module, machine);
+    optimize_o2(module, machine);
     for (llvm::Function& f : module) {
         if (f.isDeclaration() && !f.isIntrinsic() && !f.use_empty()) {
             return fail(log, "no NVPTX implementation of " + f.getName().str());
