@@ -2,6 +2,8 @@
 // kernel code keep their usual effect. Each scenario runs in a child process.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
 #include <csignal>
 
 #include "child_run.hpp"
@@ -74,12 +76,24 @@ TEST(HostFaults, FaultsOutsideKernelsKeepTheirEffect) {
             ZE_RESULT_ERROR_UNKNOWN) {
             return 1;
         }
-        volatile int* nowhere = nullptr;
-        *nowhere = 1;
+        // A page with no access, not a null pointer: UBSan reports a store through null
+        // itself, where the test wants the fault.
+        void* page = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (page == MAP_FAILED) {
+            return 3;
+        }
+        *static_cast<volatile int*>(page) = 1;
         return 2;
     });
     EXPECT_FALSE(end.timed_out);
+#if defined(__SANITIZE_ADDRESS__)
+    // AddressSanitizer's handler was installed first and keeps its effect: it reports the
+    // fault and ends the process (abort_on_error: SIGABRT; otherwise exit code 1).
+    EXPECT_TRUE(end.signal == SIGABRT || end.signal == SIGSEGV || end.exit_code == 1)
+        << "signal " << end.signal << ", exit code " << end.exit_code;
+#else
     EXPECT_EQ(end.signal, SIGSEGV);
+#endif
 }
 
 }  // namespace
