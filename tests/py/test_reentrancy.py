@@ -240,11 +240,13 @@ for name, cls in vars(_zehal).items():
             except TypeError:
                 checked += 1
     if name == "Buffer":
+        # memoryview: pybind11 answers BufferError itself in some versions, before the
+        # Buffer's own check runs; either is the clear error.
         for export in (memoryview, lambda o: o.__dlpack__()):
             try:
                 export(obj)
                 raise SystemExit("an uninitialized Buffer was exported")
-            except TypeError:
+            except (TypeError, BufferError):
                 checked += 1
 print("ok", checked)
 """

@@ -15,14 +15,14 @@ class ZeMetricSampling : public ZeDriver {
 protected:
     void SetUp() override {
         ZeDriver::SetUp();
-        // The sim device is the last one (CUDA devices come first where they exist).
-        device = devices.back();
         util = group_named("EngineUtilization");
         engine = group_named("EngineEvents");
         if (!util) GTEST_SKIP() << "no EngineUtilization group";
         ZE_OK(zetContextActivateMetricGroups(context, device, 1, &util));
         ZE_OK(zetMetricGet(util, &metric_count, nullptr));
     }
+    // The sim device, the last one (CUDA devices come first where they exist).
+    ze_device_handle_t pick_device() override { return devices.back(); }
     void TearDown() override {
         if (util) {
             EXPECT_EQ(zetContextActivateMetricGroups(context, device, 0, nullptr), ZE_RESULT_SUCCESS);

@@ -1,5 +1,6 @@
-// Several devices through the driver (CTest runs it with ZEHAL_SIM_DEVICES=2; on a machine
-// with two GPUs the first two devices are CUDA's): peer access and P2P properties, copies
+// Several devices through the driver (CTest runs it with ZEHAL_SIM_DEVICES=2): two devices of
+// one backend, two GPUs where the machine has them, else two sim devices: peer access and P2P
+// properties, copies
 // between the devices' memory in command lists of either device, in both directions, waits
 // for another device's events, and kernel timestamps of a peer copy.
 #include <cstring>
@@ -21,13 +22,17 @@ class Peers : public ZeDriver {
 protected:
     void SetUp() override {
         ZeDriver::SetUp();
-        if (devices.size() < 2) GTEST_SKIP() << "two devices needed, " << devices.size() << " listed";
+        std::vector<ze_device_handle_t> gpus, sims;
+        for (ze_device_handle_t d : devices) (is_sim(d) ? sims : gpus).push_back(d);
+        pair = gpus.size() >= 2 ? gpus : sims;
+        if (pair.size() < 2) GTEST_SKIP() << "two devices of one backend needed";
+        pair.resize(2);
     }
     // `bytes` of device memory of device `i`, freed at the end of the test.
     void* device_memory(size_t i, size_t bytes) {
         ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
         void* p = nullptr;
-        EXPECT_EQ(zeMemAllocDevice(context, &dd, bytes, 64, devices[i], &p), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(zeMemAllocDevice(context, &dd, bytes, 64, pair[i], &p), ZE_RESULT_SUCCESS);
         owned_memory.push_back(p);
         return p;
     }
@@ -37,7 +42,7 @@ protected:
             ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, ordinal, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
             ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
         ze_command_list_handle_t l = nullptr;
-        EXPECT_EQ(zeCommandListCreateImmediate(context, devices[i], &qd, &l), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(zeCommandListCreateImmediate(context, pair[i], &qd, &l), ZE_RESULT_SUCCESS);
         owned_lists.push_back(l);
         return l;
     }
@@ -45,7 +50,7 @@ protected:
     ze_event_handle_t event_of(size_t i, uint32_t flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE) {
         ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, flags, 1};
         ze_event_pool_handle_t pool = nullptr;
-        EXPECT_EQ(zeEventPoolCreate(context, &pd, 1, &devices[i], &pool), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(zeEventPoolCreate(context, &pd, 1, &pair[i], &pool), ZE_RESULT_SUCCESS);
         owned_pools.push_back(pool);
         ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, 0, 0};
         ze_event_handle_t e = nullptr;
@@ -66,11 +71,13 @@ protected:
     }
     std::vector<void*> owned_memory;
     std::vector<ze_command_list_handle_t> owned_lists;
+    // The two devices of the tests: CUDA and sim devices reach no memory of each other.
+    std::vector<ze_device_handle_t> pair;
 };
 
 TEST_F(Peers, AccessAndP2PPropertiesAgree) {
-    for (ze_device_handle_t a : {devices[0], devices[1]}) {
-        for (ze_device_handle_t b : {devices[0], devices[1]}) {
+    for (ze_device_handle_t a : {pair[0], pair[1]}) {
+        for (ze_device_handle_t b : {pair[0], pair[1]}) {
             ze_bool_t can = false;
             ZE_OK(zeDeviceCanAccessPeer(a, b, &can));
             ze_device_p2p_bandwidth_exp_properties_t bw{};
@@ -84,9 +91,9 @@ TEST_F(Peers, AccessAndP2PPropertiesAgree) {
             EXPECT_EQ(bw.latencyUnit, ZE_LATENCY_UNIT_UNKNOWN);
         }
     }
-    EXPECT_EQ(zeDeviceGetP2PProperties(devices[0], devices[1], nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zeDeviceGetP2PProperties(pair[0], pair[1], nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     ze_device_p2p_properties_t p{ZE_STRUCTURE_TYPE_DEVICE_P2P_PROPERTIES, nullptr, 0};
-    EXPECT_EQ(zeDeviceGetP2PProperties(nullptr, devices[1], &p), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zeDeviceGetP2PProperties(nullptr, pair[1], &p), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
 }
 
 // Device 0 to device 1 and back, on the copy and compute engines of each device.
@@ -130,12 +137,12 @@ TEST_F(Peers, ListsWaitForAnotherDevicesEventsAndTimestampTheirOwn) {
         ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 1, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
         ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
     ze_command_queue_handle_t queue = nullptr;
-    ZE_OK(zeCommandQueueCreate(context, devices[1], &qd, &queue));
+    ZE_OK(zeCommandQueueCreate(context, pair[1], &qd, &queue));
     ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 1, 0};
     ze_command_list_handle_t regular = nullptr;
-    ZE_OK(zeCommandListCreate(context, devices[1], &ld, &regular));
+    ZE_OK(zeCommandListCreate(context, pair[1], &ld, &regular));
     const ze_result_t appended = zeCommandListAppendMemoryCopy(regular, on1, on0, kBytes, stamped, 1, &gate);
-    if (appended == ZE_RESULT_ERROR_INVALID_ARGUMENT && !is_sim(devices[1])) {
+    if (appended == ZE_RESULT_ERROR_INVALID_ARGUMENT && !is_sim(pair[1])) {
         ZE_OK(zeCommandListDestroy(regular));
         ZE_OK(zeCommandQueueDestroy(queue));
         GTEST_SKIP() << "waits for another device's events are sim only (docs/devices.md)";

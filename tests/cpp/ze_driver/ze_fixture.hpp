@@ -36,7 +36,7 @@ protected:
         ZE_OK(zeDeviceGet(driver, &count, nullptr));
         devices.resize(count);
         ZE_OK(zeDeviceGet(driver, &count, devices.data()));
-        device = devices.front();  // a CUDA device where one exists (registry order cuda, sim)
+        device = pick_device();
         ze_context_desc_t cd{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
         ZE_OK(zeContextCreate(driver, &cd, &context));
         list = immediate_list(0);
@@ -62,6 +62,10 @@ protected:
             EXPECT_EQ(zeContextDestroy(context), ZE_RESULT_SUCCESS);
         }
     }
+
+    // The device of the test, its list and its device memory: the first listed (a CUDA
+    // device where one exists: registry order cuda, sim) unless a fixture picks another.
+    virtual ze_device_handle_t pick_device() { return devices.front(); }
 
     // An immediate list on engine group `ordinal` of the device.
     ze_command_list_handle_t immediate_list(uint32_t ordinal) {

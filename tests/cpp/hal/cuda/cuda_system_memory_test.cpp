@@ -94,7 +94,7 @@ TEST(CudaSystemMemory, StackVectorAndFills) {
     copy_and_wait(*q, other.data(), vec.data(), 4096);
     EXPECT_EQ(other, vec);
     const uint8_t pattern[4] = {9, 8, 7, 6};
-    ASSERT_EQ(q->append_fill(vec.data() + 4, pattern, 4, 4088, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_fill(vec.data() + 4, pattern, 4, 4092, nullptr, {}), ZE_RESULT_SUCCESS);  // to the end
     ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
     EXPECT_EQ(vec[3], on_stack[3]);
     EXPECT_EQ(vec[4], 9);
