@@ -406,6 +406,10 @@ ze_result_t CudaQueue::append_launch(hal::Kernel& kernel, const hal::GroupCount&
     const std::vector<hal::KernelArg>& sig = k->properties().args;
     ContextScope scope(api_, device_->context());  // for the look-ups too, as in append_copy
     std::lock_guard lock(mu_);
+    // The first global pointer argument into imported export memory makes the launch an
+    // export write, as on the sim device: the word there once the kernel ran.
+    hal::Operand exported;
+    const void* exported_at = nullptr;
     for (size_t i = 0; i < sig.size(); ++i) {
         params[i] = sig[i].kind == hal::KernelArgKind::local ? &locals.offsets[i] : const_cast<void*>(args.values[i]);
         if (sig[i].kind != hal::KernelArgKind::global && sig[i].kind != hal::KernelArgKind::constant) continue;
@@ -416,12 +420,22 @@ ze_result_t CudaQueue::append_launch(hal::Kernel& kernel, const hal::GroupCount&
         hal::Operand operand;
         if (ze_result_t r = operands_.find(p, 1, &operand); r != ZE_RESULT_SUCCESS) return r;
         if (hal::is_pageable(operand.placement)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (!exported_at && sig[i].kind == hal::KernelArgKind::global && operand.placement == hal::Placement::device &&
+            operand.allocation.info.imported) {
+            exported = operand;
+            exported_at = p;
+        }
     }
     CUresult r = begin_locked(signal_event, waits);
     if (r == CUDA_SUCCESS)
         r = api_.cuLaunchKernel(k->function(), groups[0], groups[1], groups[2], args.group_size[0], args.group_size[1],
                                 args.group_size[2], static_cast<unsigned>(locals.total), stream_, params.data(),
                                 nullptr);
+    if (r == CUDA_SUCCESS && exported_at) {
+        const auto end = reinterpret_cast<uintptr_t>(exported.allocation.info.base) + exported.allocation.info.size;
+        const size_t bytes = std::min<size_t>(sizeof(uint32_t), end - reinterpret_cast<uintptr_t>(exported_at));
+        r = probe_export_locked(exported.allocation, exported_at, bytes);
+    }
     if (r == CUDA_SUCCESS) r = end_locked(signal_event);
     return device_->check(r);
 }

@@ -7,6 +7,8 @@
 
 #include <cstring>
 #include <map>
+#include <span>
+#include <string>
 
 #include "cuda_fixture.hpp"
 #include "hal/metric_info.hpp"
@@ -186,6 +188,62 @@ TEST(CudaTrace, ExportImportAndWritesBecomeKind6Records) {
     EXPECT_EQ(dev->free(view), ZE_RESULT_SUCCESS);
     EXPECT_EQ(dev->free(view), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(dev->free(other), ZE_RESULT_SUCCESS);
+}
+
+// *dst = value, one thread (PTX for any GPU of sm_70 and later).
+constexpr char kStoreWordPtx[] = R"(
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry store_word(.param .u64 dst, .param .u32 value)
+{
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [dst];
+    ld.param.u32 %r1, [value];
+    cvta.to.global.u64 %rd2, %rd1;
+    st.global.u32 [%rd2], %r1;
+    ret;
+}
+)";
+
+// A kernel whose first global pointer argument is into imported export memory is an export
+// write, as on the sim device: the word there once the kernel ran.
+TEST(CudaTrace, AKernelWritingIntoExportMemoryIsAKind6Record) {
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_TRACER(dev);
+    if (!dev->properties().dma_buf_export) GTEST_SKIP() << "the device does not export dma-bufs";
+    const uint32_t exp = group_index(dev, hal::kGroupExportDmaBuf);
+    int fd = -1;
+    size_t size = 0;
+    ASSERT_EQ(dev->export_dma_buf(exp, &fd, &size), ZE_RESULT_SUCCESS);
+    void* view = nullptr;
+    ASSERT_EQ(dev->import_dma_buf(fd, size, &view), ZE_RESULT_SUCCESS);
+    hal::ModuleRef m;
+    std::string log;
+    const std::span<const uint8_t> ptx{reinterpret_cast<const uint8_t*>(kStoreWordPtx), sizeof kStoreWordPtx - 1};
+    ASSERT_EQ(dev->create_module(hal::ModuleFormat::native, ptx, "", &m, &log), ZE_RESULT_SUCCESS) << log;
+    hal::KernelRef k;
+    ASSERT_EQ(m->create_kernel("store_word", &k), ZE_RESULT_SUCCESS);
+    const void* at = static_cast<char*>(view) + 16;
+    const uint32_t value = 0x5EED5EEDu;
+    ASSERT_EQ(k->set_argument(0, sizeof at, &at), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(k->set_argument(1, sizeof value, &value), ZE_RESULT_SUCCESS);
+    std::shared_ptr<hal::Queue> q;
+    ASSERT_EQ(dev->create_queue(hal::kComputeOrdinal, 0, &q), ZE_RESULT_SUCCESS);
+    hal::TraceSource* source = dev->trace_source();
+    const uint32_t groups[] = {exp};
+    ASSERT_EQ(source->start(groups), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_launch(*k, {1, 1, 1}, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    uint64_t lost = 0;
+    auto records = drain_until(
+        *source, [](const std::vector<hal::TraceRecord>& r) { return !r.empty(); }, &lost);
+    EXPECT_EQ(source->stop(), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(records.size(), 1u);
+    EXPECT_EQ(records[0].kind, hal::kRecordExportWrite);
+    EXPECT_EQ(records[0].value, value);
+    EXPECT_EQ(dev->free(view), ZE_RESULT_SUCCESS);
 }
 
 TEST(CudaTrace, NoFdLeakOverExportImportCycles) {
