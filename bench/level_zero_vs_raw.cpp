@@ -13,6 +13,7 @@
 #include <level_zero/ze_api.h>
 
 #include "paired_rounds.hpp"
+#include "ze_devices.hpp"
 #include "ze_raw_copy.hpp"
 #include "zehal/zehal.hpp"
 
@@ -37,11 +38,8 @@ int main(int argc, char** argv) {
     std::memset(h.data(), 1, big);
 
     // The raw side: the same device, a context and an immediate list of its own.
-    ZEHAL_BENCH_ZE_CHECK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
+    const ze_driver_handle_t driver = zehal::bench::first_ze_driver();
     uint32_t count = 1;
-    ze_driver_handle_t driver = nullptr;
-    ZEHAL_BENCH_ZE_CHECK(zeDriverGet(&count, &driver));
-    count = 1;
     ze_device_handle_t zdev = nullptr;
     ZEHAL_BENCH_ZE_CHECK(zeDeviceGet(driver, &count, &zdev));
     uint32_t groups = 0;

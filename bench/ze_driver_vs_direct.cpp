@@ -12,28 +12,9 @@
 #include <level_zero/ze_api.h>
 
 #include "paired_rounds.hpp"
+#include "ze_devices.hpp"
 #include "ze_raw_copy.hpp"
 #include "zehal/zehal.hpp"
-
-namespace {
-
-// The driver's device whose name is `name`.
-ze_device_handle_t find_device(ze_driver_handle_t driver, const std::string& name) {
-    uint32_t n = 0;
-    ZEHAL_BENCH_ZE_CHECK(zeDeviceGet(driver, &n, nullptr));
-    std::vector<ze_device_handle_t> all(n);
-    ZEHAL_BENCH_ZE_CHECK(zeDeviceGet(driver, &n, all.data()));
-    for (ze_device_handle_t d : all) {
-        ze_device_properties_t p{};
-        p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
-        ZEHAL_BENCH_ZE_CHECK(zeDeviceGetProperties(d, &p));
-        if (name == p.name) return d;
-    }
-    std::fprintf(stderr, "the driver has no device named %s\n", name.c_str());
-    std::exit(1);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
     std::string backend = "sim";
@@ -62,11 +43,8 @@ int main(int argc, char** argv) {
     std::memset(h.data(), 1, big);
 
     // The driver's path: the same device through the loader.
-    ZEHAL_BENCH_ZE_CHECK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
-    uint32_t count = 1;
-    ze_driver_handle_t driver = nullptr;
-    ZEHAL_BENCH_ZE_CHECK(zeDriverGet(&count, &driver));
-    ze_device_handle_t zdev = find_device(driver, device.properties().name);
+    const ze_driver_handle_t driver = zehal::bench::first_ze_driver();
+    ze_device_handle_t zdev = zehal::bench::find_ze_device(driver, device.properties().name);
     zehal::bench::ZeRawCopy raw(driver, zdev, device.properties().copy_engines > 0 ? 1 : 0, big);
     auto direct_copy = [&](size_t bytes) { dma.copy(d.data(), h.data(), bytes).wait(); };
 

@@ -16,6 +16,7 @@
 #include <level_zero/ze_api.h>
 
 #include "paired_rounds.hpp"
+#include "ze_devices.hpp"
 #include "hal/registry.hpp"
 
 namespace {
@@ -37,22 +38,6 @@ std::vector<uint8_t> empty_kernel_spirv() {
         std::exit(1);
     }
     return bytes;
-}
-
-// The driver's device whose name is `name`.
-ze_device_handle_t find_device(ze_driver_handle_t driver, const std::string& name) {
-    uint32_t n = 0;
-    ZEHAL_BENCH_ZE_CHECK(zeDeviceGet(driver, &n, nullptr));
-    std::vector<ze_device_handle_t> all(n);
-    ZEHAL_BENCH_ZE_CHECK(zeDeviceGet(driver, &n, all.data()));
-    for (ze_device_handle_t d : all) {
-        ze_device_properties_t p{};
-        p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
-        ZEHAL_BENCH_ZE_CHECK(zeDeviceGetProperties(d, &p));
-        if (name == p.name) return d;
-    }
-    std::fprintf(stderr, "the driver has no device named %s\n", name.c_str());
-    std::exit(1);
 }
 
 // An empty kernel's launch and host wait through the loader: an immediate list on compute
@@ -138,11 +123,8 @@ int main(int argc, char** argv) {
     };
 
     // The driver's path: the same device through the loader.
-    ZEHAL_BENCH_ZE_CHECK(zeInit(ZE_INIT_FLAG_GPU_ONLY));
-    uint32_t count = 1;
-    ze_driver_handle_t driver = nullptr;
-    ZEHAL_BENCH_ZE_CHECK(zeDriverGet(&count, &driver));
-    DriverLaunch through_driver(driver, find_device(driver, device->properties().name), spirv);
+    const ze_driver_handle_t driver = zehal::bench::first_ze_driver();
+    DriverLaunch through_driver(driver, zehal::bench::find_ze_device(driver, device->properties().name), spirv);
 
     const auto t = zehal::bench::paired_rounds([&] { through_driver.launch(); }, hal_launch, rounds, iters);
     std::printf("device: %s (%s)\n", device->properties().name.c_str(), backend.c_str());
