@@ -1,7 +1,7 @@
 // The cuda backend beside the raw CUDA driver API and CUPTI, in the same process and run:
 // bandwidth of large copies, the round trip of a 64-byte copy, allocation, tracer overhead.
-// The raw side resolves the few driver entry points it needs itself (the C ABI of cuda.h,
-// declared here, since zehal builds without linking CUDA).
+// The raw side resolves the few driver entry points it needs itself (raw_cuda.hpp: zehal
+// builds without linking CUDA).
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -12,15 +12,14 @@
 #include <memory>
 #include <string>
 #include <thread>
-#include <type_traits>
 #include <vector>
 
 #include "aml/area.hpp"
 #include "benchmarks.hpp"
 #include "common/clock.hpp"
-#include "common/dynlib.hpp"
 #include "hal/trace_record.hpp"
 #include "metrics/tracer.hpp"
+#include "raw_cuda.hpp"
 #include "tracer_setup.hpp"
 
 namespace zehal::bench {
@@ -28,79 +27,6 @@ namespace zehal::bench {
 namespace {
 
 // --- the raw side ---------------------------------------------------------------------
-
-using CUresult = int;
-using CUdevice = int;
-using CUcontext = void*;
-using CUstream = void*;
-using CUmodule = void*;
-using CUfunction = void*;
-using CUdeviceptr = unsigned long long;
-using CUmemoryPool = void*;
-constexpr CUresult kCudaSuccess = 0;
-constexpr CUresult kCudaErrorNotReady = 600;
-constexpr unsigned kStreamNonBlocking = 1;
-
-// The driver entry points of the baseline.
-struct RawCuda {
-    DynLib lib;
-    CUresult (*cuDeviceGetCount)(int*) = nullptr;
-    CUresult (*cuDeviceGet)(CUdevice*, int) = nullptr;
-    CUresult (*cuDeviceGetUuid)(unsigned char*, CUdevice) = nullptr;
-    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
-    CUresult (*cuDevicePrimaryCtxRelease)(CUdevice) = nullptr;
-    CUresult (*cuCtxPushCurrent)(CUcontext) = nullptr;
-    CUresult (*cuCtxPopCurrent)(CUcontext*) = nullptr;
-    CUresult (*cuStreamCreate)(CUstream*, unsigned) = nullptr;
-    CUresult (*cuStreamDestroy)(CUstream) = nullptr;
-    CUresult (*cuStreamSynchronize)(CUstream) = nullptr;
-    CUresult (*cuStreamQuery)(CUstream) = nullptr;
-    CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = nullptr;
-    CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream) = nullptr;
-    CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
-    CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
-    CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool*, CUdevice) = nullptr;
-    CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr*, size_t, CUmemoryPool, CUstream) = nullptr;
-    CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream) = nullptr;
-    CUresult (*cuModuleLoadData)(CUmodule*, const void*) = nullptr;
-    CUresult (*cuModuleUnload)(CUmodule) = nullptr;
-    CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
-    CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                               CUstream, void**, void**) = nullptr;
-
-    bool load() {
-        lib = DynLib::open_first("libcuda.so.1");
-        bool ok = static_cast<bool>(lib);
-        // By the exported names cuda.h maps these functions to (stable ABI).
-        auto resolve = [&](const char* symbol, auto** fn) {
-            *fn = lib.symbol<std::remove_pointer_t<decltype(fn)>>(symbol);
-            ok = ok && *fn;
-        };
-        resolve("cuDeviceGetCount", &cuDeviceGetCount);
-        resolve("cuDeviceGet", &cuDeviceGet);
-        resolve("cuDeviceGetUuid_v2", &cuDeviceGetUuid);
-        resolve("cuDevicePrimaryCtxRetain", &cuDevicePrimaryCtxRetain);
-        resolve("cuDevicePrimaryCtxRelease_v2", &cuDevicePrimaryCtxRelease);
-        resolve("cuCtxPushCurrent_v2", &cuCtxPushCurrent);
-        resolve("cuCtxPopCurrent_v2", &cuCtxPopCurrent);
-        resolve("cuStreamCreate", &cuStreamCreate);
-        resolve("cuStreamDestroy_v2", &cuStreamDestroy);
-        resolve("cuStreamSynchronize", &cuStreamSynchronize);
-        resolve("cuStreamQuery", &cuStreamQuery);
-        resolve("cuMemcpyAsync", &cuMemcpyAsync);
-        resolve("cuMemcpyHtoDAsync_v2", &cuMemcpyHtoDAsync);
-        resolve("cuMemAlloc_v2", &cuMemAlloc);
-        resolve("cuMemFree_v2", &cuMemFree);
-        resolve("cuDeviceGetDefaultMemPool", &cuDeviceGetDefaultMemPool);
-        resolve("cuMemAllocFromPoolAsync", &cuMemAllocFromPoolAsync);
-        resolve("cuMemFreeAsync", &cuMemFreeAsync);
-        resolve("cuModuleLoadData", &cuModuleLoadData);
-        resolve("cuModuleUnload", &cuModuleUnload);
-        resolve("cuModuleGetFunction", &cuModuleGetFunction);
-        resolve("cuLaunchKernel", &cuLaunchKernel);
-        return ok;
-    }
-};
 
 // The raw side's context, stream and empty kernel on the device zehal measures.
 struct RawDevice {
@@ -112,16 +38,8 @@ struct RawDevice {
     CUfunction empty = nullptr;
 
     bool open(const hal::DeviceProperties& props) {
-        if (!cu.load()) return false;
-        int count = 0;
-        if (cu.cuDeviceGetCount(&count) != kCudaSuccess) return false;
-        bool found = false;
-        for (int i = 0; i < count && !found; ++i) {
-            unsigned char uuid[16] = {};
-            if (cu.cuDeviceGet(&dev, i) != kCudaSuccess || cu.cuDeviceGetUuid(uuid, dev) != kCudaSuccess) continue;
-            found = std::memcmp(uuid, props.uuid.data(), 16) == 0;
-        }
-        if (!found || cu.cuDevicePrimaryCtxRetain(&ctx, dev) != kCudaSuccess) return false;
+        if (!cu.load() || !find_cuda_device(cu, props.uuid, &dev)) return false;
+        if (cu.cuDevicePrimaryCtxRetain(&ctx, dev) != kCudaSuccess) return false;
         cu.cuCtxPushCurrent(ctx);
         static const char kPtx[] =
             ".version 7.0\n.target sm_50\n.address_size 64\n.visible .entry raw_empty()\n{\n ret;\n}\n";

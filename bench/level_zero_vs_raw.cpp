@@ -15,7 +15,7 @@
 #include "paired_rounds.hpp"
 #include "ze_devices.hpp"
 #include "ze_raw_copy.hpp"
-#include "zehal/zehal.hpp"
+#include "zehal_copy.hpp"
 
 int main(int argc, char** argv) {
     const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
@@ -28,14 +28,9 @@ int main(int argc, char** argv) {
     setenv("ZEHAL_BACKEND", "level_zero", 1);
 
     // zehal's side: the first level_zero device through the C++ API.
-    zehal::Device device = zehal::Device::get("level_zero", 0);
-    const uint32_t ordinal = device.properties().copy_engines > 0 ? 1 : 0;
-    zehal::Dma dma(device, ordinal, 0);
-    zehal::Area host_area = zehal::Area::host();
-    zehal::Area dev_area = zehal::Area::device(device);
-    zehal::Buffer h = host_area.map(big);
-    zehal::Buffer d = dev_area.map(big);
-    std::memset(h.data(), 1, big);
+    zehal::bench::ZehalCopy ours("level_zero", big);
+    const zehal::Device& device = ours.device();
+    const uint32_t ordinal = ours.ordinal();
 
     // The raw side: the same device, a context and an immediate list of its own.
     const ze_driver_handle_t driver = zehal::bench::first_ze_driver();
@@ -59,11 +54,10 @@ int main(int argc, char** argv) {
         }
     }
     zehal::bench::ZeRawCopy raw(driver, zdev, ze_ordinal, big);
-    auto zehal_copy = [&](size_t bytes) { dma.copy(d.data(), h.data(), bytes).wait(); };
 
     using zehal::bench::paired_rounds;
-    const auto small = paired_rounds([&] { zehal_copy(64); }, [&] { raw.copy(64); }, rounds, small_iters);
-    const auto large = paired_rounds([&] { zehal_copy(big); }, [&] { raw.copy(big); }, rounds, big_iters);
+    const auto small = paired_rounds([&] { ours.copy(64); }, [&] { raw.copy(64); }, rounds, small_iters);
+    const auto large = paired_rounds([&] { ours.copy(big); }, [&] { raw.copy(big); }, rounds, big_iters);
 
     std::printf("device: %s (level_zero)\n", device.properties().name);
     std::printf("%-36s %12s %12s %8s\n", "figure", "zehal", "raw L0", "ratio");

@@ -9,69 +9,41 @@
 #include <functional>
 #include <memory>
 #include <thread>
-#include <type_traits>
 #include <utility>
 
 #include "benchmarks.hpp"
-#include "common/dynlib.hpp"
+#include "raw_cuda.hpp"
 
 namespace zehal::bench {
 
 namespace {
-
-using CUresult = int;
-using CUdevice = int;
-using CUcontext = void*;
-using CUstream = void*;
-using CUdeviceptr = unsigned long long;
-constexpr CUresult kCudaSuccess = 0;
-constexpr unsigned kStreamNonBlocking = 1;
 
 // The baseline's driver entry points, and the primary context and a stream of each device.
 class RawPeers {
 public:
     // False when the driver or either device cannot be had.
     bool open(const hal::DeviceProperties& a, const hal::DeviceProperties& b) {
-        lib_ = DynLib::open_first("libcuda.so.1");
-        if (!lib_) return false;
-        bool ok = true;
-        auto resolve = [&](const char* symbol, auto** fn) {
-            *fn = lib_.symbol<std::remove_pointer_t<decltype(fn)>>(symbol);
-            ok = ok && *fn;
-        };
-        resolve("cuDeviceGetCount", &cuDeviceGetCount_);
-        resolve("cuDeviceGet", &cuDeviceGet_);
-        resolve("cuDeviceGetUuid_v2", &cuDeviceGetUuid_);
-        resolve("cuDevicePrimaryCtxRetain", &cuDevicePrimaryCtxRetain_);
-        resolve("cuDevicePrimaryCtxRelease_v2", &cuDevicePrimaryCtxRelease_);
-        resolve("cuCtxPushCurrent_v2", &cuCtxPushCurrent_);
-        resolve("cuCtxPopCurrent_v2", &cuCtxPopCurrent_);
-        resolve("cuCtxEnablePeerAccess", &cuCtxEnablePeerAccess_);
-        resolve("cuStreamCreate", &cuStreamCreate_);
-        resolve("cuStreamDestroy_v2", &cuStreamDestroy_);
-        resolve("cuStreamSynchronize", &cuStreamSynchronize_);
-        resolve("cuMemcpyPeerAsync", &cuMemcpyPeerAsync_);
-        if (!ok) return false;
+        if (!cu_.load()) return false;
         return side(a, &sides_[0]) && side(b, &sides_[1]) && enable(0, 1) && enable(1, 0);
     }
     ~RawPeers() {
         for (Side& s : sides_) {
             if (!s.ctx) continue;
-            cuCtxPushCurrent_(s.ctx);
-            if (s.stream) cuStreamDestroy_(s.stream);
+            cu_.cuCtxPushCurrent(s.ctx);
+            if (s.stream) cu_.cuStreamDestroy(s.stream);
             CUcontext popped = nullptr;
-            cuCtxPopCurrent_(&popped);
-            cuDevicePrimaryCtxRelease_(s.dev);
+            cu_.cuCtxPopCurrent(&popped);
+            cu_.cuDevicePrimaryCtxRelease(s.dev);
         }
     }
     // Copies `n` bytes from `src` (device `from`) to `dst` (device 1 - from) on `from`'s stream.
     bool copy(int from, void* dst, const void* src, size_t n) {
         const Side& s = sides_[from];
         const Side& d = sides_[1 - from];
-        return cuMemcpyPeerAsync_(reinterpret_cast<CUdeviceptr>(dst), d.ctx, reinterpret_cast<CUdeviceptr>(src), s.ctx,
-                                  n, s.stream) == kCudaSuccess;
+        return cu_.cuMemcpyPeerAsync(reinterpret_cast<CUdeviceptr>(dst), d.ctx, reinterpret_cast<CUdeviceptr>(src),
+                                     s.ctx, n, s.stream) == kCudaSuccess;
     }
-    bool wait(int side) { return cuStreamSynchronize_(sides_[side].stream) == kCudaSuccess; }
+    bool wait(int side) { return cu_.cuStreamSynchronize(sides_[side].stream) == kCudaSuccess; }
 
 private:
     struct Side {
@@ -82,50 +54,29 @@ private:
 
     // The device whose uuid is `props`'s, its primary context and a stream on it.
     bool side(const hal::DeviceProperties& props, Side* out) {
-        int count = 0;
-        if (cuDeviceGetCount_(&count) != kCudaSuccess) return false;
-        for (int i = 0; i < count; ++i) {
-            unsigned char uuid[16] = {};
-            CUdevice dev = 0;
-            if (cuDeviceGet_(&dev, i) != kCudaSuccess || cuDeviceGetUuid_(uuid, dev) != kCudaSuccess) continue;
-            if (std::memcmp(uuid, props.uuid.data(), 16) != 0) continue;
-            out->dev = dev;
-            if (cuDevicePrimaryCtxRetain_(&out->ctx, dev) != kCudaSuccess) {
-                out->ctx = nullptr;
-                return false;
-            }
-            cuCtxPushCurrent_(out->ctx);
-            const bool ok = cuStreamCreate_(&out->stream, kStreamNonBlocking) == kCudaSuccess;
-            CUcontext popped = nullptr;
-            cuCtxPopCurrent_(&popped);
-            return ok;
+        if (!find_cuda_device(cu_, props.uuid, &out->dev)) return false;
+        if (cu_.cuDevicePrimaryCtxRetain(&out->ctx, out->dev) != kCudaSuccess) {
+            out->ctx = nullptr;
+            return false;
         }
-        return false;
+        cu_.cuCtxPushCurrent(out->ctx);
+        const bool ok = cu_.cuStreamCreate(&out->stream, kStreamNonBlocking) == kCudaSuccess;
+        CUcontext popped = nullptr;
+        cu_.cuCtxPopCurrent(&popped);
+        return ok;
     }
     // Peer access from `from`'s context to `to`'s memory, as zehal enables it. Its result is
     // not needed: without peer access the driver stages the copies, for both sides alike.
     bool enable(int from, int to) {
-        cuCtxPushCurrent_(sides_[from].ctx);
-        cuCtxEnablePeerAccess_(sides_[to].ctx, 0);
+        cu_.cuCtxPushCurrent(sides_[from].ctx);
+        cu_.cuCtxEnablePeerAccess(sides_[to].ctx, 0);
         CUcontext popped = nullptr;
-        cuCtxPopCurrent_(&popped);
+        cu_.cuCtxPopCurrent(&popped);
         return true;
     }
 
-    DynLib lib_;
+    RawCuda cu_;
     Side sides_[2];
-    CUresult (*cuDeviceGetCount_)(int*) = nullptr;
-    CUresult (*cuDeviceGet_)(CUdevice*, int) = nullptr;
-    CUresult (*cuDeviceGetUuid_)(unsigned char*, CUdevice) = nullptr;
-    CUresult (*cuDevicePrimaryCtxRetain_)(CUcontext*, CUdevice) = nullptr;
-    CUresult (*cuDevicePrimaryCtxRelease_)(CUdevice) = nullptr;
-    CUresult (*cuCtxPushCurrent_)(CUcontext) = nullptr;
-    CUresult (*cuCtxPopCurrent_)(CUcontext*) = nullptr;
-    CUresult (*cuCtxEnablePeerAccess_)(CUcontext, unsigned) = nullptr;
-    CUresult (*cuStreamCreate_)(CUstream*, unsigned) = nullptr;
-    CUresult (*cuStreamDestroy_)(CUstream) = nullptr;
-    CUresult (*cuStreamSynchronize_)(CUstream) = nullptr;
-    CUresult (*cuMemcpyPeerAsync_)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream) = nullptr;
 };
 
 // `n` bytes of device memory of `d`, freed when it goes.

@@ -11,20 +11,14 @@
 
 #include <level_zero/ze_api.h>
 
+#include "bench_args.hpp"
 #include "paired_rounds.hpp"
 #include "ze_devices.hpp"
 #include "ze_raw_copy.hpp"
-#include "zehal/zehal.hpp"
+#include "zehal_copy.hpp"
 
 int main(int argc, char** argv) {
-    std::string backend = "sim";
-    bool quick = false;
-    for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--quick") == 0)
-            quick = true;
-        else
-            backend = argv[i];
-    }
+    const auto [backend, quick] = zehal::bench::parse_bench_args(argc, argv);
     const int rounds = quick ? 2 : 8;
     const int small_iters = quick ? 200 : 5000;
     const size_t big = quick ? (16u << 20) : (256u << 20);
@@ -34,23 +28,17 @@ int main(int argc, char** argv) {
     // pinned path). With the driver on the loader's list, the level_zero backend (zehal's
     // driver seen through the loader) would otherwise be the default and own host areas.
     setenv("ZEHAL_BACKEND", backend.c_str(), 1);
-    zehal::Device device = zehal::Device::get(backend, 0);
-    zehal::Dma dma(device, device.properties().copy_engines > 0 ? 1 : 0, 0);
-    zehal::Area host_area = zehal::Area::host();
-    zehal::Area dev_area = zehal::Area::device(device);
-    zehal::Buffer h = host_area.map(big);
-    zehal::Buffer d = dev_area.map(big);
-    std::memset(h.data(), 1, big);
+    zehal::bench::ZehalCopy direct(backend, big);
+    const zehal::Device& device = direct.device();
 
     // The driver's path: the same device through the loader.
     const ze_driver_handle_t driver = zehal::bench::first_ze_driver();
     ze_device_handle_t zdev = zehal::bench::find_ze_device(driver, device.properties().name);
-    zehal::bench::ZeRawCopy raw(driver, zdev, device.properties().copy_engines > 0 ? 1 : 0, big);
-    auto direct_copy = [&](size_t bytes) { dma.copy(d.data(), h.data(), bytes).wait(); };
+    zehal::bench::ZeRawCopy raw(driver, zdev, direct.ordinal(), big);
 
     using zehal::bench::paired_rounds;
-    const auto small = paired_rounds([&] { raw.copy(64); }, [&] { direct_copy(64); }, rounds, small_iters);
-    const auto large = paired_rounds([&] { raw.copy(big); }, [&] { direct_copy(big); }, rounds, big_iters);
+    const auto small = paired_rounds([&] { raw.copy(64); }, [&] { direct.copy(64); }, rounds, small_iters);
+    const auto large = paired_rounds([&] { raw.copy(big); }, [&] { direct.copy(big); }, rounds, big_iters);
 
     std::printf("device: %s (%s)\n", device.properties().name, backend.c_str());
     std::printf("%-36s %12s %12s %8s\n", "figure", "driver", "C++ API", "ratio");

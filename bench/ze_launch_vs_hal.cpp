@@ -15,6 +15,7 @@
 
 #include <level_zero/ze_api.h>
 
+#include "bench_args.hpp"
 #include "paired_rounds.hpp"
 #include "ze_devices.hpp"
 #include "hal/registry.hpp"
@@ -92,14 +93,7 @@ private:
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string backend = "sim";
-    bool quick = false;
-    for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--quick") == 0)
-            quick = true;
-        else
-            backend = argv[i];
-    }
+    const auto [backend, quick] = zehal::bench::parse_bench_args(argc, argv);
     const int rounds = quick ? 2 : 8;
     const int iters = quick ? 200 : 5000;
     const std::vector<uint8_t> spirv = empty_kernel_spirv();
