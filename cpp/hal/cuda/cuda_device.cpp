@@ -329,6 +329,10 @@ bool CudaDevice::owns_event(const hal::Event& event) const noexcept {
     return e && &e->device() == this;
 }
 
+bool CudaDevice::waits_for_event(const hal::Event& event) const noexcept {
+    return dynamic_cast<const CudaEvent*>(&event) != nullptr;
+}
+
 ze_result_t CudaDevice::import_dma_buf(int fd, size_t size, void** out) {
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;

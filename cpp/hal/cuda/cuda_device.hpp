@@ -58,6 +58,9 @@ public:
     // Access as can_access_peer; atomics from cuDeviceGetP2PAttribute; bandwidth unknown (0).
     ze_result_t peer_properties(const hal::Device& other, hal::PeerProperties* out) const override;
     bool owns_event(const hal::Event& event) const noexcept override;
+    // Its own events and every other CUDA device's: an event's flag is portable pinned memory
+    // at one address in every context (unified addressing), which a stream waits on.
+    bool waits_for_event(const hal::Event& event) const noexcept override;
 
     // --- for the backend's queues and events ---
     const DriverApi& api() const noexcept { return api_; }

@@ -117,7 +117,7 @@ ze_result_t CudaQueue::check_events(const hal::EventRef& signal, std::span<const
     }
     for (const hal::EventRef& w : waits) {
         if (!w) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-        if (!cuda_event_of(w, *device_)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (!device_->waits_for_event(*w)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     }
     return ZE_RESULT_SUCCESS;
 }

@@ -1,6 +1,7 @@
 // Two CUDA devices (docs/devices.md, docs/cuda.md): peer access, copies between their memory
 // on the streams of either device in both directions, concurrent copies on both devices'
-// queues, a fill of a peer's memory, and device memory of another backend refused. Skips,
+// queues, a fill of a peer's memory, waits for the other device's events, and device memory
+// of another backend refused. Skips,
 // saying why, with fewer than two CUDA devices.
 #include <gtest/gtest.h>
 
@@ -124,6 +125,27 @@ TEST(CudaPeer, FillOfAPeersMemoryNeedsAccess) {
     ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
     const std::vector<uint8_t> got = bytes_of(b, on_b.ptr, 4096);
     for (size_t i = 0; i < 4096; i += 4) ASSERT_EQ(std::memcmp(&got[i], &pattern, 4), 0) << i;
+}
+
+// A command of one device waits for an event of the other, which the host signals; it
+// signals only its own device's events.
+TEST(CudaPeer, CommandsWaitForTheOtherDevicesEvents) {
+    hal::DeviceRef a, b;
+    ZEHAL_REQUIRE_TWO_CUDA(a, b);
+    EXPECT_TRUE(b->waits_for_event(*Events(a, 1).events[0]));
+    Events on_a(a, 1), on_b(b, 1);
+    Memory src(b, MemoryKind::device, 4096), dst(b, MemoryKind::device, 4096);
+    auto q = queue(b);
+    const uint32_t pattern = 0xA11CE5u;
+    ASSERT_EQ(q->append_fill(src.ptr, &pattern, 4, 4096, nullptr, {}), ZE_RESULT_SUCCESS);
+    const hal::EventRef gate[] = {on_a.events[0]};
+    ASSERT_EQ(q->append_copy(dst.ptr, src.ptr, 4096, on_b.events[0], gate), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(on_b.events[0]->query(), ZE_RESULT_NOT_READY);
+    ASSERT_EQ(on_a.events[0]->host_signal(), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(on_b.events[0]->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    const std::vector<uint8_t> got = bytes_of(b, dst.ptr, 4096);
+    for (size_t i = 0; i < 4096; i += 4) ASSERT_EQ(std::memcmp(&got[i], &pattern, 4), 0) << i;
+    EXPECT_EQ(q->append_barrier(on_a.events[0], {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
 }
 
 TEST(CudaPeer, SimDeviceMemoryHasNoPathToACudaEngine) {
