@@ -16,12 +16,14 @@ function(zehal_layer_link target path source)
   endif()
 endfunction()
 
-# zehal_add_layer(<target> SOURCES ... [DEPENDS <layer targets>...]): a static layer library
-# whose include root (given by zehal_layer_link) is public to the layers above it. Its
-# symbols keep default visibility: the core library (libzehal_core.so) that holds every
-# layer exports them to the Python module, libzehal.so and the driver built with it.
+# zehal_add_layer(<target> SOURCES ... [DEPENDS <layer targets>...] [OWN_OPTIONS]): a static
+# layer library whose include root (given by zehal_layer_link) is public to the layers above
+# it. Its symbols keep default visibility: the core library (libzehal_core.so) that holds
+# every layer exports them to the Python module, libzehal.so and the driver built with it.
+# OWN_OPTIONS: the layer adds compile options of its own, so it does not share the standard
+# library's precompiled header (zehal_use_std_pch).
 function(zehal_add_layer target)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
+  cmake_parse_arguments(ARG "OWN_OPTIONS" "" "SOURCES;DEPENDS" ${ARGN})
   add_library(${target} STATIC ${ARG_SOURCES})
   file(MAKE_DIRECTORY ${ZEHAL_ROOTS}/${target})
   target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${ZEHAL_ROOTS}/${target}>)
@@ -29,6 +31,9 @@ function(zehal_add_layer target)
   set_target_properties(${target} PROPERTIES C_VISIBILITY_PRESET default CXX_VISIBILITY_PRESET default
     VISIBILITY_INLINES_HIDDEN OFF)
   zehal_target_options(${target})
+  if(NOT ARG_OWN_OPTIONS)
+    zehal_use_std_pch(${target})
+  endif()
 endfunction()
 
 # zehal_add_capi(<target> SOURCES ... LAYER <layer target>): a layer's C API, a static library
@@ -39,4 +44,5 @@ function(zehal_add_capi target)
   add_library(${target} STATIC ${ARG_SOURCES})
   target_link_libraries(${target} PRIVATE $<COMPILE_ONLY:${ARG_LAYER}>)
   zehal_target_options(${target})
+  zehal_use_std_pch(${target})
 endfunction()

@@ -52,3 +52,19 @@ function(zehal_runpath_origin target)
   endif()
   set_target_properties(${target} PROPERTIES INSTALL_RPATH "${path}")
 endfunction()
+
+# One precompiled header of the standard library for the layers and the libraries built from
+# them (parsing it is about half of a typical source file's compile time): made by the first
+# target that asks, reused by the others, whose compile options are the same. A target with
+# options of its own (the compiler layer: no RTTI, LLVM's definitions) goes without.
+function(zehal_use_std_pch target)
+  get_property(owner GLOBAL PROPERTY ZEHAL_STD_PCH)
+  if(owner)
+    target_precompile_headers(${target} REUSE_FROM ${owner})
+  else()
+    target_precompile_headers(${target} PRIVATE <algorithm> <array> <atomic> <chrono> <condition_variable>
+      <cstdint> <cstring> <deque> <functional> <map> <memory> <mutex> <optional> <shared_mutex> <span> <string>
+      <string_view> <thread> <unordered_map> <utility> <vector>)
+    set_property(GLOBAL PROPERTY ZEHAL_STD_PCH ${target})
+  endif()
+endfunction()
