@@ -1,6 +1,7 @@
-// emit_ptx: the translated module retargeted to NVPTX, __local arguments turned into
-// offsets into dynamic shared memory, kernels marked in nvvm.annotations, libclc's
-// builtins linked in, optimised (O2) and printed as PTX by LLVM's NVPTX backend.
+// emit_ptx: the translated module retargeted to NVPTX (its address spaces renumbered),
+// __local arguments turned into offsets into dynamic shared memory, kernels marked in
+// nvvm.annotations, libclc's builtins linked in, optimised (O2) and printed as PTX by
+// LLVM's NVPTX backend.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -24,6 +25,7 @@
 #include "kernel_signature.hpp"
 #include "llvm_setup.hpp"
 #include "module_cache.hpp"
+#include "nvptx_address_spaces.hpp"
 #include "program_impl.hpp"
 
 namespace zehal::compiler {
@@ -117,7 +119,8 @@ void define_work_dim(llvm::Function& f) {
 }
 
 // The builtins zehal defines itself on NVPTX: atomics (libclc lacks the 64-bit ones),
-// get_work_dim(), and global offsets, which CUDA launches do not have (always 0).
+// get_work_dim(), global offsets, which CUDA launches do not have (always 0), and
+// to_global / to_local / to_private (libclc lacks OpenCL 2.0's).
 void define_target_builtins(llvm::Module& module) {
     for (llvm::Function& f : module) {
         if (!f.isDeclaration()) {
@@ -128,7 +131,7 @@ void define_target_builtins(llvm::Module& module) {
             b.CreateRet(llvm::ConstantInt::get(f.getReturnType(), 0));
         } else if (f.getName() == "_Z12get_work_dimv") {
             define_work_dim(f);
-        } else if (!define_atomic_builtin(f)) {
+        } else if (!define_atomic_builtin(f) && !define_generic_cast(f)) {
             continue;
         }
         f.setLinkage(llvm::GlobalValue::InternalLinkage);
@@ -144,6 +147,9 @@ ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine
     llvm::LLVMContext& c = module.getContext();
     module.setTargetTriple(kTriple);
     module.setDataLayout(machine.createDataLayout());
+    if (ze_result_t r = remap_to_nvptx_address_spaces(module, log); r != ZE_RESULT_SUCCESS) {
+        return r;
+    }
     std::vector<llvm::Function*> kernels = kernel_functions(module);
     auto* shared = new llvm::GlobalVariable(module, llvm::ArrayType::get(llvm::Type::getInt8Ty(c), 0), false,
                                             llvm::GlobalValue::ExternalLinkage, nullptr, kDynamicShared, nullptr,
@@ -169,6 +175,7 @@ ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine
         }
     }
     define_target_builtins(module);
+    rename_builtins_for_libclc(module);
     llvm::SMDiagnostic diagnostic;
     // Loaded lazily: only the builtins the kernels call are read and linked.
     std::unique_ptr<llvm::Module> libclc = llvm::getLazyIRFileModule(ZEHAL_LIBCLC_NVPTX, diagnostic, c);
