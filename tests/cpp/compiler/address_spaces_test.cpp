@@ -109,6 +109,18 @@ TEST(AddressSpaces, StructsOfPointersOnTheHost) {
     EXPECT_EQ(targets, sources);
 }
 
+// The host has no to_global, to_local or to_private: the build fails and its log names them.
+TEST(AddressSpaces, GenericCastsFailToBuildOnTheHost) {
+    ZEHAL_REQUIRE_COMPILER();
+    auto program = load_program("generic_casts");
+    ASSERT_TRUE(program);
+    std::shared_ptr<const HostModule> module;
+    std::string log;
+    EXPECT_EQ(HostModule::build(program, &module, &log), ZE_RESULT_ERROR_MODULE_BUILD_FAILURE);
+    EXPECT_FALSE(module);
+    EXPECT_NE(log.find("__to_"), std::string::npos) << log;
+}
+
 // PTX of SPIR's generic and constant pointers: no access to the constant bank (SPIR's
 // generic space has NVPTX's constant number), module-scope __constant tables in global
 // memory, generic pointers made from local and shared ones, to_global and its kin as
