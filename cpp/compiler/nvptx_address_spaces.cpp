@@ -139,6 +139,7 @@ public:
     }
 
 private:
+    // Each global again, with its remapped type and space, in its place and under its name.
     void declare_globals() {
         std::vector<llvm::GlobalVariable*> old;
         for (llvm::GlobalVariable& global : module_.globals()) {
@@ -157,6 +158,8 @@ private:
         }
     }
 
+    // Each function again with its remapped type: every definition (its body may use
+    // remapped values), and the declarations whose type changes; other declarations stay.
     void declare_functions() {
         std::vector<llvm::Function*> old;
         for (llvm::Function& function : module_) {
@@ -185,6 +188,7 @@ private:
     // becomes llvm.memcpy.p0.p1.i64).
     llvm::Function* declare_intrinsic(llvm::Function* old) {
         llvm::SmallVector<llvm::Type*, 4> overloads;
+        // Always true: the module is verified, so its intrinsics match their signatures.
         llvm::Intrinsic::getIntrinsicSignature(old, overloads);
         for (llvm::Type*& type : overloads) {
             type = types_.remapType(type);
@@ -192,6 +196,7 @@ private:
         return llvm::Intrinsic::getDeclaration(&module_, old->getIntrinsicID(), overloads);
     }
 
+    // Initializers, global metadata and function bodies mapped onto the new values.
     void map_bodies() {
         for (auto [old, now] : globals_) {
             if (old->hasInitializer()) {
