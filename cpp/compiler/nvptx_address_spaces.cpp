@@ -75,8 +75,9 @@ private:
         if (same) {
             return type;
         }
-        return structure->isLiteral() ? llvm::StructType::get(c, elements, structure->isPacked())
-                                      : llvm::StructType::create(c, elements, structure->getName(), structure->isPacked());
+        return structure->isLiteral()
+                   ? llvm::StructType::get(c, elements, structure->isPacked())
+                   : llvm::StructType::create(c, elements, structure->getName(), structure->isPacked());
     }
 
     llvm::DenseMap<llvm::Type*, llvm::Type*> mapped_;
@@ -146,11 +147,10 @@ private:
             old.push_back(&global);
         }
         for (llvm::GlobalVariable* global : old) {
-            auto* now = new llvm::GlobalVariable(module_, types_.remapType(global->getValueType()),
-                                                 global->isConstant(), global->getLinkage(), nullptr, "", global,
-                                                 global->getThreadLocalMode(),
-                                                 nvptx_address_space(global->getAddressSpace()),
-                                                 global->isExternallyInitialized());
+            auto* now = new llvm::GlobalVariable(
+                module_, types_.remapType(global->getValueType()), global->isConstant(), global->getLinkage(), nullptr,
+                "", global, global->getThreadLocalMode(), nvptx_address_space(global->getAddressSpace()),
+                global->isExternallyInitialized());
             now->copyAttributesFrom(global);
             now->takeName(global);
             map_[global] = now;
@@ -200,13 +200,14 @@ private:
     void map_bodies() {
         for (auto [old, now] : globals_) {
             if (old->hasInitializer()) {
-                now->setInitializer(
-                    llvm::cast<llvm::Constant>(llvm::MapValue(old->getInitializer(), map_, llvm::RF_None, &types_, &casts_)));
+                now->setInitializer(llvm::cast<llvm::Constant>(
+                    llvm::MapValue(old->getInitializer(), map_, llvm::RF_None, &types_, &casts_)));
             }
             llvm::SmallVector<std::pair<unsigned, llvm::MDNode*>, 4> metadata;
             old->getAllMetadata(metadata);
             for (auto [kind, node] : metadata) {
-                now->addMetadata(kind, *llvm::cast<llvm::MDNode>(llvm::MapMetadata(node, map_, llvm::RF_None, &types_, &casts_)));
+                now->addMetadata(
+                    kind, *llvm::cast<llvm::MDNode>(llvm::MapMetadata(node, map_, llvm::RF_None, &types_, &casts_)));
             }
         }
         for (auto [old, now] : functions_) {
@@ -230,8 +231,8 @@ private:
     void map_named_metadata() {
         for (llvm::NamedMDNode& named : module_.named_metadata()) {
             for (unsigned i = 0; i < named.getNumOperands(); ++i) {
-                named.setOperand(i, llvm::cast<llvm::MDNode>(llvm::MapMetadata(named.getOperand(i), map_,
-                                                                               llvm::RF_None, &types_, &casts_)));
+                named.setOperand(i, llvm::cast<llvm::MDNode>(
+                                        llvm::MapMetadata(named.getOperand(i), map_, llvm::RF_None, &types_, &casts_)));
             }
         }
     }
