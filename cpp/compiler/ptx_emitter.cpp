@@ -32,7 +32,8 @@ namespace zehal::compiler {
 
 namespace {
 
-constexpr std::string_view kPtxFormat = "ptx-v1";
+// Bumped when the lowering changes the PTX it makes for a program.
+constexpr std::string_view kPtxFormat = "ptx-v2";
 constexpr const char* kTriple = "nvptx64-nvidia-cuda";
 constexpr const char* kDynamicShared = "zehal_dynamic_shared";
 // Compute capabilities, newest first: the first LLVM knows at or below the one asked.
