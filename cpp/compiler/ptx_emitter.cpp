@@ -1,5 +1,5 @@
-// emit_ptx: the translated module retargeted to NVPTX (its address spaces renumbered),
-// __local arguments turned into offsets into dynamic shared memory, kernels marked in
+// emit_ptx: the translated module retargeted to NVPTX (its address spaces renumbered,
+// printf as CUDA's vprintf), __local arguments turned into offsets into dynamic shared memory, kernels marked in
 // nvvm.annotations, libclc's builtins linked in, optimised (O2) and printed as PTX by
 // LLVM's NVPTX backend.
 #include <llvm/IR/Constants.h>
@@ -26,6 +26,7 @@
 #include "llvm_setup.hpp"
 #include "module_cache.hpp"
 #include "nvptx_address_spaces.hpp"
+#include "nvptx_printf.hpp"
 #include "program_impl.hpp"
 
 namespace zehal::compiler {
@@ -151,6 +152,9 @@ ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine
     if (ze_result_t r = remap_to_nvptx_address_spaces(module, log); r != ZE_RESULT_SUCCESS) {
         return r;
     }
+    if (ze_result_t r = lower_printf(module, log); r != ZE_RESULT_SUCCESS) {
+        return r;
+    }
     std::vector<llvm::Function*> kernels = kernel_functions(module);
     auto* shared = new llvm::GlobalVariable(module, llvm::ArrayType::get(llvm::Type::getInt8Ty(c), 0), false,
                                             llvm::GlobalValue::ExternalLinkage, nullptr, kDynamicShared, nullptr,
@@ -199,7 +203,7 @@ ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine
     }
     optimize_o2(module, machine);
     for (llvm::Function& f : module) {
-        if (f.isDeclaration() && !f.isIntrinsic() && !f.use_empty()) {
+        if (f.isDeclaration() && !f.isIntrinsic() && !f.use_empty() && f.getName() != kVprintf) {
             return fail(log, "no NVPTX implementation of " + f.getName().str());
         }
     }

@@ -23,7 +23,7 @@ using testing::load_program;
 // The SPIR-V of the kernels here and of tests/kernels: every one must become PTX.
 const char* const kEveryKernelFile[] = {"address_spaces", "generic_casts", "buffers",         "saxpy",
                                         "work_items",     "local_reduce",  "matrix_multiply", "atomics",
-                                        "attributes",     "faults",        "math_builtins"};
+                                        "attributes",     "faults",        "math_builtins",   "printf"};
 
 std::string ptx_of(const std::string& name, uint32_t sm) {
     auto program = load_program(name);

@@ -1,7 +1,7 @@
-"""Kernels beyond __global pointers on every device: generic pointers into private, local
-and global memory (OpenCL C 2.0), builtins through generic and __constant pointers,
-__constant arguments, module-scope __constant tables and buffers of structs holding
-pointers (docs/kernels.md, "Address spaces").
+"""OpenCL C 2.0 kernels on every device: generic pointers into private, local and global
+memory, builtins through generic and __constant pointers, __constant arguments,
+module-scope __constant tables and buffers of structs holding pointers (docs/kernels.md,
+"Address spaces"), and printf.
 
 The kernels are tests/cpp/compiler/kernels' OpenCL C sources, compiled to SPIR-V here with
 the build's tools (clang-15, llvm-spirv-15); without them, or on a device that builds no
@@ -9,6 +9,7 @@ SPIR-V, the tests are skipped."""
 
 from __future__ import annotations
 
+import ctypes
 import pathlib
 import shutil
 import subprocess
@@ -112,3 +113,17 @@ def test_to_global_to_local_to_private(device, spirv):
     out = ints(device, np.full(n, -1))
     zehal.Dma(device, ordinal=0).launch(kernel, n // 8, group_size=8, args=(out,)).wait()
     np.testing.assert_array_equal(np.frombuffer(out, np.int32), [(1, 2, 4)[i % 3] for i in range(n)])
+
+
+def test_printf(device, spirv, capfd):
+    """printf's output reaches the process's standard output once the launch is done."""
+    kernel = module_of(device, spirv["printf"]).kernel("print_values")
+    out = ints(device, np.full(4, -1))
+    args = (out, np.float32(1.5), 2.25, np.int64(-1234567890123), np.int16(-7), np.int8(ord("z")))
+    zehal.Dma(device, ordinal=0).launch(kernel, 2, group_size=2, args=args).wait()
+    ctypes.CDLL(None).fflush(None)
+    printed = capfd.readouterr().out
+    np.testing.assert_array_equal(np.frombuffer(out, np.int32), np.arange(4))
+    for i in range(4):
+        assert f"item {i}: float 1.50 double 2.250 long -1234567890123 short -7 char z string text\n" in printed
+    assert "pointer is null: 0\n" in printed
