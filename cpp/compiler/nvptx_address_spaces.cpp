@@ -130,13 +130,16 @@ class SpaceRewrite {
 public:
     explicit SpaceRewrite(llvm::Module& module) : module_(module), casts_(map_, types_) {}
 
-    void run() {
+    // The rewrite; false, with the name in `left`, when an old global or function is still
+    // used after every reference the rewrite knows was mapped (it then stays in the module).
+    bool run(std::string* left) {
         declare_globals();
         declare_functions();
         map_bodies();
         map_named_metadata();
-        erase_old();
+        const bool erased = erase_old(left);
         remove_collapsed_casts();
+        return erased;
     }
 
 private:
@@ -238,23 +241,29 @@ private:
     }
 
     // The old globals and functions hold references to each other: all are dropped
-    // before any is erased.
-    void erase_old() {
+    // before any is erased. One still used elsewhere stays, named in `left`.
+    bool erase_old(std::string* left) {
+        std::vector<llvm::GlobalValue*> old_values;
         for (auto [old, now] : functions_) {
             old->replaceAllUsesWith(now);  // both are pointers of the program's space
             old->dropAllReferences();
+            old_values.push_back(old);
         }
         for (auto [old, now] : globals_) {
             old->dropAllReferences();
+            old_values.push_back(old);
         }
-        for (auto [old, now] : functions_) {
+        bool erased = true;
+        for (llvm::GlobalValue* old : old_values) {
             old->removeDeadConstantUsers();
-            old->eraseFromParent();
+            if (old->use_empty()) {
+                old->eraseFromParent();
+            } else if (erased) {
+                erased = false;
+                *left = old->getName().str();
+            }
         }
-        for (auto [old, now] : globals_) {
-            old->removeDeadConstantUsers();
-            old->eraseFromParent();
-        }
+        return erased;
     }
 
     // Casts between private and generic pointers, now within one space.
@@ -312,7 +321,11 @@ ze_result_t remap_to_nvptx_address_spaces(llvm::Module& module, std::string* log
         return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
     }
     llvm::StripDebugInfo(module);
-    SpaceRewrite(module).run();
+    std::string left;
+    if (!SpaceRewrite(module).run(&left)) {
+        *log = "the NVPTX address-space rewrite left uses of " + left;
+        return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    }
     return ZE_RESULT_SUCCESS;
 }
 
