@@ -116,11 +116,15 @@ def test_to_global_to_local_to_private(device, spirv):
 
 
 def test_printf(device, spirv, capfd):
-    """printf's output reaches the process's standard output once the launch is done."""
+    """printf's output reaches the process's standard output. CUDA writes a kernel's output
+    at the next synchronisation or launch: the kernel runs twice, and the first run's
+    output is checked."""
     kernel = module_of(device, spirv["printf"]).kernel("print_values")
     out = ints(device, np.full(4, -1))
     args = (out, np.float32(1.5), 2.25, np.int64(-1234567890123), np.int16(-7), np.int8(ord("z")))
-    zehal.Dma(device, ordinal=0).launch(kernel, 2, group_size=2, args=args).wait()
+    dma = zehal.Dma(device, ordinal=0)
+    for _ in range(2):
+        dma.launch(kernel, 2, group_size=2, args=args).wait()
     ctypes.CDLL(None).fflush(None)
     printed = capfd.readouterr().out
     np.testing.assert_array_equal(np.frombuffer(out, np.int32), np.arange(4))
