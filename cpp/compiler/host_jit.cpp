@@ -13,6 +13,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include <cstring>
+#include <mutex>
 
 #include "group_runner.hpp"
 #include "host_lowering.hpp"
@@ -48,6 +49,13 @@ private:
     std::unique_ptr<llvm::orc::LLJIT> jit_;  // owns the code the kernels' entries point into
     std::vector<HostKernel> kernels_;
     uint64_t local_bytes_;
+};
+
+// What a JIT's session reports beside the errors its calls return (the symbols a lookup
+// found nowhere, which the lookup's own error leaves out), for the build log.
+struct SessionReports {
+    std::mutex mutex;  // the session may report from the thread that materialises code
+    std::string text;
 };
 
 ze_result_t fail(std::string* log, const std::string& why) {
@@ -97,13 +105,20 @@ ze_result_t compile_object(const ProgramImpl& program, llvm::TargetMachine& mach
     return ZE_RESULT_SUCCESS;
 }
 
-// An LLJIT holding `object`, its outside symbols the runtime's and this process's.
+// An LLJIT holding `object`, its outside symbols the runtime's and this process's; what its
+// session reports goes to `reports`.
 llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> load_object(llvm::orc::JITTargetMachineBuilder builder,
-                                                              const std::string& object) {
+                                                              const std::string& object,
+                                                              std::shared_ptr<SessionReports> reports) {
     auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(builder)).create();
     if (!jit) {
         return jit.takeError();
     }
+    (*jit)->getExecutionSession().setErrorReporter([reports](llvm::Error error) {
+        const std::string message = llvm::toString(std::move(error));
+        std::lock_guard<std::mutex> lock(reports->mutex);
+        reports->text += (reports->text.empty() ? "" : "; ") + message;
+    });
     llvm::orc::JITDylib& main = (*jit)->getMainJITDylib();
     llvm::orc::SymbolMap runtime;
     runtime[(*jit)->mangleAndIntern(kBarrierSymbol)] = llvm::JITEvaluatedSymbol(
@@ -154,13 +169,16 @@ ze_result_t HostModule::build(const std::shared_ptr<const Program>& program, std
         cache_store("host", key, compiled);
         object = cache_find("host", key);
     }
-    auto jit = load_object(std::move(builder), *object);
+    auto reports = std::make_shared<SessionReports>();
+    auto jit = load_object(std::move(builder), *object, reports);
     if (!jit) {
         return fail(message, "cannot load the host code: " + llvm::toString(jit.takeError()));
     }
     auto table = (*jit)->lookup(kModuleTableSymbol);
     if (!table) {
-        return fail(message, "cannot link the host code: " + llvm::toString(table.takeError()));
+        std::string why = "cannot link the host code: " + llvm::toString(table.takeError());
+        std::lock_guard<std::mutex> lock(reports->mutex);
+        return fail(message, reports->text.empty() ? why : why + " (" + reports->text + ")");
     }
     const auto* words = table->toPtr<const uint64_t*>();
     const uint64_t local_bytes = words[0];

@@ -1,6 +1,7 @@
-// emit_ptx: the translated module retargeted to NVPTX, __local arguments turned into
-// offsets into dynamic shared memory, kernels marked in nvvm.annotations, libclc's
-// builtins linked in, optimised (O2) and printed as PTX by LLVM's NVPTX backend.
+// emit_ptx: the translated module retargeted to NVPTX (its address spaces renumbered,
+// printf as CUDA's vprintf), __local arguments turned into offsets into dynamic shared memory, kernels marked in
+// nvvm.annotations, libclc's builtins linked in, optimised (O2) and printed as PTX by
+// LLVM's NVPTX backend.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -24,13 +25,16 @@
 #include "kernel_signature.hpp"
 #include "llvm_setup.hpp"
 #include "module_cache.hpp"
+#include "nvptx_address_spaces.hpp"
+#include "nvptx_printf.hpp"
 #include "program_impl.hpp"
 
 namespace zehal::compiler {
 
 namespace {
 
-constexpr std::string_view kPtxFormat = "ptx-v1";
+// Bumped when the lowering changes the PTX it makes for a program.
+constexpr std::string_view kPtxFormat = "ptx-v2";
 constexpr const char* kTriple = "nvptx64-nvidia-cuda";
 constexpr const char* kDynamicShared = "zehal_dynamic_shared";
 // Compute capabilities, newest first: the first LLVM knows at or below the one asked.
@@ -117,7 +121,8 @@ void define_work_dim(llvm::Function& f) {
 }
 
 // The builtins zehal defines itself on NVPTX: atomics (libclc lacks the 64-bit ones),
-// get_work_dim(), and global offsets, which CUDA launches do not have (always 0).
+// get_work_dim(), global offsets, which CUDA launches do not have (always 0), and
+// to_global / to_local / to_private (libclc lacks OpenCL 2.0's).
 void define_target_builtins(llvm::Module& module) {
     for (llvm::Function& f : module) {
         if (!f.isDeclaration()) {
@@ -128,7 +133,7 @@ void define_target_builtins(llvm::Module& module) {
             b.CreateRet(llvm::ConstantInt::get(f.getReturnType(), 0));
         } else if (f.getName() == "_Z12get_work_dimv") {
             define_work_dim(f);
-        } else if (!define_atomic_builtin(f)) {
+        } else if (!define_atomic_builtin(f) && !define_generic_cast(f)) {
             continue;
         }
         f.setLinkage(llvm::GlobalValue::InternalLinkage);
@@ -144,6 +149,12 @@ ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine
     llvm::LLVMContext& c = module.getContext();
     module.setTargetTriple(kTriple);
     module.setDataLayout(machine.createDataLayout());
+    if (ze_result_t r = remap_to_nvptx_address_spaces(module, log); r != ZE_RESULT_SUCCESS) {
+        return r;
+    }
+    if (ze_result_t r = lower_printf(module, log); r != ZE_RESULT_SUCCESS) {
+        return r;
+    }
     std::vector<llvm::Function*> kernels = kernel_functions(module);
     auto* shared = new llvm::GlobalVariable(module, llvm::ArrayType::get(llvm::Type::getInt8Ty(c), 0), false,
                                             llvm::GlobalValue::ExternalLinkage, nullptr, kDynamicShared, nullptr,
@@ -169,6 +180,7 @@ ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine
         }
     }
     define_target_builtins(module);
+    rename_builtins_for_libclc(module);
     llvm::SMDiagnostic diagnostic;
     // Loaded lazily: only the builtins the kernels call are read and linked.
     std::unique_ptr<llvm::Module> libclc = llvm::getLazyIRFileModule(ZEHAL_LIBCLC_NVPTX, diagnostic, c);
@@ -191,7 +203,7 @@ ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine
     }
     optimize_o2(module, machine);
     for (llvm::Function& f : module) {
-        if (f.isDeclaration() && !f.isIntrinsic() && !f.use_empty()) {
+        if (f.isDeclaration() && !f.isIntrinsic() && !f.use_empty() && f.getName() != kVprintf) {
             return fail(log, "no NVPTX implementation of " + f.getName().str());
         }
     }
