@@ -207,7 +207,9 @@ class Recorder:
 
     A reader thread empties the tracer while it runs, so long runs lose nothing. With a
     ``stream`` (a :class:`zehal._zehal.RankStream`), the stream's native thread drains the
-    tracer into its file instead, without the interpreter's lock, and nothing is kept.
+    tracer into its file instead, without the interpreter's lock, and nothing is kept; with
+    ``api_calls`` too, that thread also writes the host API calls of the process
+    (:mod:`zehal.api_calls`).
     """
 
     def __init__(
@@ -216,6 +218,7 @@ class Recorder:
         groups: Iterable[Any] | None = None,
         poll_s: float = 0.02,
         stream: Any = None,
+        api_calls: bool = False,
     ) -> None:
         import zehal  # the package, for the device helpers
 
@@ -243,7 +246,13 @@ class Recorder:
         self._reader: threading.Thread | None = None
         if stream is not None:
             # A sim device's synchronized timestamps carry the test-only clock skew itself.
-            stream.start(self.tracer, poll_s, on_rank_clock=self.device.backend == "sim")
+            try:
+                stream.start(self.tracer, poll_s, on_rank_clock=self.device.backend == "sim", api_calls=api_calls)
+            except BaseException:
+                self.tracer.disable()
+                self.tracer.close()
+                self.decoder.close()
+                raise
         else:
             self._reader = threading.Thread(target=self._drain, name="zehal-timeline", daemon=True)
             self._reader.start()

@@ -1,0 +1,122 @@
+"""Host API calls in traces: the Python API's methods timed natively (``_zehal._TimedMethod``)
+and written by the trace stream's own thread, with nothing of Python on the way."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import zehal
+from test_trace_mpi import parse, processes_of
+from zehal import _zehal, timeline
+from zehal.api_calls import ApiCalls
+from zehal.clock_sync import LocalClock
+from zehal.rank_trace import RankTrace
+
+
+def _api_tracks(path) -> dict[str, list]:
+    (rank,) = processes_of(parse(path)).values()
+    return {name: calls for name, calls in rank["slices"].items() if name.startswith("host API calls")}
+
+
+@pytest.fixture
+def copy_operands(sim):
+    return sim, zehal.Area.host().mmap(4096), zehal.Area.device(sim).mmap(4096)
+
+
+def test_methods_are_timed_natively_while_tracing(tmp_path, copy_operands):
+    d, host, dev = copy_operands
+    with timeline.record(tmp_path / "t.pftrace", device=d):
+        timed = vars(zehal.Dma)["copy"]
+        assert isinstance(timed, _zehal._TimedMethod) and timed.api_name == "Dma.copy"
+        assert isinstance(vars(zehal.Request)["wait"], _zehal._TimedMethod)
+        # The calls go to the stream's native thread: no Python thread drains them.
+        assert [t.name for t in threading.enumerate() if t.name.startswith("zehal")] == []
+        with zehal.Dma(d, 1, 0) as dma:
+            dma.copy(dev, host).wait()
+    assert not isinstance(vars(zehal.Dma)["copy"], _zehal._TimedMethod)
+    (calls,) = _api_tracks(tmp_path / "t.pftrace").values()
+    assert [c[2] for c in calls if c[2] in ("Dma.copy", "Request.wait")] == ["Dma.copy", "Request.wait"]
+
+
+def test_a_timed_method_behaves_as_the_method(sim_backend):
+    api = ApiCalls()
+    original = vars(zehal.Device)["global_timestamps"]
+    d = zehal.sim_device()
+    api.install()
+    try:
+        timed = vars(zehal.Device)["global_timestamps"]
+        assert timed.__wrapped__ is getattr(original, "__func__", original)
+        assert timed.__name__ == "global_timestamps" and timed.__doc__ == timed.__wrapped__.__doc__
+        host, ticks = d.global_timestamps()  # called through an instance
+        assert host > 0 and ticks >= 0
+        assert len(zehal.Device.global_timestamps(d)) == 2  # through the class, self first
+        bound = d.global_timestamps
+        assert len(bound()) == 2
+        with pytest.raises(TypeError):
+            d.global_timestamps(1, 2, 3)  # the method's own argument errors come through
+        other = zehal.Area.host().mmap(64)
+        with pytest.raises(zehal.InvalidArgumentError):
+            zehal.Area.host().munmap(other)  # zehal's errors too
+        with pytest.raises(TypeError, match="callable"):
+            _zehal._TimedMethod("x", 3)
+    finally:
+        api.uninstall()
+    assert vars(zehal.Device)["global_timestamps"] is original
+
+
+def test_each_thread_has_its_own_track_and_failed_calls_count(tmp_path, sim_backend):
+    d = zehal.sim_device()
+    with timeline.record(tmp_path / "t.pftrace", device=d):
+        idents = []
+        together = threading.Barrier(2)  # both alive at once, so their idents differ
+
+        def work() -> None:
+            together.wait()
+            idents.append(threading.get_ident())
+            for _ in range(5):
+                d.global_timestamps()
+
+        threads = [threading.Thread(target=work) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        with pytest.raises(TypeError):
+            d.global_timestamps("bad")
+    tracks = _api_tracks(tmp_path / "t.pftrace")
+    for ident in idents:
+        (calls,) = [c for name, c in tracks.items() if name == f"host API calls (thread {ident:#x})"]
+        assert [c[2] for c in calls] == ["Device.global_timestamps"] * 5
+        assert all(c[0] <= c[1] for c in calls)
+    main = tracks[f"host API calls (thread {threading.get_ident():#x})"]
+    assert "Device.global_timestamps" in [c[2] for c in main]  # the call that raised
+
+
+def test_a_stream_records_api_calls_without_a_tracer(tmp_path, sim_backend):
+    d = zehal.sim_device()
+    trace = RankTrace(tmp_path / "r.pftrace", 0, 1, "run", LocalClock(0))
+    trace.stream.start(None, 0.01, api_calls=True)
+    api = ApiCalls()
+    api.install()
+    try:
+        for _ in range(3):
+            d.global_timestamps()
+    finally:
+        api.uninstall()
+    trace.finish()
+    (calls,) = _api_tracks(tmp_path / "r.pftrace").values()
+    assert [c[2] for c in calls] == ["Device.global_timestamps"] * 3
+
+
+def test_one_stream_records_api_calls_at_a_time(tmp_path):
+    first = _zehal.RankStream(str(tmp_path / "a.pftrace"), 0)
+    second = _zehal.RankStream(str(tmp_path / "b.pftrace"), 1)
+    with pytest.raises(ValueError, match="api_calls"):
+        second.start(None)  # nothing to drain
+    first.start(None, api_calls=True)
+    with pytest.raises(zehal.ObjectInUseError):
+        second.start(None, api_calls=True)
+    first.close()
+    second.start(None, api_calls=True)  # free again
+    second.close()
