@@ -3,11 +3,15 @@ and written by the trace stream's own thread, with nothing of Python on the way.
 
 from __future__ import annotations
 
+import ctypes.util
+import os
+import subprocess
+import sys
 import threading
 
 import pytest
 import zehal
-from test_trace_mpi import parse, processes_of
+from test_trace_mpi import parse, parse_bytes, processes_of
 from zehal import _zehal, timeline
 from zehal.api_calls import ApiCalls
 from zehal.clock_sync import LocalClock
@@ -120,3 +124,89 @@ def test_one_stream_records_api_calls_at_a_time(tmp_path):
     first.close()
     second.start(None, api_calls=True)  # free again
     second.close()
+
+
+# --- programs without Python's trace: the Level Zero driver's entry points --------------------
+
+# A Level Zero program on zehal's driver that never imports zehal: the driver traces it.
+LEVEL_ZERO_PROGRAM = """
+import ctypes
+ze = ctypes.CDLL("libze_loader.so.1")
+assert ze.zeInit(0) == 0, "zeInit"
+count, driver = ctypes.c_uint32(1), ctypes.c_void_p()
+assert ze.zeDriverGet(ctypes.byref(count), ctypes.byref(driver)) == 0 and count.value == 1
+count = ctypes.c_uint32(0)
+assert ze.zeDeviceGet(driver, ctypes.byref(count), None) == 0 and count.value >= 1
+print("ok")
+"""
+
+_needs_loader = pytest.mark.skipif(
+    ctypes.util.find_library("ze_loader") is None, reason="no Level Zero loader installed"
+)
+
+
+def _level_zero_env(output) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(ZE_ENABLE_ALT_DRIVERS=zehal.ze_driver_path(), ZEHAL_BACKEND="sim")
+    for k in ("_ZEHAL_TRACE_ACTIVE_PID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"):
+        env.pop(k, None)
+    env.pop("ZEHAL_TRACE_OUTPUT", None)
+    if output is not None:
+        env["ZEHAL_TRACE_OUTPUT"] = str(output)
+    return env
+
+
+@_needs_loader
+def test_a_level_zero_program_records_the_driver_calls(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-c", LEVEL_ZERO_PROGRAM],
+        env=_level_zero_env(tmp_path / "ze.pftrace"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+    merged = timeline.merge(tmp_path / "ze.pftrace.ranks")
+    (summary,) = merged.ranks
+    assert summary.complete  # the end marker, written at exit
+    (rank,) = processes_of(parse_bytes(merged.data)).values()
+    assert rank["labels"]["pid"] != str(os.getpid())
+    (calls,) = [c for name, c in rank["slices"].items() if name.startswith("host API calls")]
+    names = [c[2] for c in calls]
+    for api in ("zeInit", "zeDriverGet", "zeDeviceGet"):
+        assert api in names
+    assert all(c[0] <= c[1] for c in calls)
+
+
+@_needs_loader
+def test_zehal_trace_merges_a_native_program(tmp_path):
+    program = tmp_path / "ze_program.py"
+    program.write_text(LEVEL_ZERO_PROGRAM)
+    # Started through a shell, the command is not a Python one to zehal trace.
+    out = subprocess.run(
+        [sys.executable, "-m", "zehal", "trace", "-o", "run.pftrace", "--", "sh", "-c", f"{sys.executable} {program}"],
+        cwd=tmp_path,
+        env=_level_zero_env(None),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    (rank,) = processes_of(parse(tmp_path / "run.pftrace")).values()
+    (calls,) = [c for name, c in rank["slices"].items() if name.startswith("host API calls")]
+    assert "zeDeviceGet" in [c[2] for c in calls]
+
+
+@_needs_loader
+def test_no_trace_starts_without_the_variable(tmp_path):
+    """A Level Zero program run without zehal trace writes nothing."""
+    out = subprocess.run(
+        [sys.executable, "-c", LEVEL_ZERO_PROGRAM],
+        cwd=tmp_path,
+        env=_level_zero_env(None),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert list(tmp_path.iterdir()) == []
