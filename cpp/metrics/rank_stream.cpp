@@ -151,9 +151,13 @@ void RankStream::add_entries(std::span<const MetricEntry> entries, const std::ve
 }
 
 void RankStream::encode_api_call(std::string_view name, uint64_t start_ns, uint64_t end_ns, uint64_t thread) {
-    char label[48];
-    std::snprintf(label, sizeof label, "host API calls (thread %#" PRIx64 ")", thread);
-    const uint64_t t = track({"api", "", static_cast<int64_t>(thread), kNone, kNone}, label, false);
+    auto [it, added] = api_tracks_.try_emplace(thread, 0);
+    if (added) {
+        char label[48];
+        std::snprintf(label, sizeof label, "host API calls (thread %#" PRIx64 ")", thread);
+        it->second = track({"api", "", static_cast<int64_t>(thread), kNone, kNone}, label, false);
+    }
+    const uint64_t t = it->second;
     perfetto::append_event(pending_, sequence_id_, local(start_ns), EventKind::kSliceBegin, t, name);
     perfetto::append_event(pending_, sequence_id_, local(end_ns), EventKind::kSliceEnd, t, {});
 }

@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "common/api_call_log.hpp"
@@ -111,6 +112,7 @@ private:
     int error_ = 0;
     std::string pending_;
     std::map<TrackKey, uint64_t> tracks_;
+    std::unordered_map<uint64_t, uint64_t> api_tracks_;  // thread -> its API call track, as tracks_ holds it
     std::optional<Command> command_;
     std::optional<uint64_t> dropped_;
 
