@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 
 #include "common/spsc_ring.hpp"
@@ -49,24 +50,33 @@ Log& log() {
 }
 
 // The calling thread's ring, registered with the log on first use and marked ended when the
-// thread ends (the log keeps it until it is drained).
+// thread ends (the log keeps it until it is drained). The pointer and the flag are trivially
+// destructible, so they stay readable while the thread's other thread-locals are destroyed:
+// a call made after the slot's end is not recorded, and counted as dropped.
+thread_local ThreadCalls* t_calls = nullptr;
+thread_local bool t_ended = false;
 struct ThreadSlot {
     std::shared_ptr<ThreadCalls> calls;
     ~ThreadSlot() {
         if (calls) calls->ended.store(true, std::memory_order_release);
+        t_calls = nullptr;
+        t_ended = true;
     }
 };
 thread_local ThreadSlot t_slot;
 
-ThreadCalls& thread_calls() {
-    if (!t_slot.calls) {
-        auto calls = std::make_shared<ThreadCalls>();
-        Log& l = log();
+// The calling thread's ring; null once the thread is ending. Throws std::bad_alloc.
+ThreadCalls* thread_calls() {
+    if (t_calls || t_ended) return t_calls;
+    auto calls = std::make_shared<ThreadCalls>();
+    Log& l = log();
+    {
         std::lock_guard lock(l.mu);
         l.threads.push_back(calls);
-        t_slot.calls = std::move(calls);
     }
-    return *t_slot.calls;
+    t_calls = calls.get();
+    t_slot.calls = std::move(calls);
+    return t_calls;
 }
 
 // Takes every thread's calls (into `out` unless null) and forgets threads that ended; l.mu held.
@@ -109,13 +119,12 @@ std::string name_of(uint32_t id) {
 void record(uint32_t name, uint64_t start_ns, uint64_t end_ns) noexcept {
     ThreadCalls* calls = nullptr;
     try {
-        calls = &thread_calls();
-    } catch (...) {  // no memory for the thread's ring: the call is lost, and counted
-        log().dropped.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
-        return;
+        calls = thread_calls();
+    } catch (const std::bad_alloc&) {  // no memory for the thread's ring
     }
     const Entry e{start_ns, end_ns, name, 0};
-    if (!calls->ring.try_push(&e, sizeof e)) log().dropped.fetch_add(1, std::memory_order_relaxed);
+    // Relaxed: a statistic.
+    if (!calls || !calls->ring.try_push(&e, sizeof e)) log().dropped.fetch_add(1, std::memory_order_relaxed);
 }
 
 bool attach() {

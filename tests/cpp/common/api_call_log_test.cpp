@@ -112,6 +112,28 @@ TEST(ApiCallLog, AFullRingCountsWhatItLoses) {
     EXPECT_EQ(api_call_log::dropped(), 10u);
 }
 
+// Records one call of `name` when destroyed: a thread-local made before the thread's first
+// call is destroyed after the log's slot of that thread.
+struct RecordsWhenDestroyed {
+    uint32_t name = 0;
+    ~RecordsWhenDestroyed() { api_call_log::record(name, 5, 6); }
+};
+
+TEST(ApiCallLog, ACallWhileItsThreadEndsIsCountedNotRecorded) {
+    const uint32_t id = api_call_log::intern("Test.late");
+    const Attached on;
+    ASSERT_TRUE(on.attached);
+    std::thread([id] {
+        thread_local RecordsWhenDestroyed late;
+        late.name = id;
+        api_call_log::record(id, 1, 2);  // the slot is made after `late`, so destroyed first
+    }).join();
+    const auto calls = drain();
+    ASSERT_EQ(calls.size(), 1u);
+    EXPECT_EQ(calls[0].start_ns, 1u);
+    EXPECT_EQ(api_call_log::dropped(), 1u);
+}
+
 TEST(ApiCallLog, ThreadsRecordWhileTheConsumerDrains) {
     constexpr int kThreads = 4;
     constexpr uint64_t kCalls = 20000;
