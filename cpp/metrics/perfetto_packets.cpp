@@ -86,13 +86,12 @@ void append_process_track(std::string& out, uint32_t sequence_id, uint64_t uuid,
 
 void append_event(std::string& out, uint32_t sequence_id, int64_t ts_ns, EventKind kind, uint64_t track,
                   std::string_view name, uint64_t value, const Args& args) {
-    // Scratch buffers of the calling thread, kept between events: no allocation per event.
-    thread_local std::string body, annotation, packet;
-    body.clear();
+    std::string body;
     int_field(body, kTeType, static_cast<uint64_t>(kind));
     int_field(body, kTeTrack, track);
     if (!name.empty()) bytes_field(body, kTeName, name);
     if (kind == EventKind::kCounter) int_field(body, kTeCounter, value);
+    std::string annotation;
     for (const auto& [arg_name, arg] : args) {
         annotation.clear();
         bytes_field(annotation, kDaName, arg_name);
@@ -102,7 +101,7 @@ void append_event(std::string& out, uint32_t sequence_id, int64_t ts_ns, EventKi
             int_field(annotation, kDaInt, std::get<uint64_t>(arg));
         bytes_field(body, kTeAnnotation, annotation);
     }
-    packet.clear();
+    std::string packet;
     int_field(packet, kTimestamp, static_cast<uint64_t>(ts_ns));
     int_field(packet, kSequenceId, sequence_id);
     bytes_field(packet, kTrackEvent, body);
