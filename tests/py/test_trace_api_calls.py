@@ -11,7 +11,7 @@ import threading
 
 import pytest
 import zehal
-from test_trace_mpi import parse, parse_bytes, processes_of
+from test_trace_mpi import mpirun, parse, parse_bytes, processes_of
 from zehal import _zehal, timeline
 from zehal.api_calls import ApiCalls
 from zehal.clock_sync import LocalClock
@@ -195,6 +195,28 @@ def test_zehal_trace_merges_a_native_program(tmp_path):
     (rank,) = processes_of(parse(tmp_path / "run.pftrace")).values()
     (calls,) = [c for name, c in rank["slices"].items() if name.startswith("host API calls")]
     assert "zeDeviceGet" in [c[2] for c in calls]
+
+
+@_needs_loader
+def test_the_ranks_of_a_native_program_under_mpi_are_one_run(tmp_path):
+    program = tmp_path / "ze_program.py"
+    program.write_text(LEVEL_ZERO_PROGRAM)
+    env = {k: v for k, v in _level_zero_env(None).items() if k in ("ZE_ENABLE_ALT_DRIVERS", "ZEHAL_BACKEND")}
+    out = mpirun(
+        2,
+        ["-x", "ZE_ENABLE_ALT_DRIVERS", sys.executable, "-m", "zehal", "trace", "-o", "run.pftrace", "--"]
+        + ["sh", "-c", f"{sys.executable} {program}"],
+        cwd=tmp_path,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    # Each rank wrote its file; the launcher's job id names their one run.
+    merged = timeline.merge(tmp_path / "run.pftrace.ranks")
+    assert [s.rank for s in merged.ranks] == [0, 1] and all(s.complete for s in merged.ranks)
+    assert merged.ranks[0].run == merged.ranks[1].run
+    for rank in processes_of(parse_bytes(merged.data)).values():
+        (calls,) = [c for name, c in rank["slices"].items() if name.startswith("host API calls")]
+        assert "zeDeviceGet" in [c[2] for c in calls]
 
 
 @_needs_loader
