@@ -126,6 +126,21 @@ def test_one_stream_records_api_calls_at_a_time(tmp_path):
     second.close()
 
 
+def test_c_api_calls_of_a_python_program_are_on_its_tracks(tmp_path, sim_backend):
+    """The Python module and the C API share one core, so one log: a Python program that
+    calls the C API (through ctypes) gets those calls in its trace too."""
+    path = os.path.join(zehal.get_library_dir(), "libzehal.so")
+    if not os.path.exists(path):
+        pytest.skip("libzehal.so is not beside the package")
+    capi = ctypes.CDLL(path)
+    count = ctypes.c_uint32(0)
+    with timeline.record(tmp_path / "c.pftrace", device=zehal.sim_device()):
+        assert capi.zehal_device_count(b"sim", ctypes.byref(count)) == 0 and count.value >= 1
+    assert capi.zehal_device_count(b"sim", ctypes.byref(count)) == 0  # untraced: not recorded
+    (calls,) = _api_tracks(tmp_path / "c.pftrace").values()
+    assert [c[2] for c in calls if c[2].startswith("zehal_")] == ["zehal_device_count"]
+
+
 # --- programs without Python's trace: the Level Zero driver's entry points --------------------
 
 # A Level Zero program on zehal's driver that never imports zehal: the driver traces it.
