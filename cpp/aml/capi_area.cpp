@@ -1,4 +1,5 @@
 // C API: generic aml_area_* functions and zehal areas (aml/area/ze.h).
+#include "common/api_call_log.hpp"
 #include "aml/area/ze.h"
 #include "aml/area/ze_pool.h"
 #include "aml/capi_handles.hpp"
@@ -71,6 +72,7 @@ struct aml_area_ops aml_area_ze_ops_host = {aml_area_ze_mmap_host, aml_area_ze_m
 
 int aml_area_ze_device_create(struct aml_area** area, zehal_device_t device, uint32_t ordinal, uint32_t device_flags,
                               size_t alignment, int flags) {
+    ZEHAL_TIMED_API_CALL();
     if (!area || !device) return -AML_EINVAL;
     MemoryKind kind;
     if (flags == AML_AREA_ZE_MMAP_DEVICE_FLAGS)
@@ -89,6 +91,7 @@ int aml_area_ze_device_create(struct aml_area** area, zehal_device_t device, uin
 }
 
 int aml_area_ze_host_create(struct aml_area** area, uint32_t host_flags, size_t alignment) {
+    ZEHAL_TIMED_API_CALL();
     if (!area) return -AML_EINVAL;
     return guarded([&] {
         std::shared_ptr<Area> impl;
@@ -98,6 +101,7 @@ int aml_area_ze_host_create(struct aml_area** area, uint32_t host_flags, size_t 
 }
 
 void aml_area_ze_destroy(struct aml_area** area) {
+    ZEHAL_TIMED_API_CALL();
     if (!area || !*area) return;
     delete static_cast<AreaHandle*>(*area);
     *area = nullptr;
@@ -105,20 +109,24 @@ void aml_area_ze_destroy(struct aml_area** area) {
 
 void* aml_area_ze_mmap_device(const struct aml_area_data* area_data, size_t size,
                               struct aml_area_mmap_options* /*options*/) {
+    ZEHAL_TIMED_API_CALL();
     return map_kind(area_data, size, MemoryKind::device);
 }
 
 void* aml_area_ze_mmap_shared(const struct aml_area_data* area_data, size_t size,
                               struct aml_area_mmap_options* /*options*/) {
+    ZEHAL_TIMED_API_CALL();
     return map_kind(area_data, size, MemoryKind::shared);
 }
 
 void* aml_area_ze_mmap_host(const struct aml_area_data* area_data, size_t size,
                             struct aml_area_mmap_options* /*options*/) {
+    ZEHAL_TIMED_API_CALL();
     return map_kind(area_data, size, MemoryKind::host);
 }
 
 int aml_area_ze_munmap(const struct aml_area_data* area_data, void* ptr, const size_t size) {
+    ZEHAL_TIMED_API_CALL();
     if (!ptr || size == 0) return AML_SUCCESS;
     Area* area = area_of(area_data);
     if (!area) return -AML_EINVAL;
@@ -127,6 +135,7 @@ int aml_area_ze_munmap(const struct aml_area_data* area_data, void* ptr, const s
 }
 
 int aml_area_ze_fprintf(const struct aml_area_data* area_data, FILE* stream, const char* prefix) {
+    ZEHAL_TIMED_API_CALL();
     const Area* area = area_of(area_data);
     if (!area || !stream) return -AML_EINVAL;
     area->describe(stream, prefix);
@@ -134,6 +143,7 @@ int aml_area_ze_fprintf(const struct aml_area_data* area_data, FILE* stream, con
 }
 
 void* aml_area_mmap(const struct aml_area* area, size_t size, struct aml_area_mmap_options* opts) {
+    ZEHAL_TIMED_API_CALL();
     if (size == 0) return nullptr;
     if (!area || !area->ops || !area->ops->mmap) {
         thread_errno() = AML_EINVAL;
@@ -143,12 +153,14 @@ void* aml_area_mmap(const struct aml_area* area, size_t size, struct aml_area_mm
 }
 
 int aml_area_munmap(const struct aml_area* area, void* ptr, size_t size) {
+    ZEHAL_TIMED_API_CALL();
     if (!ptr || size == 0) return AML_SUCCESS;
     if (!area || !area->ops || !area->ops->munmap) return -AML_EINVAL;
     return area->ops->munmap(area->data, ptr, size);
 }
 
 int aml_area_fprintf(FILE* stream, const char* prefix, const struct aml_area* area) {
+    ZEHAL_TIMED_API_CALL();
     if (!stream || !area) return -AML_EINVAL;
     const char* p = prefix ? prefix : "";
     if (!area->ops || !area->ops->fprintf || !area->data) {
@@ -160,6 +172,7 @@ int aml_area_fprintf(FILE* stream, const char* prefix, const struct aml_area* ar
 
 int aml_area_ze_pool_create(struct aml_area** area, struct aml_area* upstream, size_t initial_bytes,
                             size_t maximum_bytes) {
+    ZEHAL_TIMED_API_CALL();
     if (!area) return -AML_EINVAL;
     Area* up = zehal_area(upstream);
     if (!up) return -AML_EINVAL;
@@ -173,6 +186,7 @@ int aml_area_ze_pool_create(struct aml_area** area, struct aml_area* upstream, s
 }
 
 void aml_area_ze_pool_destroy(struct aml_area** area) {
+    ZEHAL_TIMED_API_CALL();
     if (!area || !*area) return;
     Area* a = zehal_area(*area);
     if (!a || !a->pool()) {
@@ -188,6 +202,7 @@ void aml_area_ze_pool_destroy(struct aml_area** area) {
 }
 
 int aml_area_ze_pool_stats(const struct aml_area* area, struct aml_area_ze_pool_stats* stats) {
+    ZEHAL_TIMED_API_CALL();
     const Area* a = zehal_area(area);
     if (!a || !a->pool() || !stats) return -AML_EINVAL;
     const zehal::aml::PoolStats s = a->pool()->stats();
@@ -197,6 +212,7 @@ int aml_area_ze_pool_stats(const struct aml_area* area, struct aml_area_ze_pool_
 }
 
 int aml_area_ze_pool_trim(struct aml_area* area) {
+    ZEHAL_TIMED_API_CALL();
     Area* a = zehal_area(area);
     if (!a || !a->pool()) return -AML_EINVAL;
     return guarded([&] { return to_aml(a->pool()->trim()); });

@@ -2,6 +2,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "common/api_call_log.hpp"
 #include "aml.h"
 #include "aml/area/ze.h"
 #include "aml/dma/ze.h"
@@ -67,11 +68,13 @@ struct aml_dma** aml_dma_ze_default_location(void) {
 }
 
 int aml_init(int* /*argc*/, char** /*argv*/[]) {
+    ZEHAL_TIMED_API_CALL();
     ready_defaults();
     return AML_SUCCESS;
 }
 
 int aml_finalize(void) {
+    ZEHAL_TIMED_API_CALL();
     Defaults& d = defaults();
     std::lock_guard lock(d.mutex);
     aml_dma_ze_destroy(&d.dma);

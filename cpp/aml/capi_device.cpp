@@ -5,6 +5,7 @@
 #include <memory>
 #include <string_view>
 
+#include "common/api_call_log.hpp"
 #include "aml/capi_handles.hpp"
 #include "hal/device_handle.hpp"
 #include "hal/registry.hpp"
@@ -38,6 +39,7 @@ ze_result_t backend_named(const char* name, std::shared_ptr<zehal::hal::Backend>
 }  // namespace
 
 extern "C" ze_result_t zehal_device_get(const char* backend, uint32_t index, zehal_device_t* device) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         if (!device) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         std::shared_ptr<zehal::hal::Backend> b;
@@ -50,6 +52,7 @@ extern "C" ze_result_t zehal_device_get(const char* backend, uint32_t index, zeh
 }
 
 extern "C" ze_result_t zehal_device_count(const char* backend, uint32_t* count) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         std::shared_ptr<zehal::hal::Backend> b;
@@ -60,6 +63,7 @@ extern "C" ze_result_t zehal_device_count(const char* backend, uint32_t* count) 
 }
 
 extern "C" ze_result_t zehal_device_can_access_peer(zehal_device_t device, zehal_device_t peer, uint8_t* value) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         const zehal::hal::Device* d = zehal::capi::device_from_handle(device);
         const zehal::hal::Device* p = zehal::capi::device_from_handle(peer);
@@ -72,6 +76,7 @@ extern "C" ze_result_t zehal_device_can_access_peer(zehal_device_t device, zehal
 
 extern "C" ze_result_t zehal_device_get_peer_properties(zehal_device_t device, zehal_device_t peer,
                                                         zehal_peer_properties_t* properties) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         const zehal::hal::Device* d = zehal::capi::device_from_handle(device);
         const zehal::hal::Device* p = zehal::capi::device_from_handle(peer);
@@ -87,6 +92,7 @@ extern "C" ze_result_t zehal_device_get_peer_properties(zehal_device_t device, z
 }
 
 extern "C" ze_result_t zehal_device_get_properties(zehal_device_t device, zehal_device_properties_t* properties) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         const zehal::hal::Device* d = zehal::capi::device_from_handle(device);
         if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -113,6 +119,7 @@ extern "C" ze_result_t zehal_device_get_properties(zehal_device_t device, zehal_
 }
 
 extern "C" ze_result_t zehal_backend_get(uint32_t* count, zehal_backend_properties_t* backends) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         if (!count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         const auto& all = zehal::hal::backends();
@@ -136,6 +143,7 @@ extern "C" ze_result_t zehal_backend_get(uint32_t* count, zehal_backend_properti
 }
 
 extern "C" ze_result_t zehal_backend_get_default(char name[ZEHAL_MAX_BACKEND_NAME]) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         if (!name) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         std::shared_ptr<zehal::hal::Backend> b;

@@ -1,6 +1,7 @@
 // C API: generic aml_dma_* functions and zehal DMA engines (aml/dma/ze.h).
 #include <cstdint>
 
+#include "common/api_call_log.hpp"
 #include "aml/capi_handles.hpp"
 #include "hal/event_handle.hpp"
 #include "aml/dma/ze.h"
@@ -69,6 +70,7 @@ struct aml_dma_ops aml_dma_ze_ops = {
 };
 
 int aml_dma_ze_create(struct aml_dma** dma, zehal_device_t device, uint32_t ordinal, uint32_t index) {
+    ZEHAL_TIMED_API_CALL();
     if (!dma || !device) return -AML_EINVAL;
     return guarded([&] {
         std::shared_ptr<Dma> impl;
@@ -84,6 +86,7 @@ int aml_dma_ze_create(struct aml_dma** dma, zehal_device_t device, uint32_t ordi
 }
 
 int aml_dma_ze_destroy(struct aml_dma** dma) {
+    ZEHAL_TIMED_API_CALL();
     if (!dma) return -AML_EINVAL;
     if (!*dma) return AML_SUCCESS;
     auto* h = static_cast<DmaHandle*>(*dma);
@@ -95,6 +98,7 @@ int aml_dma_ze_destroy(struct aml_dma** dma) {
 
 int aml_dma_ze_request_create(struct aml_dma_data* data, struct aml_dma_request** req, struct aml_layout* dst,
                               struct aml_layout* src, aml_dma_operator op, void* op_arg) {
+    ZEHAL_TIMED_API_CALL();
     DmaHandle* h = dma_of(data);
     if (!h || !dst || !src) return -AML_EINVAL;
     if (!op) op = aml_dma_ze_copy_1D;
@@ -120,6 +124,7 @@ int aml_dma_ze_request_create(struct aml_dma_data* data, struct aml_dma_request*
 
 int aml_dma_ze_copy_signal(struct aml_dma* dma, struct aml_dma_request** req, void* dst, const void* src, size_t size,
                            struct zehal_event* signal) {
+    ZEHAL_TIMED_API_CALL();
     if (!dma || dma->ops != &aml_dma_ze_ops || !dst || !src || size == 0) return -AML_EINVAL;
     DmaHandle* h = dma_of(dma->data);
     return guarded([&] {
@@ -141,6 +146,7 @@ int aml_dma_ze_copy_signal(struct aml_dma* dma, struct aml_dma_request** req, vo
 }
 
 int aml_dma_ze_request_wait(struct aml_dma_data* data, struct aml_dma_request** req) {
+    ZEHAL_TIMED_API_CALL();
     DmaHandle* h = dma_of(data);
     if (!h || !req || !*req) return -AML_EINVAL;
     std::shared_ptr<Request> r = take(h, *req);
@@ -151,6 +157,7 @@ int aml_dma_ze_request_wait(struct aml_dma_data* data, struct aml_dma_request** 
 }
 
 int aml_dma_ze_request_destroy(struct aml_dma_data* data, struct aml_dma_request** req) {
+    ZEHAL_TIMED_API_CALL();
     DmaHandle* h = dma_of(data);
     if (!h || !req || !*req) return -AML_EINVAL;
     std::shared_ptr<Request> r = take(h, *req);
@@ -161,12 +168,14 @@ int aml_dma_ze_request_destroy(struct aml_dma_data* data, struct aml_dma_request
 }
 
 int aml_dma_ze_barrier(struct aml_dma_data* data) {
+    ZEHAL_TIMED_API_CALL();
     DmaHandle* h = dma_of(data);
     if (!h) return -AML_EINVAL;
     return guarded([&] { return to_aml(h->impl->barrier()); });
 }
 
 int aml_dma_ze_fprintf(const struct aml_dma_data* data, FILE* stream, const char* prefix) {
+    ZEHAL_TIMED_API_CALL();
     DmaHandle* h = dma_of(data);
     if (!h || !stream) return -AML_EINVAL;
     h->impl->describe(stream, prefix);
@@ -174,6 +183,7 @@ int aml_dma_ze_fprintf(const struct aml_dma_data* data, FILE* stream, const char
 }
 
 int aml_dma_ze_copy_1D(struct aml_layout* dst, const struct aml_layout* src, void* arg) {
+    ZEHAL_TIMED_API_CALL();
     DmaHandle* h = nullptr;
     Request* request = nullptr;
     if (!dst || !src || !unpack(arg, &h, &request)) return -AML_EINVAL;
@@ -186,6 +196,7 @@ int aml_dma_ze_copy_1D(struct aml_layout* dst, const struct aml_layout* src, voi
 }
 
 int aml_dma_ze_memcpy_op(struct aml_layout* dst, const struct aml_layout* src, void* arg) {
+    ZEHAL_TIMED_API_CALL();
     DmaHandle* h = nullptr;
     Request* request = nullptr;
     if (!dst || !src || !unpack(arg, &h, &request)) return -AML_EINVAL;
@@ -195,6 +206,7 @@ int aml_dma_ze_memcpy_op(struct aml_layout* dst, const struct aml_layout* src, v
 
 int aml_dma_copy_custom(struct aml_dma* dma, struct aml_layout* dst, struct aml_layout* src, aml_dma_operator op,
                         void* op_arg) {
+    ZEHAL_TIMED_API_CALL();
     if (!dma || !dma->ops || !dma->ops->create_request || !dma->ops->wait_request || !dst || !src) return -AML_EINVAL;
     aml_dma_request* req = nullptr;
     if (int r = dma->ops->create_request(dma->data, &req, dst, src, op, op_arg); r != AML_SUCCESS) return r;
@@ -203,27 +215,32 @@ int aml_dma_copy_custom(struct aml_dma* dma, struct aml_layout* dst, struct aml_
 
 int aml_dma_async_copy_custom(struct aml_dma* dma, struct aml_dma_request** req, struct aml_layout* dst,
                               struct aml_layout* src, aml_dma_operator op, void* op_arg) {
+    ZEHAL_TIMED_API_CALL();
     if (!dma || !dma->ops || !dma->ops->create_request || !dst || !src) return -AML_EINVAL;
     return dma->ops->create_request(dma->data, req, dst, src, op, op_arg);
 }
 
 int aml_dma_wait(struct aml_dma* dma, struct aml_dma_request** req) {
+    ZEHAL_TIMED_API_CALL();
     if (!dma || !dma->ops || !dma->ops->wait_request || !req || !*req) return -AML_EINVAL;
     return dma->ops->wait_request(dma->data, req);
 }
 
 int aml_dma_cancel(struct aml_dma* dma, struct aml_dma_request** req) {
+    ZEHAL_TIMED_API_CALL();
     if (!dma || !dma->ops || !dma->ops->destroy_request || !req || !*req) return -AML_EINVAL;
     return dma->ops->destroy_request(dma->data, req);
 }
 
 int aml_dma_barrier(struct aml_dma* dma) {
+    ZEHAL_TIMED_API_CALL();
     if (!dma || !dma->ops) return -AML_EINVAL;
     if (!dma->ops->barrier) return -AML_ENOTSUP;
     return dma->ops->barrier(dma->data);
 }
 
 int aml_dma_fprintf(FILE* stream, const char* prefix, const struct aml_dma* dma) {
+    ZEHAL_TIMED_API_CALL();
     if (!stream || !dma) return -AML_EINVAL;
     const char* p = prefix ? prefix : "";
     if (!dma->ops || !dma->ops->fprintf || !dma->data) {

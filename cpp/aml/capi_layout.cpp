@@ -1,6 +1,7 @@
 // C API: generic aml_layout_* functions and dense layouts.
 #include <span>
 
+#include "common/api_call_log.hpp"
 #include "aml/capi_handles.hpp"
 #include "aml/layout/dense.h"
 
@@ -54,6 +55,7 @@ struct aml_layout_ops aml_layout_dense_ops = {
 
 int aml_layout_dense_create(struct aml_layout** layout, void* ptr, const int order, const size_t element_size,
                             const size_t ndims, const size_t* dims, const size_t* stride, const size_t* pitch) {
+    ZEHAL_TIMED_API_CALL();
     if (!layout || !ptr || !dims || ndims == 0) return -AML_EINVAL;
     return guarded([&] {
         std::unique_ptr<Layout> impl;
@@ -71,6 +73,7 @@ int aml_layout_dense_create(struct aml_layout** layout, void* ptr, const int ord
 }
 
 void* aml_layout_deref(const struct aml_layout* layout, const size_t* coords) {
+    ZEHAL_TIMED_API_CALL();
     if (!usable(layout) || !layout->ops->deref || !coords) {
         thread_errno() = AML_EINVAL;
         return nullptr;
@@ -79,10 +82,12 @@ void* aml_layout_deref(const struct aml_layout* layout, const size_t* coords) {
 }
 
 void* aml_layout_deref_safe(const struct aml_layout* layout, const size_t* coords) {
+    ZEHAL_TIMED_API_CALL();
     return aml_layout_deref(layout, coords);
 }
 
 void* aml_layout_rawptr(const struct aml_layout* layout) {
+    ZEHAL_TIMED_API_CALL();
     if (!usable(layout) || !layout->ops->rawptr) {
         thread_errno() = AML_EINVAL;
         return nullptr;
@@ -91,16 +96,19 @@ void* aml_layout_rawptr(const struct aml_layout* layout) {
 }
 
 int aml_layout_order(const struct aml_layout* layout) {
+    ZEHAL_TIMED_API_CALL();
     if (!usable(layout) || !layout->ops->order) return -AML_EINVAL;
     return layout->ops->order(layout->data);
 }
 
 int aml_layout_dims(const struct aml_layout* layout, size_t* dims) {
+    ZEHAL_TIMED_API_CALL();
     if (!usable(layout) || !layout->ops->dims || !dims) return -AML_EINVAL;
     return layout->ops->dims(layout->data, dims);
 }
 
 size_t aml_layout_ndims(const struct aml_layout* layout) {
+    ZEHAL_TIMED_API_CALL();
     if (!usable(layout) || !layout->ops->ndims) {
         thread_errno() = AML_EINVAL;
         return 0;
@@ -109,6 +117,7 @@ size_t aml_layout_ndims(const struct aml_layout* layout) {
 }
 
 size_t aml_layout_element_size(const struct aml_layout* layout) {
+    ZEHAL_TIMED_API_CALL();
     if (!usable(layout) || !layout->ops->element_size) {
         thread_errno() = AML_EINVAL;
         return 0;
@@ -117,6 +126,7 @@ size_t aml_layout_element_size(const struct aml_layout* layout) {
 }
 
 int aml_layout_fprintf(FILE* stream, const char* prefix, const struct aml_layout* layout) {
+    ZEHAL_TIMED_API_CALL();
     if (!stream || !layout) return -AML_EINVAL;
     const char* p = prefix ? prefix : "";
     if (!usable(layout) || !layout->ops->fprintf) {
@@ -127,6 +137,7 @@ int aml_layout_fprintf(FILE* stream, const char* prefix, const struct aml_layout
 }
 
 void aml_layout_destroy(struct aml_layout** layout) {
+    ZEHAL_TIMED_API_CALL();
     if (!layout || !*layout) return;
     if ((*layout)->ops && (*layout)->ops->destroy) (*layout)->ops->destroy(*layout);
     *layout = nullptr;

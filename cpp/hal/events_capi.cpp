@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "common/api_call_log.hpp"
 #include "hal/device_handle.hpp"
 #include "common/c_boundary.hpp"
 #include "hal/event_handle.hpp"
@@ -126,6 +127,7 @@ extern "C" {
 
 ze_result_t zehal_device_get_timestamp_properties(zehal_device_t device,
                                                   zehal_device_timestamp_properties_t* properties) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         zehal::hal::Device* d = device_from_handle(device);
         if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -142,6 +144,7 @@ ze_result_t zehal_device_get_timestamp_properties(zehal_device_t device,
 
 ze_result_t zehal_device_get_global_timestamps(zehal_device_t device, uint64_t* host_timestamp,
                                                uint64_t* device_timestamp) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         zehal::hal::Device* d = device_from_handle(device);
         if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -150,6 +153,7 @@ ze_result_t zehal_device_get_global_timestamps(zehal_device_t device, uint64_t* 
 }
 
 ze_result_t zehal_event_pool_create(zehal_device_t device, uint32_t flags, uint32_t count, zehal_event_pool_t* pool) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         zehal::hal::Device* d = device_from_handle(device);
         if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -167,6 +171,7 @@ ze_result_t zehal_event_pool_create(zehal_device_t device, uint32_t flags, uint3
 }
 
 ze_result_t zehal_event_pool_destroy(zehal_event_pool_t pool) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         if (!pool) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
         return HandleTable::get().remove_pool(zehal::capi::id_of(pool));
@@ -174,6 +179,7 @@ ze_result_t zehal_event_pool_destroy(zehal_event_pool_t pool) {
 }
 
 ze_result_t zehal_event_create(zehal_event_pool_t pool, uint32_t index, zehal_event_t* event) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         auto p = zehal::capi::event_pool_from_handle(pool);
         if (!p) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -194,6 +200,7 @@ ze_result_t zehal_event_create(zehal_event_pool_t pool, uint32_t index, zehal_ev
 }
 
 ze_result_t zehal_event_destroy(zehal_event_t event) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
         return HandleTable::get().remove_event(zehal::capi::id_of(event));
@@ -201,6 +208,7 @@ ze_result_t zehal_event_destroy(zehal_event_t event) {
 }
 
 ze_result_t zehal_event_query_status(zehal_event_t event) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         auto e = event_from_handle(event);
         return e ? e->query() : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -208,6 +216,7 @@ ze_result_t zehal_event_query_status(zehal_event_t event) {
 }
 
 ze_result_t zehal_event_host_synchronize(zehal_event_t event, uint64_t timeout_ns) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         auto e = event_from_handle(event);
         return e ? e->host_synchronize(timeout_ns) : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -215,6 +224,7 @@ ze_result_t zehal_event_host_synchronize(zehal_event_t event, uint64_t timeout_n
 }
 
 ze_result_t zehal_event_host_signal(zehal_event_t event) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         auto e = event_from_handle(event);
         return e ? e->host_signal() : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -222,6 +232,7 @@ ze_result_t zehal_event_host_signal(zehal_event_t event) {
 }
 
 ze_result_t zehal_event_host_reset(zehal_event_t event) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         auto e = event_from_handle(event);
         return e ? e->host_reset() : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -230,6 +241,7 @@ ze_result_t zehal_event_host_reset(zehal_event_t event) {
 
 ze_result_t zehal_event_query_kernel_timestamps_ext(zehal_event_t event, uint32_t* count,
                                                     zehal_event_query_kernel_timestamps_results_t* results) {
+    ZEHAL_TIMED_API_CALL();
     return zehal::ze_guarded([&]() -> ze_result_t {
         auto e = event_from_handle(event);
         if (!e) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;

@@ -1,4 +1,5 @@
 // The metrics C API (zehal/metrics.h): a thin shell over the metrics layer.
+#include "common/api_call_log.hpp"
 #include "zehal/metrics.h"
 
 #include <algorithm>
@@ -84,6 +85,7 @@ using namespace zehal::capi;
 extern "C" {
 
 ze_result_t zehal_metric_group_get(zehal_device_t device, uint32_t* count, zehal_metric_group_t* groups) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         hal::DeviceRef d = device_ref(device);
         if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -96,6 +98,7 @@ ze_result_t zehal_metric_group_get(zehal_device_t device, uint32_t* count, zehal
 }
 
 ze_result_t zehal_metric_group_get_properties(zehal_metric_group_t group, zehal_metric_group_properties_t* properties) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         metrics::MetricGroupRef g;
         if (ze_result_t r = group_of(group, &g); r != ZE_RESULT_SUCCESS) return r;
@@ -112,6 +115,7 @@ ze_result_t zehal_metric_group_get_properties(zehal_metric_group_t group, zehal_
 }
 
 ze_result_t zehal_metric_get(zehal_metric_group_t group, uint32_t* count, zehal_metric_t* metrics) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         metrics::MetricGroupRef g;
         if (ze_result_t r = group_of(group, &g); r != ZE_RESULT_SUCCESS) return r;
@@ -122,6 +126,7 @@ ze_result_t zehal_metric_get(zehal_metric_group_t group, uint32_t* count, zehal_
 }
 
 ze_result_t zehal_metric_get_properties(zehal_metric_t metric, zehal_metric_properties_t* properties) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         metrics::MetricRef m;
         if (ze_result_t r = metric_of(metric, &m); r != ZE_RESULT_SUCCESS) return r;
@@ -139,6 +144,7 @@ ze_result_t zehal_metric_get_properties(zehal_metric_t metric, zehal_metric_prop
 }
 
 ze_result_t zehal_device_activate_metric_groups(zehal_device_t device, uint32_t count, zehal_metric_group_t* groups) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         hal::DeviceRef d = device_ref(device);
         if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -151,6 +157,7 @@ ze_result_t zehal_device_activate_metric_groups(zehal_device_t device, uint32_t 
 }
 
 ze_result_t zehal_metric_group_get_export_dma_buf(zehal_metric_group_t group, int* fd, size_t* size) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         metrics::MetricGroupRef g;
         if (ze_result_t r = group_of(group, &g); r != ZE_RESULT_SUCCESS) return r;
@@ -159,6 +166,7 @@ ze_result_t zehal_metric_group_get_export_dma_buf(zehal_metric_group_t group, in
 }
 
 ze_result_t zehal_metric_get_export_dma_buf(zehal_metric_t metric, int* fd, size_t* size) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         metrics::MetricRef m;
         if (ze_result_t r = metric_of(metric, &m); r != ZE_RESULT_SUCCESS) return r;
@@ -169,6 +177,7 @@ ze_result_t zehal_metric_get_export_dma_buf(zehal_metric_t metric, int* fd, size
 ze_result_t zehal_metric_tracer_create(zehal_device_t device, uint32_t group_count, zehal_metric_group_t* groups,
                                        uint32_t* notify_every_n_bytes, zehal_event_t notification,
                                        zehal_metric_tracer_t* tracer) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         hal::DeviceRef d = device_ref(device);
         if (!d) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -194,6 +203,7 @@ ze_result_t zehal_metric_tracer_create(zehal_device_t device, uint32_t group_cou
 }
 
 ze_result_t zehal_metric_tracer_destroy(zehal_metric_tracer_t tracer) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         std::shared_ptr<metrics::Tracer> t;
         if (ze_result_t r = tracers().get(tracer, &t); r != ZE_RESULT_SUCCESS) return r;
@@ -204,6 +214,7 @@ ze_result_t zehal_metric_tracer_destroy(zehal_metric_tracer_t tracer) {
 }
 
 ze_result_t zehal_metric_tracer_enable(zehal_metric_tracer_t tracer, uint8_t synchronous) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         std::shared_ptr<metrics::Tracer> t;
         if (ze_result_t r = tracers().get(tracer, &t); r != ZE_RESULT_SUCCESS) return r;
@@ -212,6 +223,7 @@ ze_result_t zehal_metric_tracer_enable(zehal_metric_tracer_t tracer, uint8_t syn
 }
 
 ze_result_t zehal_metric_tracer_disable(zehal_metric_tracer_t tracer, uint8_t synchronous) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         std::shared_ptr<metrics::Tracer> t;
         if (ze_result_t r = tracers().get(tracer, &t); r != ZE_RESULT_SUCCESS) return r;
@@ -220,6 +232,7 @@ ze_result_t zehal_metric_tracer_disable(zehal_metric_tracer_t tracer, uint8_t sy
 }
 
 ze_result_t zehal_metric_tracer_read_data(zehal_metric_tracer_t tracer, size_t* raw_size, uint8_t* raw) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         std::shared_ptr<metrics::Tracer> t;
         if (ze_result_t r = tracers().get(tracer, &t); r != ZE_RESULT_SUCCESS) return r;
@@ -228,6 +241,7 @@ ze_result_t zehal_metric_tracer_read_data(zehal_metric_tracer_t tracer, size_t* 
 }
 
 ze_result_t zehal_metric_tracer_get_dropped(zehal_metric_tracer_t tracer, uint64_t* dropped) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         std::shared_ptr<metrics::Tracer> t;
         if (ze_result_t r = tracers().get(tracer, &t); r != ZE_RESULT_SUCCESS) return r;
@@ -238,6 +252,7 @@ ze_result_t zehal_metric_tracer_get_dropped(zehal_metric_tracer_t tracer, uint64
 }
 
 ze_result_t zehal_metric_decoder_create(zehal_metric_tracer_t tracer, zehal_metric_decoder_t* decoder) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         std::shared_ptr<metrics::Tracer> t;
         if (ze_result_t r = tracers().get(tracer, &t); r != ZE_RESULT_SUCCESS) return r;
@@ -250,6 +265,7 @@ ze_result_t zehal_metric_decoder_create(zehal_metric_tracer_t tracer, zehal_metr
 }
 
 ze_result_t zehal_metric_decoder_destroy(zehal_metric_decoder_t decoder) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         std::shared_ptr<metrics::Decoder> d;
         if (ze_result_t r = decoders().get(decoder, &d); r != ZE_RESULT_SUCCESS) return r;
@@ -261,6 +277,7 @@ ze_result_t zehal_metric_decoder_destroy(zehal_metric_decoder_t decoder) {
 
 ze_result_t zehal_metric_decoder_get_decodable_metrics(zehal_metric_decoder_t decoder, uint32_t* count,
                                                        zehal_metric_t* metrics) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         std::shared_ptr<metrics::Decoder> d;
         if (ze_result_t r = decoders().get(decoder, &d); r != ZE_RESULT_SUCCESS) return r;
@@ -279,6 +296,7 @@ ze_result_t zehal_metric_tracer_decode(zehal_metric_decoder_t decoder, size_t* r
                                        uint32_t metric_count, zehal_metric_t* metrics, uint32_t* set_count,
                                        uint32_t* entries_per_set, uint32_t* entry_count,
                                        zehal_metric_entry_t* entries) {
+    ZEHAL_TIMED_API_CALL();
     return ze_guarded([&]() -> ze_result_t {
         std::shared_ptr<metrics::Decoder> d;
         if (ze_result_t r = decoders().get(decoder, &d); r != ZE_RESULT_SUCCESS) return r;

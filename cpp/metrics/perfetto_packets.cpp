@@ -15,7 +15,11 @@ constexpr uint32_t kTrackDescriptor = 60;  // TracePacket.track_descriptor
 constexpr uint32_t kTdUuid = 1;            // TrackDescriptor.uuid
 constexpr uint32_t kTdName = 2;            // TrackDescriptor.name
 constexpr uint32_t kTdParent = 5;          // TrackDescriptor.parent_uuid
+constexpr uint32_t kTdProcess = 3;         // TrackDescriptor.process
 constexpr uint32_t kTdCounter = 8;         // TrackDescriptor.counter
+constexpr uint32_t kPdPid = 1;             // ProcessDescriptor.pid
+constexpr uint32_t kPdName = 6;            // ProcessDescriptor.process_name
+constexpr uint32_t kPdLabels = 8;          // ProcessDescriptor.process_labels
 constexpr uint32_t kTeAnnotation = 4;      // TrackEvent.debug_annotations
 constexpr uint32_t kTeType = 9;            // TrackEvent.type
 constexpr uint32_t kTeTrack = 11;          // TrackEvent.track_uuid
@@ -58,6 +62,22 @@ void append_track(std::string& out, uint32_t sequence_id, uint64_t uuid, std::st
     bytes_field(desc, kTdName, name);
     if (parent) int_field(desc, kTdParent, parent);
     if (counter) bytes_field(desc, kTdCounter, {});
+    std::string packet;
+    int_field(packet, kSequenceId, sequence_id);
+    bytes_field(packet, kTrackDescriptor, desc);
+    wrap(out, packet);
+}
+
+void append_process_track(std::string& out, uint32_t sequence_id, uint64_t uuid, std::string_view name, uint32_t pid,
+                          const std::vector<std::string>& labels) {
+    std::string process;
+    int_field(process, kPdPid, pid);
+    bytes_field(process, kPdName, name);
+    for (const std::string& label : labels) bytes_field(process, kPdLabels, label);
+    std::string desc;
+    int_field(desc, kTdUuid, uuid);
+    bytes_field(desc, kTdName, name);
+    bytes_field(desc, kTdProcess, process);
     std::string packet;
     int_field(packet, kSequenceId, sequence_id);
     bytes_field(packet, kTrackDescriptor, desc);

@@ -26,6 +26,11 @@ using Args = std::vector<std::pair<std::string_view, ArgValue>>;
 void append_track(std::string& out, uint32_t sequence_id, uint64_t uuid, std::string_view name, uint64_t parent,
                   bool counter);
 
+// Appends the descriptor of process track `uuid` named `name`, of process `pid`, with the
+// process labels `labels` ("key=value").
+void append_process_track(std::string& out, uint32_t sequence_id, uint64_t uuid, std::string_view name, uint32_t pid,
+                          const std::vector<std::string>& labels);
+
 // Appends a track event at `ts_ns` (int64 on the wire, as two's complement) on `track`,
 // named `name` (empty: none), with counter `value` (counters only) and `args`.
 void append_event(std::string& out, uint32_t sequence_id, int64_t ts_ns, EventKind kind, uint64_t track,

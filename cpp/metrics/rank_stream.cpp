@@ -150,15 +150,38 @@ void RankStream::add_entries(std::span<const MetricEntry> entries, const std::ve
     flush();
 }
 
+void RankStream::encode_api_call(std::string_view name, uint64_t start_ns, uint64_t end_ns, uint64_t thread) {
+    auto [it, added] = api_tracks_.try_emplace(thread, 0);
+    if (added) {
+        char label[48];
+        std::snprintf(label, sizeof label, "host API calls (thread %#" PRIx64 ")", thread);
+        it->second = track({"api", "", static_cast<int64_t>(thread), kNone, kNone}, label, false);
+    }
+    const uint64_t t = it->second;
+    perfetto::append_event(pending_, sequence_id_, local(start_ns), EventKind::kSliceBegin, t, name);
+    perfetto::append_event(pending_, sequence_id_, local(end_ns), EventKind::kSliceEnd, t, {});
+}
+
 void RankStream::add_api_calls(std::span<const ApiCall> calls) {
     if (calls.empty()) return;
     std::lock_guard lock(mu_);
-    for (const ApiCall& c : calls) {
-        char name[48];
-        std::snprintf(name, sizeof name, "host API calls (thread %#" PRIx64 ")", c.thread);
-        const uint64_t t = track({"api", "", static_cast<int64_t>(c.thread), kNone, kNone}, name, false);
-        perfetto::append_event(pending_, sequence_id_, local(c.start_ns), EventKind::kSliceBegin, t, c.name);
-        perfetto::append_event(pending_, sequence_id_, local(c.end_ns), EventKind::kSliceEnd, t, {});
+    for (const ApiCall& c : calls) encode_api_call(c.name, c.start_ns, c.end_ns, c.thread);
+    flush();
+}
+
+void RankStream::drain_api_calls() {
+    logged_.clear();
+    api_call_log::drain(logged_);
+    const uint64_t dropped = api_call_log::dropped();
+    if (logged_.empty() && api_dropped_.value_or(0) == dropped) return;
+    for (const LoggedApiCall& c : logged_)
+        while (c.name >= api_names_.size()) api_names_.push_back(api_call_log::name_of(api_names_.size()));
+    std::lock_guard lock(mu_);
+    for (const LoggedApiCall& c : logged_) encode_api_call(api_names_[c.name], c.start_ns, c.end_ns, c.thread);
+    if (api_dropped_.value_or(0) != dropped) {
+        api_dropped_ = dropped;
+        const uint64_t t = track({"api dropped", "", kNone, kNone, kNone}, "dropped host API calls", true);
+        perfetto::append_event(pending_, sequence_id_, local(monotonic_raw_ns()), EventKind::kCounter, t, {}, dropped);
     }
     flush();
 }
@@ -183,22 +206,38 @@ void RankStream::flush() {
     pending_.clear();  // what could not be written is lost, and error_ says so
 }
 
-ze_result_t RankStream::start(const std::shared_ptr<Tracer>& tracer, uint64_t poll_ns, bool on_rank_clock) {
+ze_result_t RankStream::start(const std::shared_ptr<Tracer>& tracer, uint64_t poll_ns, bool on_rank_clock,
+                              bool api_calls) {
     std::lock_guard lock(thread_mu_);
-    if (thread_.joinable() || !tracer) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (thread_.joinable() || (!tracer && !api_calls)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     std::shared_ptr<Decoder> decoder;
-    if (ze_result_t r = Decoder::create(tracer, &decoder); r != ZE_RESULT_SUCCESS) return r;
+    if (tracer) {
+        if (ze_result_t r = Decoder::create(tracer, &decoder); r != ZE_RESULT_SUCCESS) return r;
+    }
+    if (api_calls && !api_call_log::attach()) return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
     names_.clear();
-    for (const MetricRef& m : decoder->metrics()) names_.push_back(m->info().name);
+    if (decoder)
+        for (const MetricRef& m : decoder->metrics()) names_.push_back(m->info().name);
     tracer_ = tracer;
     decoder_ = std::move(decoder);
     on_rank_clock_ = on_rank_clock;
+    api_calls_ = api_calls;
     quit_ = false;
-    thread_ = std::thread([this, poll_ns] { run(poll_ns); });
+    try {
+        thread_ = std::thread([this, poll_ns] { run(poll_ns); });
+    } catch (const std::system_error&) {
+        if (api_calls_) api_call_log::detach();
+        api_calls_ = false;
+        tracer_.reset();
+        decoder_.reset();
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
     return ZE_RESULT_SUCCESS;
 }
 
 void RankStream::drain_once() {
+    if (api_calls_) drain_api_calls();
+    if (!tracer_) return;
     size_t size = tracer_->available();
     if (size == 0) return;
     std::vector<std::byte> raw(size);
@@ -236,12 +275,19 @@ void RankStream::stop() {
     wake_.notify_all();
     thread_.join();
     std::lock_guard lock(thread_mu_);
-    tracer_->disable(true);
-    // Disabled and drained: read answers NOT_READY once the ring is empty.
-    for (;;) {
-        size_t size = 0;
-        if (tracer_->read(&size, nullptr) == ZE_RESULT_NOT_READY) break;
-        drain_once();
+    if (api_calls_) {
+        api_call_log::detach();  // calls that end from now on are not this stream's
+        drain_api_calls();
+        api_calls_ = false;
+    }
+    if (tracer_) {
+        tracer_->disable(true);
+        // Disabled and drained: read answers NOT_READY once the ring is empty.
+        for (;;) {
+            size_t size = 0;
+            if (tracer_->read(&size, nullptr) == ZE_RESULT_NOT_READY) break;
+            drain_once();
+        }
     }
     tracer_.reset();
     decoder_.reset();

@@ -3,7 +3,8 @@
 // write per drain, so the program's threads (and Python's interpreter lock) pay nothing
 // for the encoding. Each command becomes a slice on the track of its engine and of its
 // queue plus a queue-depth counter; other metrics become instants; the tracer's dropped
-// count a counter track. Host API calls given by the caller become slices on a track per
+// count a counter track. Host API calls, given by the caller or taken from the process's
+// API call log (common/api_call_log.hpp) by the same thread, become slices on a track per
 // thread. Times are written on the rank's clock: the unskewed host ns plus a test-only
 // offset and drift (ZEHAL_TEST_CLOCK_SKEW, read by the caller).
 #pragma once
@@ -18,8 +19,10 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
+#include "common/api_call_log.hpp"
 #include "common/clock_skew.hpp"
 #include "metrics/decoder.hpp"
 #include "metrics/perfetto_packets.hpp"
@@ -65,12 +68,16 @@ public:
     // Appends the command still open, if any (its end not seen yet: it ends where it starts).
     void close_command();
 
-    // Starts a thread that drains `tracer` (enabled by the caller) every `poll_ns`;
-    // `on_rank_clock` as for add_entries, for every record it reads.
-    // INVALID_ARGUMENT when already started; the decoder's errors otherwise.
-    ze_result_t start(const std::shared_ptr<Tracer>& tracer, uint64_t poll_ns, bool on_rank_clock);
-    // Stops the thread, disables the tracer (waiting) and drains what is left. Nothing
-    // when not started.
+    // Starts a thread that drains, every `poll_ns`, `tracer` (enabled by the caller; null:
+    // none) and, with `api_calls`, the host API calls of this process (attaching to its
+    // API call log, so they are recorded from now on); `on_rank_clock` as for add_entries,
+    // for every record it reads. INVALID_ARGUMENT when already started or given nothing to
+    // drain; HANDLE_OBJECT_IN_USE when another stream records the API calls; the decoder's
+    // errors otherwise.
+    ze_result_t start(const std::shared_ptr<Tracer>& tracer, uint64_t poll_ns, bool on_rank_clock,
+                      bool api_calls = false);
+    // Stops the thread, the API call log's recording and the tracer (waiting), and drains
+    // what is left. Nothing when not started.
     void stop();
     // Stops, closes the file; the errno of the first failed write, or 0.
     int close();
@@ -89,8 +96,10 @@ private:
     void encode_entry(const MetricEntry& e, const std::string& name, bool on_rank_clock);
     void encode_command(const Command& c);
     void close_command_locked();
+    void encode_api_call(std::string_view name, uint64_t start_ns, uint64_t end_ns, uint64_t thread);
     void flush();
     void drain_once();
+    void drain_api_calls();
     void run(uint64_t poll_ns);
 
     const uint32_t rank_;
@@ -103,6 +112,7 @@ private:
     int error_ = 0;
     std::string pending_;
     std::map<TrackKey, uint64_t> tracks_;
+    std::unordered_map<uint64_t, uint64_t> api_tracks_;  // thread -> its API call track, as tracks_ holds it
     std::optional<Command> command_;
     std::optional<uint64_t> dropped_;
 
@@ -115,6 +125,10 @@ private:
     std::shared_ptr<Decoder> decoder_;
     std::vector<std::string> names_;
     bool on_rank_clock_ = false;
+    bool api_calls_ = false;               // attached to the API call log
+    std::vector<LoggedApiCall> logged_;    // drained API calls, reused by the drain thread
+    std::vector<std::string> api_names_;   // the log's names by id, as far as seen
+    std::optional<uint64_t> api_dropped_;  // the log's dropped count last written
     std::thread thread_;
 };
 

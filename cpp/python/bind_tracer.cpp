@@ -365,10 +365,11 @@ public:
         without_gil([&] { s->close_command(); });
     }
 
-    void start(PyTracer& tracer, double poll_s, bool on_rank_clock) {
+    void start(PyTracer* tracer, double poll_s, bool on_rank_clock, bool api_calls) {
         if (!(poll_s > 0)) throw pyb::value_error("RankStream.start: poll_s must be positive");
-        check(live()->start(tracer.tracer("RankStream.start"), static_cast<uint64_t>(poll_s * 1e9), on_rank_clock),
-              "RankStream.start");
+        if (!tracer && !api_calls) throw pyb::value_error("RankStream.start: give a tracer, api_calls=True or both");
+        const auto t = tracer ? tracer->tracer("RankStream.start") : nullptr;
+        check(live()->start(t, static_cast<uint64_t>(poll_s * 1e9), on_rank_clock, api_calls), "RankStream.start");
     }
 
     void stop() {
@@ -422,12 +423,15 @@ void bind_rank_stream(pyb::module_& m) {
              "Appends host API calls (name, start ns, end ns, thread id) as slices on a track per thread.")
         .def("close_command", &PyRankStream::close_command, "Appends the command still open, if any.")
         .def("start", &PyRankStream::start, pyb::arg("tracer"), pyb::arg("poll_s") = 0.02,
-             pyb::arg("on_rank_clock") = false,
-             "Drains the enabled `tracer` into the file every poll_s seconds on a native thread. on_rank_clock: "
-             "the device's synchronized timestamps already carry the rank's (test-only) clock skew, as a sim "
-             "device's do; else the skew is applied to the decoded times.")
+             pyb::arg("on_rank_clock") = false, pyb::arg("api_calls") = false,
+             "Drains the enabled `tracer` (None: none) into the file every poll_s seconds on a native thread. "
+             "on_rank_clock: the device's synchronized timestamps already carry the rank's (test-only) clock "
+             "skew, as a sim device's do; else the skew is applied to the decoded times. api_calls: also record "
+             "this process's host API calls (the methods _TimedMethod wraps, the C API's entry points), drained by "
+             "the same thread; ObjectInUseError while another stream records them.")
         .def("stop", &PyRankStream::stop,
-             "Stops the thread, disables the tracer and appends what is left. Nothing when not started.")
+             "Stops the thread, the recording of API calls and the tracer, and appends what is left. Nothing "
+             "when not started.")
         .def("close", &PyRankStream::close, "Stops and closes the file. Idempotent.")
         .def_property_readonly("closed", &PyRankStream::closed, "True after close().")
         .def_property_readonly("path", &PyRankStream::path, "The file written.");

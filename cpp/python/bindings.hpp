@@ -51,6 +51,9 @@ void bind_tracer(pyb::module_& m);
 // Device.metric_groups(): list of MetricGroup objects of `device`.
 pyb::list device_metric_groups(const hal::DeviceRef& device);
 
+// timed_method.cpp: TimedMethod, a method timed as a host API call while a trace records them.
+void bind_timed_method(pyb::module_& m);
+
 // bind_bench.cpp: the native benchmarks of bench/benchmarks.hpp.
 void bind_bench(pyb::module_& m);
 

@@ -10,6 +10,7 @@
 
 #include <level_zero/ze_api.h>
 
+#include "common/api_call_log.hpp"
 #include "common/status.hpp"
 
 namespace zehal::ze_driver {
@@ -32,12 +33,15 @@ struct ApiName {
 };
 
 // The function the dispatch tables hold for implementation `Impl` of API function `Name`
-// (signature `Api`): it runs `Impl` and records an error result for the calling thread.
+// (signature `Api`): it runs `Impl`, timed as a host API call while a trace records them,
+// and records an error result for the calling thread.
 template <typename Api, auto Impl, ApiName Name>
 struct ErrorRecording;
 template <typename... Args, auto Impl, ApiName Name>
 struct ErrorRecording<ze_result_t (*)(Args...), Impl, Name> {
     static ze_result_t call(Args... args) {
+        static const uint32_t api_call = api_call_log::intern(Name.text);
+        const ApiCallScope timed(api_call);
         const ze_result_t r = Impl(args...);
         if (!result_ok(r)) record_error(Name.text, r);
         return r;

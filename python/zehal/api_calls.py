@@ -1,20 +1,20 @@
 """Host API calls of zehal's Python API, with their durations, while a trace runs.
 
-:meth:`ApiCalls.install` puts a timing wrapper around every instance method of the Python
-API's classes (``Dma.copy``, ``Request.wait``, ``Area.mmap``, ``Event.synchronize``, …);
-:meth:`ApiCalls.uninstall` puts the original methods back. Nothing is wrapped while no trace
-runs, so an untraced program pays nothing. Calls are kept in completion order and taken by
-:meth:`ApiCalls.drain` as ``(name, start ns, end ns, thread id)``, times of
-``CLOCK_MONOTONIC_RAW``.
+:meth:`ApiCalls.install` puts a native timed method (:class:`zehal._zehal._TimedMethod`) in
+place of every instance method of the Python API's classes (``Dma.copy``, ``Request.wait``,
+``Area.mmap``, ``Event.synchronize``, …); :meth:`ApiCalls.uninstall` puts the original
+methods back. A timed method records each call's start and end natively, on a ring of the
+calling thread, while a trace stream records API calls
+(``RankStream.start(..., api_calls=True)``, whose drain thread writes them into the trace);
+it runs no Python code. Nothing is wrapped while no trace runs, so an untraced program pays
+nothing.
 """
 
 from __future__ import annotations
 
-import collections
-import functools
-import threading
-import time
-from typing import Any, Callable
+from typing import Any
+
+from . import _zehal
 
 __all__ = ["ApiCalls", "CLASSES"]
 
@@ -23,32 +23,16 @@ CLASSES = ("Area", "Buffer", "Device", "Dma", "Event", "EventPool", "Layout", "R
 
 # The kinds of class attributes that are instance methods of a pybind11 class.
 _METHOD_KINDS = ("instancemethod", "method_descriptor", "function")
-_CLOCK = time.CLOCK_MONOTONIC_RAW
 
 
 class ApiCalls:
     """Times the Python API's methods between :meth:`install` and :meth:`uninstall`."""
 
     def __init__(self) -> None:
-        self._calls: collections.deque[tuple[str, int, int, int]] = collections.deque()
         self._originals: list[tuple[type, str, Any]] = []
 
-    def _wrap(self, name: str, method: Callable) -> Callable:
-        calls = self._calls
-        clock, ident = time.clock_gettime_ns, threading.get_ident
-
-        @functools.wraps(method)
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            start = clock(_CLOCK)
-            try:
-                return method(*args, **kwargs)
-            finally:
-                calls.append((name, start, clock(_CLOCK), ident()))  # deque.append is atomic
-
-        return timed
-
     def install(self) -> None:
-        """Wraps the methods; a second call does nothing."""
+        """Puts the timed methods in place; a second call does nothing."""
         if self._originals:
             return
         import zehal
@@ -58,8 +42,10 @@ class ApiCalls:
             for attr, value in list(vars(cls).items()):
                 if attr.startswith("_") or type(value).__name__ not in _METHOD_KINDS:
                     continue
+                # A pybind11 method is an instancemethod around a builtin: time the builtin.
+                method = getattr(value, "__func__", value)
                 self._originals.append((cls, attr, value))
-                setattr(cls, attr, self._wrap(f"{class_name}.{attr}", value))
+                setattr(cls, attr, _zehal._TimedMethod(f"{class_name}.{attr}", method))
 
     def uninstall(self) -> None:
         """Puts the original methods back."""
@@ -69,13 +55,5 @@ class ApiCalls:
 
     @property
     def installed(self) -> bool:
-        """Whether the methods are wrapped."""
+        """Whether the methods are timed."""
         return bool(self._originals)
-
-    def drain(self) -> list[tuple[str, int, int, int]]:
-        """The calls finished since the last drain, oldest first."""
-        out = []
-        calls = self._calls
-        while calls:
-            out.append(calls.popleft())
-        return out

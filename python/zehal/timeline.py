@@ -27,16 +27,19 @@ import subprocess
 import sys
 import tempfile
 import threading
+import uuid
 from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from . import _zehal
 
-__all__ = ["ENV_RAW", "chrome_trace", "export", "record", "trace_command", "format_of", "merge", "Recorder"]
+__all__ = ["ENV_RAW", "ENV_RUN", "chrome_trace", "export", "record", "trace_command", "format_of", "merge", "Recorder"]
 
 #: Environment variable naming where a traced process writes its data (``<value>.<pid>.npz``).
 ENV_RAW = "ZEHAL_TRACE_RAW"
+#: Environment variable naming the run of a traced native program (one without Python).
+ENV_RUN = "ZEHAL_TRACE_RUN"
 
 # ZE_RESULT_ERROR_UNSUPPORTED_FEATURE: what a device without a tracer raises.
 _UNSUPPORTED_FEATURE = 0x78000003
@@ -207,7 +210,9 @@ class Recorder:
 
     A reader thread empties the tracer while it runs, so long runs lose nothing. With a
     ``stream`` (a :class:`zehal._zehal.RankStream`), the stream's native thread drains the
-    tracer into its file instead, without the interpreter's lock, and nothing is kept.
+    tracer into its file instead, without the interpreter's lock, and nothing is kept; with
+    ``api_calls`` too, that thread also writes the host API calls of the process
+    (:mod:`zehal.api_calls`).
     """
 
     def __init__(
@@ -216,6 +221,7 @@ class Recorder:
         groups: Iterable[Any] | None = None,
         poll_s: float = 0.02,
         stream: Any = None,
+        api_calls: bool = False,
     ) -> None:
         import zehal  # the package, for the device helpers
 
@@ -243,7 +249,13 @@ class Recorder:
         self._reader: threading.Thread | None = None
         if stream is not None:
             # A sim device's synchronized timestamps carry the test-only clock skew itself.
-            stream.start(self.tracer, poll_s, on_rank_clock=self.device.backend == "sim")
+            try:
+                stream.start(self.tracer, poll_s, on_rank_clock=self.device.backend == "sim", api_calls=api_calls)
+            except BaseException:
+                self.tracer.disable()
+                self.tracer.close()
+                self.decoder.close()
+                raise
         else:
             self._reader = threading.Thread(target=self._drain, name="zehal-timeline", daemon=True)
             self._reader.start()
@@ -407,16 +419,29 @@ def _trace_streamed(cmd: list[str], output: str, fmt: str) -> int:
     env[trace_session.ENV_FORMAT] = fmt
     env.pop(_ACTIVE, None)
     if trace_session.launched_by_mpi():
+        # A native program's ranks name their run by the launcher's job id.
+        env.pop(ENV_RUN, None)
         try:
             os.execvpe(cmd[0], cmd, env)
         except OSError as e:
             print(f"zehal trace: cannot run {cmd[0]}: {e}", file=sys.stderr)
             return 127
+    env[ENV_RUN] = uuid.uuid4().hex[:16]
     try:
         status = subprocess.call(cmd, env=env)
     except OSError as e:
         print(f"zehal trace: cannot run {cmd[0]}: {e}", file=sys.stderr)
         return 127
+    folder = trace_session.ranks_folder(os.path.abspath(output))
+    if not os.path.exists(output) and glob.glob(os.path.join(folder, "rank-*.pftrace")):
+        # A native program (the C API, the Level Zero driver) streamed its rank file, or a
+        # Python one ended before its own merge: merge what was written.
+        from .trace_merge import TraceFileError
+
+        try:
+            merge(folder, output, fmt)
+        except TraceFileError as e:
+            print(f"zehal trace: {e}", file=sys.stderr)
     if not os.path.exists(output):
         print("zehal trace: the command recorded nothing (did it use zehal?)", file=sys.stderr)
     return status

@@ -12,7 +12,6 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-import threading
 import uuid
 from typing import Any
 
@@ -28,7 +27,7 @@ ENV_OUTPUT = "ZEHAL_TRACE_OUTPUT"
 #: Environment variable naming its format: perfetto (default), json or otf2.
 ENV_FORMAT = "ZEHAL_TRACE_FORMAT"
 
-_API_POLL_S = 0.02  # how often the Python API's timed calls go to the rank's file
+_POLL_S = 0.02  # how often the stream's native thread drains the tracer and the API calls
 
 # Variables a launcher of Open MPI, MPICH or Slurm sets in every rank it starts.
 
@@ -84,8 +83,6 @@ class Session:
         self.trace.add_clock_sample(self.start_sample, "start")
         self.recorder: Any = None
         self.api_calls = ApiCalls()
-        self._api_stop = threading.Event()
-        self._api_thread: threading.Thread | None = None
 
     def _sample(self) -> Sample:
         if self.comm is None:
@@ -94,30 +91,26 @@ class Session:
         return exchange(self.comm, self.clock)
 
     def record_device(self, device: Any) -> None:
-        """Streams what ``device`` does, and the Python API calls of this process, into
-        this rank's file until :meth:`finish`: the device's records on the stream's native
-        thread, the API calls every ``_API_POLL_S`` from a Python thread."""
+        """Streams what ``device`` does, and the host API calls of this process, into this
+        rank's file until :meth:`finish`, both on the stream's native thread."""
         from .timeline import Recorder
 
-        self.recorder = Recorder(device, stream=self.trace.stream)
+        self.recorder = Recorder(device, poll_s=_POLL_S, stream=self.trace.stream, api_calls=True)
         self.api_calls.install()  # after the recorder: its own calls are not the program's
-        self._api_thread = threading.Thread(target=self._flush_api_calls, name="zehal-api-calls", daemon=True)
-        self._api_thread.start()
 
-    def _flush_api_calls(self) -> None:
-        while not self._api_stop.wait(_API_POLL_S):
-            self.trace.add_api_calls(self.api_calls.drain())
+    def record_api_calls(self) -> None:
+        """Streams the host API calls of this process into this rank's file until
+        :meth:`finish`, without a device (one with no tracer)."""
+        self.trace.stream.start(None, _POLL_S, api_calls=True)
+        self.api_calls.install()
 
     def finish(self) -> None:
         """Stops recording, measures the clock again, closes this rank's file and merges
         the run into the output (collective under MPI)."""
         self.api_calls.uninstall()
-        self._api_stop.set()
-        if self._api_thread is not None:
-            self._api_thread.join()
         if self.recorder is not None:
             self.recorder.finish()
-        self.trace.add_api_calls(self.api_calls.drain())
+        self.trace.stream.stop()  # writes the device's last records and API calls (nothing when not started)
         if self.comm is not None and _finalized():
             # The program ended MPI itself: no end sample and no collective merge.
             self.trace.finish()
@@ -158,6 +151,10 @@ def start(device: Any = None) -> Session | None:
     if device.properties.tracer:
         session.record_device(device)
     else:
-        print(f"zehal trace: {device.name} ({device.backend}) has no tracer: rank {session.rank} records no device")
+        print(
+            f"zehal trace: {device.name} ({device.backend}) has no tracer: rank {session.rank} records host API "
+            "calls only"
+        )
+        session.record_api_calls()
     atexit.register(session.finish)
     return session

@@ -1,0 +1,124 @@
+// The trace of a process without Python's: started from ZEHAL_TRACE_OUTPUT, it records the C
+// API's calls into the rank's file and finishes the file at exit. Each scenario runs in a
+// child process (the trace is once per process, and ends at its exit), with a deadline.
+#include "metrics/native_trace.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+
+#include "zehal/device.h"
+#include "zehal/events.h"
+
+namespace zehal::metrics {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Forks; the child runs body() and exits through exit() (so that exit handlers run) with its
+// status. The child's exit status, or -1 when it did not exit within a minute.
+template <typename Body>
+int exit_status_of_child(const Body& body) {
+    const pid_t child = fork();
+    if (child == 0) std::exit(body());
+    if (child < 0) return -1;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    int status = 0;
+    while (waitpid(child, &status, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            kill(child, SIGKILL);
+            waitpid(child, &status, 0);
+            return -1;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A folder of its own for one test, removed at its end.
+struct TempFolder {
+    TempFolder() {
+        char name[] = "/tmp/zehal-native-trace-XXXXXX";
+        path = mkdtemp(name);
+    }
+    ~TempFolder() { fs::remove_all(path); }
+    fs::path path;
+};
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void clear_launcher_variables() {
+    for (const char* var : {"_ZEHAL_TRACE_ACTIVE_PID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID",
+                            "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "ZEHAL_TEST_CLOCK_SKEW"})
+        unsetenv(var);
+}
+
+TEST(NativeTrace, RecordsTheCApiCallsAndFinishesTheFileAtExit) {
+    const TempFolder tmp;
+    const fs::path output = tmp.path / "run.pftrace";
+    const int status = exit_status_of_child([&] {
+        clear_launcher_variables();
+        setenv("ZEHAL_TRACE_OUTPUT", output.c_str(), 1);
+        setenv("ZEHAL_TRACE_RUN", "0123456789abcdef", 1);
+        if (!start_native_trace()) return 2;
+        if (start_native_trace()) return 3;  // once per process
+        zehal_device_t device = nullptr;
+        if (zehal_device_get("sim", 0, &device) != ZE_RESULT_SUCCESS) return 4;
+        uint64_t host = 0, ticks = 0;
+        if (zehal_device_get_global_timestamps(device, &host, &ticks) != ZE_RESULT_SUCCESS) return 5;
+        return 0;
+    });
+    ASSERT_EQ(status, 0);
+    const std::string data = read_file(tmp.path / "run.pftrace.ranks" / "rank-00000.pftrace");
+    for (const char* expected :
+         {"zehal.run=0123456789abcdef", "zehal.rank=0", "zehal.size=1", "zehal.clock_sync", "zehal_device_get",
+          "zehal_device_get_global_timestamps", "host API calls", "zehal.end"})
+        EXPECT_NE(data.find(expected), std::string::npos) << expected;
+    // The end marker comes last: the file was finished at exit.
+    EXPECT_GT(data.rfind("zehal.end"), data.rfind("zehal_device_get_global_timestamps"));
+}
+
+TEST(NativeTrace, StartsOnlyWhenAskedAndNotOverAnotherTrace) {
+    const TempFolder tmp;
+    const fs::path output = tmp.path / "run.pftrace";
+    const int status = exit_status_of_child([&] {
+        clear_launcher_variables();
+        unsetenv("ZEHAL_TRACE_OUTPUT");
+        if (start_native_trace()) return 2;
+        setenv("ZEHAL_TRACE_OUTPUT", output.c_str(), 1);
+        // The process is traced already (by Python's trace, which sets the same variable).
+        setenv("_ZEHAL_TRACE_ACTIVE_PID", std::to_string(getpid()).c_str(), 1);
+        if (start_native_trace()) return 3;
+        return 0;
+    });
+    ASSERT_EQ(status, 0);
+    EXPECT_FALSE(fs::exists(tmp.path / "run.pftrace.ranks"));
+}
+
+TEST(NativeTrace, AFolderThatCannotBeMadeLeavesTheProcessUntraced) {
+    const TempFolder tmp;
+    const int status = exit_status_of_child([&] {
+        clear_launcher_variables();
+        const std::string output = (tmp.path / "no" / "such" / "run.pftrace").string();
+        setenv("ZEHAL_TRACE_OUTPUT", output.c_str(), 1);
+        if (start_native_trace()) return 2;
+        zehal_device_t device = nullptr;
+        return zehal_device_get("sim", 0, &device) == ZE_RESULT_SUCCESS ? 0 : 4;
+    });
+    EXPECT_EQ(status, 0);
+}
+
+}  // namespace
+}  // namespace zehal::metrics
