@@ -32,10 +32,21 @@ inline const ChainLink* find_link(const void* next, uint32_t stype) {
     return nullptr;
 }
 
+// The stype `s` holds, as an integer. Read as bytes: an uninitialised structure's stype may
+// hold a value outside ze_structure_type_t's range, and loading such a value as the enum is
+// undefined behaviour.
+template <typename S>
+uint32_t stype_of(const S* s) {
+    uint32_t v = 0;
+    static_assert(sizeof s->stype == sizeof v, "stype is a 32-bit enumeration");
+    std::memcpy(&v, &s->stype, sizeof v);
+    return v;
+}
+
 // Whether `head`'s own stype is one of `expected`: only then is its pNext a chain to follow.
 template <typename Head>
 bool has_stype(const Head* head, std::initializer_list<uint32_t> expected) {
-    const auto own = static_cast<uint32_t>(head->stype);
+    const uint32_t own = stype_of(head);
     return std::find(expected.begin(), expected.end(), own) != expected.end();
 }
 

@@ -112,7 +112,8 @@ ze_result_t zeCommandListCreateImmediate_(ze_context_handle_t hContext, ze_devic
         if (!altdesc || !phCommandList) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         std::shared_ptr<hal::Queue> queue;
         if (ze_result_t r = make_queue(d, altdesc, &queue); r != ZE_RESULT_SUCCESS) return r;
-        auto list = std::make_shared<CommandListObject>(d, std::move(queue));
+        const bool synchronous = altdesc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
+        auto list = std::make_shared<CommandListObject>(d, std::move(queue), synchronous);
         *phCommandList = to_handle<ze_command_list_handle_t>(command_lists().add(std::move(list)));
         return ZE_RESULT_SUCCESS;
     });

@@ -1,9 +1,12 @@
 #include "command_list.hpp"
 
+#include <limits>
+
 namespace zehal::ze_driver {
 namespace {
 
 constexpr size_t kMaxPattern = 128;
+constexpr uint64_t kForever = std::numeric_limits<uint64_t>::max();
 
 bool overlap(const void* a, const void* b, size_t size) {
     const auto x = reinterpret_cast<uintptr_t>(a);
@@ -110,15 +113,21 @@ ze_result_t execute(std::span<const Recorded> lists, hal::Queue& queue, const ha
     return ZE_RESULT_SUCCESS;
 }
 
-CommandListObject::CommandListObject(DeviceObject* device, std::shared_ptr<hal::Queue> queue)
+CommandListObject::CommandListObject(DeviceObject* device, std::shared_ptr<hal::Queue> queue, bool synchronous)
     : device_(device),
       queue_(std::move(queue)),
-      ordinal_(queue_->ordinal()) {}
+      ordinal_(queue_->ordinal()),
+      synchronous_(synchronous) {}
 
 CommandListObject::CommandListObject(DeviceObject* device, uint32_t ordinal) : device_(device), ordinal_(ordinal) {}
 
 ze_result_t CommandListObject::append(Command&& command) {
-    if (queue_) return run(command, *queue_);
+    if (queue_) {
+        if (ze_result_t r = run(command, *queue_); r != ZE_RESULT_SUCCESS || !synchronous_) return r;
+        // The specification's synchronous mode blocks the host until the device is done, so
+        // a command behind an event the host has not signalled blocks the append with it.
+        return queue_->host_synchronize(kForever);
+    }
     // Checked now, as an immediate list's queue would: a bad operand is the append's error,
     // never an execution's.
     if (ze_result_t r = check(command, *device_->device); r != ZE_RESULT_SUCCESS) return r;

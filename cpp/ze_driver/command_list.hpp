@@ -58,8 +58,9 @@ ze_result_t execute(std::span<const Recorded> lists, hal::Queue& queue, const ha
 // Every method is thread-safe.
 class CommandListObject {
 public:
-    // An immediate list over `queue`.
-    CommandListObject(DeviceObject* device, std::shared_ptr<hal::Queue> queue);
+    // An immediate list over `queue`; a synchronous one (ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS)
+    // returns from each append once the command completed.
+    CommandListObject(DeviceObject* device, std::shared_ptr<hal::Queue> queue, bool synchronous);
     // A regular list for engine group `ordinal`.
     CommandListObject(DeviceObject* device, uint32_t ordinal);
 
@@ -69,8 +70,8 @@ public:
     // The queue an immediate list runs its commands on; null for a regular list.
     const std::shared_ptr<hal::Queue>& queue() const { return queue_; }
 
-    // Immediate: queues the command now. Regular: checks it (check()) and records it;
-    // INVALID_ARGUMENT once closed.
+    // Immediate: queues the command now, and on a synchronous list waits until the queue
+    // has run it. Regular: checks it (check()) and records it; INVALID_ARGUMENT once closed.
     ze_result_t append(Command&& command);
     // Regular lists: no more appends. Immediate lists: nothing to do.
     ze_result_t close();
@@ -85,6 +86,7 @@ private:
     DeviceObject* const device_;
     const std::shared_ptr<hal::Queue> queue_;  // immediate lists only
     const uint32_t ordinal_;
+    const bool synchronous_ = false;  // immediate lists only
     std::mutex mu_;
     std::vector<Command> open_;  // while open
     Recorded closed_;            // once closed

@@ -179,7 +179,7 @@ ze_result_t zeDeviceGetProperties_(ze_device_handle_t hDevice, ze_device_propert
         p->numEUsPerSubslice = 1;
         p->numSubslicesPerSlice = 1;
         p->numSlices = 1;
-        if (static_cast<uint32_t>(p->stype) == ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2)
+        if (stype_of(p) == ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2)
             p->timerResolution = hp.timer_hz;
         else
             p->timerResolution = hp.timer_hz ? 1'000'000'000ull / hp.timer_hz : 0;

@@ -14,9 +14,10 @@
 namespace zetest {
 namespace {
 
-// A pNext no program could dereference, and stypes that are none the functions expect.
+// A pNext no program could dereference, and stypes that are none the functions expect;
+// 0xA5A5A5A5, what uninitialised memory often holds, is outside ze_structure_type_t's range.
 const auto kGarbageNext = reinterpret_cast<void*>(uintptr_t{0xdeadbeef});
-constexpr uint32_t kWrongStypes[] = {0x7fff1234u, ZE_STRUCTURE_TYPE_CONTEXT_DESC, 0};
+constexpr uint32_t kWrongStypes[] = {0x7fff1234u, ZE_STRUCTURE_TYPE_CONTEXT_DESC, 0, 0xA5A5A5A5u};
 
 template <typename T>
 T with_garbage_head(uint32_t stype) {
