@@ -28,10 +28,7 @@ inline const std::string kTestCacheDir = [] {
 
 // The bytes of <kernel dir>/<name>.spv; empty when it cannot be read.
 inline std::vector<uint8_t> spirv_file(const std::string& name) {
-    // Appended in place: GCC 12 at -O2 warns (-Warray-bounds, wrongly) on the operator+ chain.
-    std::string path = ZEHAL_SPIRV_KERNEL_DIR;
-    path.append("/").append(name).append(".spv");
-    std::ifstream file(path, std::ios::binary);
+    std::ifstream file(std::string(ZEHAL_SPIRV_KERNEL_DIR) + "/" + name + ".spv", std::ios::binary);
     return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
 }
 
