@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "hal/import_fd.hpp"
+#include "hal/sim/sim_virtual_memory.hpp"
 
 namespace zehal::sim {
 
@@ -16,6 +17,9 @@ namespace {
 // stay cheap. Above it, straight from mmap, so that any size the system refuses fails
 // cleanly instead of tripping an allocator limit.
 constexpr size_t kHeapLimit = 1u << 20;
+
+// Granule of an exportable allocation's memfd: the sim device's virtual memory page.
+constexpr size_t kExportGranule = SimVirtualMemory::kPageSize;
 
 size_t page_size() {
     static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -67,9 +71,13 @@ bool map_exportable_memory(size_t size, size_t alignment, hal::Allocation* a) {
     const size_t rounded = (size + page - 1) & ~(page - 1);
     const size_t extra = alignment > page ? alignment - page : 0;
     if (rounded < size || rounded + extra < rounded) return false;
+    // The file holds whole pages of the device's virtual memory, so that it also imports as
+    // physical memory; its pages past the mapping stay untouched, costing nothing.
+    const size_t file_bytes = (rounded + kExportGranule - 1) & ~(kExportGranule - 1);
+    if (file_bytes < rounded) return false;
     const int fd = memfd_create("zehal-sim-exportable", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) return false;
-    if (ftruncate(fd, static_cast<off_t>(rounded)) != 0 || !hal::seal_against_shrinking(fd)) {
+    if (ftruncate(fd, static_cast<off_t>(file_bytes)) != 0 || !hal::seal_against_shrinking(fd)) {
         close(fd);
         return false;
     }

@@ -219,8 +219,10 @@ TEST_F(ExternalMemory, BadImportsAreRefused) {
     ZE_OK(alloc_exportable(4096, &mem));
     int fd = -1;
     ZE_OK(export_fd(mem, &fd));
+    struct stat st {};
+    ASSERT_EQ(fstat(fd, &st), 0);
     void* p = nullptr;
-    EXPECT_EQ(import(fd, 4096 + 1, &p), ZE_RESULT_ERROR_INVALID_SIZE);  // more than the fd holds
+    EXPECT_EQ(import(fd, static_cast<size_t>(st.st_size) + 1, &p), ZE_RESULT_ERROR_INVALID_SIZE);  // past its end
     int pipes[2];
     ASSERT_EQ(pipe(pipes), 0);
     EXPECT_EQ(import(pipes[0], 4096, &p), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // not memory
@@ -229,6 +231,32 @@ TEST_F(ExternalMemory, BadImportsAreRefused) {
     EXPECT_EQ(import(pipes[0], 4096, &p), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // closed
     EXPECT_EQ(import(-1, 4096, &p), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(p, nullptr);
+    EXPECT_EQ(zeMemFree(context, mem), ZE_RESULT_SUCCESS);
+}
+
+// An export imports as device physical memory that a reserved range maps.
+TEST_F(ExternalMemory, ImportsAsPhysicalMemory) {
+    void* mem = nullptr;
+    ZE_OK(alloc_exportable(1024, &mem));
+    fill(mem, 0xAB, 1024);
+    int fd = -1;
+    ZE_OK(export_fd(mem, &fd));
+    size_t page = 0;
+    ZE_OK(zeVirtualMemQueryPageSize(context, device, 1024, &page));
+    ze_external_memory_import_fd_t im{ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMPORT_FD, nullptr,
+                                      ZE_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_FD, fd};
+    ze_physical_mem_desc_t pd{ZE_STRUCTURE_TYPE_PHYSICAL_MEM_DESC, &im, 0, page};
+    ze_physical_mem_handle_t physical = nullptr;
+    EXPECT_EQ(zePhysicalMemCreate(context, device, &pd, &physical), ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
+    im.flags = ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF;
+    ZE_OK(zePhysicalMemCreate(context, device, &pd, &physical));
+    void* range = nullptr;
+    ZE_OK(zeVirtualMemReserve(context, nullptr, page, &range));
+    ZE_OK(zeVirtualMemMap(context, range, page, physical, 0, ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE));
+    EXPECT_EQ(read(range, 1024), std::string(1024, '\xAB'));
+    EXPECT_EQ(zeVirtualMemUnmap(context, range, page), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(zeVirtualMemFree(context, range, page), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(zePhysicalMemDestroy(context, physical), ZE_RESULT_SUCCESS);
     EXPECT_EQ(zeMemFree(context, mem), ZE_RESULT_SUCCESS);
 }
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <thread>
 
+#include "hal/sim/sim_virtual_memory.hpp"
 #include "support/open_fds.hpp"
 #include "support/sim_fixture.hpp"
 
@@ -60,10 +61,11 @@ TEST(SimAllocationExport, EveryKindExportsItsOwnMemfd) {
         int again = -1;
         ASSERT_EQ(d->export_allocation(m.ptr(), &again), ZE_RESULT_SUCCESS);
         EXPECT_EQ(again, fd);
-        // A memfd of whole pages, sealed against shrinking: importable.
+        // A memfd of whole pages of the device's virtual memory, sealed against shrinking:
+        // importable, as memory and as physical memory.
         struct stat st {};
         ASSERT_EQ(fstat(fd, &st), 0);
-        EXPECT_EQ(st.st_size, 8192);
+        EXPECT_EQ(static_cast<size_t>(st.st_size), sim::SimVirtualMemory::kPageSize);
         EXPECT_TRUE(fcntl(fd, F_GET_SEALS) & F_SEAL_SHRINK);
         // A fill lands in the file; a write through the file is the allocation's.
         auto q = test::queue(d);
@@ -112,7 +114,8 @@ TEST(SimAllocationExport, ImportMapsTheSameBytes) {
     static_cast<unsigned char*>(host_view)[0] = 0x77;
     EXPECT_EQ(static_cast<unsigned char*>(m.ptr())[0], 0x77);
     EXPECT_EQ(d->free(host_view), ZE_RESULT_SUCCESS);
-    EXPECT_EQ(d->import_host_dma_buf(fd, kBytes + 1, &host_view), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(d->import_host_dma_buf(fd, sim::SimVirtualMemory::kPageSize + 1, &host_view),
+              ZE_RESULT_ERROR_INVALID_SIZE);  // more than the file holds
     EXPECT_EQ(d->import_host_dma_buf(-1, kBytes, &host_view), ZE_RESULT_ERROR_INVALID_ARGUMENT);
 }
 
@@ -158,6 +161,36 @@ TEST(SimAllocationExport, Errors) {
     Exportable theirs(other, MemoryKind::device, 64);
     EXPECT_EQ(d->export_allocation(theirs.ptr(), &fd), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(fd, -7);
+}
+
+// An export imports as device physical memory that a virtual range maps.
+TEST(SimAllocationExport, ImportsAsPhysicalMemory) {
+    auto d = test::sim_device();
+    Exportable m(d, MemoryKind::device, kBytes);
+    std::memset(m.ptr(), 0x42, kBytes);
+    int fd = -1;
+    ASSERT_EQ(d->export_allocation(m.ptr(), &fd), ZE_RESULT_SUCCESS);
+    hal::VirtualMemory* vm = d->virtual_memory();
+    const size_t page = sim::SimVirtualMemory::kPageSize;
+    std::shared_ptr<hal::PhysicalMemory> physical;
+    EXPECT_EQ(vm->import_physical(fd, 2 * page, &physical), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(vm->import_physical(fd, 100, &physical), ZE_RESULT_ERROR_UNSUPPORTED_SIZE);
+    EXPECT_EQ(vm->import_physical(-1, page, &physical), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ASSERT_EQ(vm->import_physical(fd, page, &physical), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(physical->kind(), MemoryKind::device);
+    void* range = nullptr;
+    ASSERT_EQ(vm->reserve(nullptr, page, &range), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(vm->map(range, page, physical, 0, hal::MemoryAccess::read_write), ZE_RESULT_SUCCESS);
+    test::Memory host(d, MemoryKind::host, kBytes);
+    auto q = test::queue(d);
+    ASSERT_EQ(q->append_copy(host.ptr(), range, kBytes, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(host.get()[0], 0x42);
+    EXPECT_EQ(host.get()[kBytes - 1], 0x42);
+    EXPECT_EQ(vm->unmap(range, page), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(vm->free(range, page), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(vm->destroy_physical(&physical), ZE_RESULT_SUCCESS);
+    EXPECT_NE(fcntl(fd, F_GETFD), -1);  // the caller's fd stays open
 }
 
 // Each allocation's fd is closed by its free, once; a device's destruction closes those
