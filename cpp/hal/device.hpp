@@ -98,6 +98,9 @@ public:
     // freed with free(). UNSUPPORTED_FEATURE where the backend cannot import.
     virtual ze_result_t import_dma_buf(int fd, size_t size, void** out) = 0;
 
+    // True when import_dma_buf maps any dma-buf a program hands it (another driver's, another
+    // process's export), not only this backend's own metric export memory.
+    virtual bool imports_any_dma_buf() const { return false; }
     // Host memory over the pages of `fd`, as import_dma_buf maps them (the caller keeps the
     // fd), usable like any host memory of the backend; freed with free().
     // UNSUPPORTED_FEATURE where the backend cannot import into host memory.

@@ -63,6 +63,8 @@ public:
     hal::CounterSource* counter_source() override { return trace_->counters(); }
     ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
+    // Any dma-buf, and any memfd sealed against shrinking (hal/import_fd.hpp).
+    bool imports_any_dma_buf() const override { return true; }
     ze_result_t import_host_dma_buf(int fd, size_t size, void** out) override;
     // Every kind: memory allocated for export lies in a memfd of its own.
     uint32_t exportable_kinds() const override { return kExportableKinds; }

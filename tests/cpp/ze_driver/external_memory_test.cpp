@@ -100,6 +100,12 @@ TEST_F(ExternalMemory, DevicesReportTheTypesTheyExport) {
     for (ze_device_handle_t d : devices) {
         const auto p = external_properties(d);
         EXPECT_EQ(p.memoryAllocationExportTypes & ~uint32_t{ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF}, 0u);
+        EXPECT_EQ(p.memoryAllocationImportTypes & ~uint32_t{ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF}, 0u);
+        // The sim device exports and imports dma-bufs (memfds); other backends' devices
+        // export no allocation and import no dma-buf but their own metric export memory.
+        const uint32_t expected = is_sim(d) ? ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF : 0;
+        EXPECT_EQ(p.memoryAllocationExportTypes, expected);
+        EXPECT_EQ(p.memoryAllocationImportTypes, expected);
         ze_external_memory_export_desc_t ed{ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_EXPORT_DESC, nullptr,
                                             ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF};
         ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, &ed, 0, 0};
