@@ -48,8 +48,9 @@ public:
     // every device of every backend (hal/host_memory.hpp).
     virtual ze_result_t allocate(MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
                                  void** out) = 0;
-    // Frees what allocate, allocate_exportable or import_dma_buf returned; INVALID_NULL_POINTER for null,
-    // INVALID_ARGUMENT for any other pointer (foreign, interior, already freed).
+    // Frees what allocate, allocate_exportable, import_dma_buf or import_host_dma_buf
+    // returned; INVALID_NULL_POINTER for null, INVALID_ARGUMENT for any other pointer
+    // (foreign, interior, already freed).
     virtual ze_result_t free(void* ptr) = 0;
     // Describes the allocation holding `ptr` (interior pointers too); INVALID_ARGUMENT
     // when no allocation of this device or of its backend's host memory holds it.
