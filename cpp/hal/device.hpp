@@ -48,8 +48,9 @@ public:
     // every device of every backend (hal/host_memory.hpp).
     virtual ze_result_t allocate(MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
                                  void** out) = 0;
-    // Frees what allocate or import_dma_buf returned; INVALID_NULL_POINTER for null,
-    // INVALID_ARGUMENT for any other pointer (foreign, interior, already freed).
+    // Frees what allocate, allocate_exportable, import_dma_buf or import_host_dma_buf
+    // returned; INVALID_NULL_POINTER for null, INVALID_ARGUMENT for any other pointer
+    // (foreign, interior, already freed).
     virtual ze_result_t free(void* ptr) = 0;
     // Describes the allocation holding `ptr` (interior pointers too); INVALID_ARGUMENT
     // when no allocation of this device or of its backend's host memory holds it.
@@ -97,6 +98,34 @@ public:
     // A device allocation over the pages of `fd` (not taken over: the caller keeps it);
     // freed with free(). UNSUPPORTED_FEATURE where the backend cannot import.
     virtual ze_result_t import_dma_buf(int fd, size_t size, void** out) = 0;
+
+    // True when import_dma_buf maps any dma-buf a program hands it (another driver's, another
+    // process's export), not only this backend's own metric export memory.
+    virtual bool imports_any_dma_buf() const { return false; }
+    // Host memory over the pages of `fd`, as import_dma_buf maps them (the caller keeps the
+    // fd), usable like any host memory of the backend; freed with free().
+    // UNSUPPORTED_FEATURE where the backend cannot import into host memory.
+    virtual ze_result_t import_host_dma_buf(int /*fd*/, size_t /*size*/, void** /*out*/) {
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    }
+    // Bit (1u << MemoryKind) for each kind allocate_exportable gives; 0 where the backend
+    // exports no allocation.
+    virtual uint32_t exportable_kinds() const { return 0; }
+    // Allocates as allocate() does, memory that export_allocation hands out as an fd that
+    // import_dma_buf maps, in this process or another (a dma-buf; a memfd on sim).
+    // UNSUPPORTED_FEATURE for a kind outside exportable_kinds().
+    virtual ze_result_t allocate_exportable(MemoryKind /*kind*/, size_t /*size*/, size_t /*alignment*/,
+                                            uint32_t /*flags*/, uint32_t /*ordinal*/, void** /*out*/) {
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    }
+    // The fd of the allocation starting at `base`, made by allocate_exportable: the
+    // allocation's own (the caller must not close it; dup to keep it), the same on every
+    // call, closed when the allocation is freed. INVALID_ARGUMENT for other memory (not
+    // allocated for export, interior, foreign, freed); UNSUPPORTED_FEATURE where the
+    // backend exports nothing.
+    virtual ze_result_t export_allocation(const void* /*base*/, int* /*fd*/) {
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    }
 
     // True when this device's engines and kernels read and write `other`'s device memory
     // directly (Level Zero's zeDeviceCanAccessPeer). A device accesses itself. Copies between

@@ -19,6 +19,7 @@ struct Allocation {
     void* mapping = nullptr;   // what the backend releases (may start before info.base)
     size_t mapping_bytes = 0;  // its length
     uint64_t tag = 0;          // the backend's own datum
+    int export_fd = -1;        // the backend's fd of exportable memory (closed with the memory); -1: none
 };
 
 // Thread-safe map from address ranges to allocations. Lookups take a shared lock (one

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "hal/import_fd.hpp"
+
 namespace zehal::hal {
 
 namespace {
@@ -156,6 +158,20 @@ ze_result_t VirtualMemory::create_physical(MemoryKind kind, size_t size, std::sh
     if (size == 0 || size % do_page_size(0)) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
     std::shared_ptr<PhysicalMemory> made;
     if (ze_result_t r = do_create_physical(kind, size, &made); r != ZE_RESULT_SUCCESS) return r;
+    made->owner_ = this;
+    *out = std::move(made);
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t VirtualMemory::import_physical(int fd, size_t size, std::shared_ptr<PhysicalMemory>* out) {
+    if (do_lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (size == 0 || size % do_page_size(0)) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+    uint64_t bytes = 0;
+    if (ze_result_t r = check_import_fd(fd, &bytes); r != ZE_RESULT_SUCCESS) return r;
+    if (size > bytes) return ZE_RESULT_ERROR_INVALID_SIZE;
+    std::shared_ptr<PhysicalMemory> made;
+    if (ze_result_t r = do_import_physical(fd, size, &made); r != ZE_RESULT_SUCCESS) return r;
     made->owner_ = this;
     *out = std::move(made);
     return ZE_RESULT_SUCCESS;

@@ -80,6 +80,11 @@ public:
     // New physical memory of `kind` (device or host, else INVALID_ENUMERATION) and `size`
     // bytes; device memory counts against the device's memory (OUT_OF_DEVICE_MEMORY).
     ze_result_t create_physical(MemoryKind kind, size_t size, std::shared_ptr<PhysicalMemory>* out);
+    // Device physical memory over the first `size` bytes of `fd` (whole pages), an fd
+    // import_dma_buf takes (hal/import_fd.hpp: else INVALID_ARGUMENT; smaller than `size` →
+    // INVALID_SIZE); the caller keeps its fd. Not counted against the device's memory.
+    // UNSUPPORTED_FEATURE where the backend cannot import.
+    ze_result_t import_physical(int fd, size_t size, std::shared_ptr<PhysicalMemory>* out);
     // Gives up the caller's reference to physical memory: HANDLE_OBJECT_IN_USE (nothing
     // changes) while a range maps it, else *physical is reset.
     ze_result_t destroy_physical(std::shared_ptr<PhysicalMemory>* physical);
@@ -162,6 +167,10 @@ private:
     virtual ze_result_t do_reserve(const void* hint, size_t size, size_t alignment, void** out) = 0;
     virtual void do_free(void* base, size_t size) noexcept = 0;
     virtual ze_result_t do_create_physical(MemoryKind kind, size_t size, std::shared_ptr<PhysicalMemory>* out) = 0;
+    // Physical memory over the pages of `fd`, checked importable and at least `size` bytes.
+    virtual ze_result_t do_import_physical(int /*fd*/, size_t /*size*/, std::shared_ptr<PhysicalMemory>* /*out*/) {
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    }
     virtual ze_result_t do_map(void* ptr, size_t size, PhysicalMemory& physical, size_t offset,
                                MemoryAccess access) = 0;
     // Back to inaccessible reserved space.

@@ -290,8 +290,14 @@ ze_result_t zeDeviceGetExternalMemoryProperties_(ze_device_handle_t hDevice,
         DeviceObject* d = nullptr;
         if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
         if (!p) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        p->memoryAllocationImportTypes = ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF;
-        p->memoryAllocationExportTypes = 0;
+        // Imports of dma-bufs from anywhere: a device that maps only its own metric export
+        // memory (CUDA) reports none, so that programs do not hand it others' dma-bufs.
+        p->memoryAllocationImportTypes = d->device->imports_any_dma_buf() ? ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF : 0;
+        // Device allocations exported as dma-bufs where the device's backend makes them.
+        constexpr uint32_t kDeviceKind = 1u << static_cast<uint32_t>(hal::MemoryKind::device);
+        p->memoryAllocationExportTypes = (d->device->exportable_kinds() & kDeviceKind)
+                                             ? ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF
+                                             : 0;
         p->imageImportTypes = 0;
         p->imageExportTypes = 0;
         return ZE_RESULT_SUCCESS;

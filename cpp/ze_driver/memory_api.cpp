@@ -1,5 +1,5 @@
-// Unified shared memory: host, device and shared allocations, imports of dma-bufs, and
-// what a pointer is.
+// Unified shared memory: host, device and shared allocations, their export as dma-bufs,
+// imports of dma-bufs, and what a pointer is.
 #include "chain.hpp"
 #include "dispatch.hpp"
 #include "objects.hpp"
@@ -21,17 +21,64 @@ ze_result_t check_allocation(ze_context_handle_t hContext, size_t size, size_t a
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t allocate(DeviceObject* d, hal::MemoryKind kind, size_t size, size_t alignment, uint32_t ordinal,
-                     void** pptr) {
-    if (ordinal >= d->device->properties().memory_ordinals) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    return d->device->allocate(kind, size, alignment, 0, ordinal, pptr);
+// Every external memory type the specification this driver implements defines.
+constexpr uint32_t kExternalMemoryTypes = ZE_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_FD | ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF |
+                                          ZE_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_WIN32 |
+                                          ZE_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_WIN32_KMT |
+                                          ZE_EXTERNAL_MEMORY_TYPE_FLAG_D3D11_TEXTURE |
+                                          ZE_EXTERNAL_MEMORY_TYPE_FLAG_D3D11_TEXTURE_KMT |
+                                          ZE_EXTERNAL_MEMORY_TYPE_FLAG_D3D12_HEAP |
+                                          ZE_EXTERNAL_MEMORY_TYPE_FLAG_D3D12_RESOURCE;
+
+// The export types an allocation descriptor's chain asks for (0: none, a plain allocation).
+// Bits outside every type are INVALID_ENUMERATION; a type other than dma-buf, the only one
+// zehal exports, UNSUPPORTED_ENUMERATION.
+template <typename Desc>
+ze_result_t export_request(const Desc* desc, uint32_t desc_stype, bool* exportable) {
+    *exportable = false;
+    const auto* e = find_in_chain<const ze_external_memory_export_desc_t>(desc, {desc_stype},
+                                                                         ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_EXPORT_DESC);
+    if (!e || e->flags == 0) return ZE_RESULT_SUCCESS;
+    if (e->flags & ~kExternalMemoryTypes) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+    if (e->flags != ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF) return ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION;
+    *exportable = true;
+    return ZE_RESULT_SUCCESS;
 }
 
-// A device allocation over the dma-buf of `import` (its size is the allocation's).
-ze_result_t import(DeviceObject* d, const ze_external_memory_import_fd_t* import, size_t size, void** pptr) {
+// An allocation of `kind`; with `exportable`, one zeMemGetAllocProperties exports as a
+// dma-buf (UNSUPPORTED_FEATURE where the device exports no such memory).
+ze_result_t allocate(DeviceObject* d, hal::MemoryKind kind, size_t size, size_t alignment, uint32_t ordinal,
+                     bool exportable, void** pptr) {
+    if (ordinal >= d->device->properties().memory_ordinals) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (!exportable) return d->device->allocate(kind, size, alignment, 0, ordinal, pptr);
+    if (!(d->device->exportable_kinds() & (1u << static_cast<uint32_t>(kind))))
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    return d->device->allocate_exportable(kind, size, alignment, 0, ordinal, pptr);
+}
+
+// A device (or, with `host`, host) allocation over the dma-buf of `import` (its size is the
+// allocation's).
+ze_result_t import(DeviceObject* d, const ze_external_memory_import_fd_t* import, size_t size, bool host,
+                   void** pptr) {
     if (import->flags != ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF) return ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION;
     if (import->fd < 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    return d->device->import_dma_buf(import->fd, size, pptr);
+    return host ? d->device->import_host_dma_buf(import->fd, size, pptr)
+                : d->device->import_dma_buf(import->fd, size, pptr);
+}
+
+// Fills the ze_external_memory_export_fd_t chained to `props`, if any, with the dma-buf of the
+// allocation `info` describes (owned by `owner`, null for memory not zehal's): the
+// allocation's own fd, valid until the allocation is freed, which closes it. Flags 0 ask for
+// the default type, dma-buf. Memory not allocated for export is INVALID_ARGUMENT.
+ze_result_t export_fd(ze_memory_allocation_properties_t* props, DeviceObject* owner, const hal::PointerInfo& info) {
+    auto* e = find_in_chain<ze_external_memory_export_fd_t>(props, {ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES},
+                                                            ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_EXPORT_FD);
+    if (!e) return ZE_RESULT_SUCCESS;
+    if (e->flags & ~kExternalMemoryTypes) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+    if (e->flags != 0 && e->flags != ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF)
+        return ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION;
+    if (!owner) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    return owner->device->export_allocation(info.base, &e->fd);
 }
 
 ze_result_t zeMemAllocDevice_(ze_context_handle_t hContext, const ze_device_mem_alloc_desc_t* desc, size_t size,
@@ -43,8 +90,12 @@ ze_result_t zeMemAllocDevice_(ze_context_handle_t hContext, const ze_device_mem_
         if (ze_result_t r = check_allocation(hContext, size, alignment, pptr); r != ZE_RESULT_SUCCESS) return r;
         if (auto* fd = find_in_chain<const ze_external_memory_import_fd_t>(
                 desc, {ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC}, ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMPORT_FD))
-            return import(d, fd, size, pptr);
-        return allocate(d, hal::MemoryKind::device, size, alignment, desc->ordinal, pptr);
+            return import(d, fd, size, false, pptr);
+        bool exportable = false;
+        if (ze_result_t r = export_request(desc, ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, &exportable);
+            r != ZE_RESULT_SUCCESS)
+            return r;
+        return allocate(d, hal::MemoryKind::device, size, alignment, desc->ordinal, exportable, pptr);
     });
 }
 
@@ -61,7 +112,11 @@ ze_result_t zeMemAllocShared_(ze_context_handle_t hContext, const ze_device_mem_
         if (!d) return ZE_RESULT_ERROR_UNINITIALIZED;
         if (!device_desc || !host_desc) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         if (ze_result_t r = check_allocation(hContext, size, alignment, pptr); r != ZE_RESULT_SUCCESS) return r;
-        return allocate(d, hal::MemoryKind::shared, size, alignment, device_desc->ordinal, pptr);
+        bool exportable = false;
+        if (ze_result_t r = export_request(device_desc, ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, &exportable);
+            r != ZE_RESULT_SUCCESS)
+            return r;
+        return allocate(d, hal::MemoryKind::shared, size, alignment, device_desc->ordinal, exportable, pptr);
     });
 }
 
@@ -71,7 +126,15 @@ ze_result_t zeMemAllocHost_(ze_context_handle_t hContext, const ze_host_mem_allo
         if (!host_desc) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         if (ze_result_t r = check_allocation(hContext, size, alignment, pptr); r != ZE_RESULT_SUCCESS) return r;
         // Host memory of the first device's backend: the pinned kind of the driver's first GPU.
-        return allocate(driver()->devices.front().get(), hal::MemoryKind::host, size, alignment, 0, pptr);
+        DeviceObject* first = driver()->devices.front().get();
+        if (auto* fd = find_in_chain<const ze_external_memory_import_fd_t>(
+                host_desc, {ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC}, ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMPORT_FD))
+            return import(first, fd, size, true, pptr);
+        bool exportable = false;
+        if (ze_result_t r = export_request(host_desc, ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, &exportable);
+            r != ZE_RESULT_SUCCESS)
+            return r;
+        return allocate(first, hal::MemoryKind::host, size, alignment, 0, exportable, pptr);
     });
 }
 
@@ -99,7 +162,7 @@ ze_result_t zeMemGetAllocProperties_(ze_context_handle_t hContext, const void* p
         props->id = 0;
         props->pageSize = 0;
         if (phDevice) *phDevice = nullptr;
-        if (!owner) return ZE_RESULT_SUCCESS;  // not zehal's memory: type unknown
+        if (!owner) return export_fd(props, nullptr, info);  // not zehal's memory: type unknown
         switch (info.kind) {
             case hal::MemoryKind::host:
                 props->type = ZE_MEMORY_TYPE_HOST;
@@ -114,7 +177,7 @@ ze_result_t zeMemGetAllocProperties_(ze_context_handle_t hContext, const void* p
         props->id = reinterpret_cast<uintptr_t>(info.base);
         props->pageSize = std::max<size_t>(info.alignment, 4096);
         if (phDevice && info.kind != hal::MemoryKind::host) *phDevice = handle_of(owner);
-        return ZE_RESULT_SUCCESS;
+        return export_fd(props, owner, info);
     });
 }
 

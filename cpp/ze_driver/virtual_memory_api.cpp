@@ -2,6 +2,7 @@
 // and mappings between them with an access (hal/virtual_memory.hpp holds the rules).
 #include <memory>
 
+#include "chain.hpp"
 #include "dispatch.hpp"
 #include "objects.hpp"
 #include "common/c_boundary.hpp"
@@ -104,7 +105,15 @@ ze_result_t zePhysicalMemCreate_(ze_context_handle_t hContext, ze_device_handle_
         auto object = std::make_shared<PhysicalMemoryObject>();
         object->device = d;
         const hal::MemoryKind kind = on_host ? hal::MemoryKind::host : hal::MemoryKind::device;
-        if (ze_result_t r = vm->create_physical(kind, desc->size, &object->memory); r != ZE_RESULT_SUCCESS) return r;
+        // A dma-buf imported as device physical memory (ze_external_memory_import_fd_t).
+        const auto* import = find_in_chain<const ze_external_memory_import_fd_t>(
+            desc, {ZE_STRUCTURE_TYPE_PHYSICAL_MEM_DESC}, ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMPORT_FD);
+        if (import && import->flags != ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF)
+            return ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION;
+        if (import && on_host) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+        const ze_result_t made = import ? vm->import_physical(import->fd, desc->size, &object->memory)
+                                        : vm->create_physical(kind, desc->size, &object->memory);
+        if (made != ZE_RESULT_SUCCESS) return made;
         *phPhysicalMemory = to_handle<ze_physical_mem_handle_t>(physical_memories().add(std::move(object)));
         return ZE_RESULT_SUCCESS;
     });

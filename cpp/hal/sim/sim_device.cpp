@@ -122,6 +122,16 @@ void SimDevice::release(const hal::Allocation& a) noexcept {
 
 ze_result_t SimDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
                                 void** out) {
+    return allocate_memory(kind, size, alignment, flags, ordinal, false, out);
+}
+
+ze_result_t SimDevice::allocate_exportable(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
+                                           uint32_t ordinal, void** out) {
+    return allocate_memory(kind, size, alignment, flags, ordinal, true, out);
+}
+
+ze_result_t SimDevice::allocate_memory(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
+                                       uint32_t ordinal, bool exportable, void** out) {
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (!valid_kind(kind) || (flags & ~kValidAllocationFlags)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
@@ -140,7 +150,7 @@ ze_result_t SimDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignm
     a.info.kind = kind;
     a.info.size = size;
     a.info.alignment = alignment;
-    if (!map_memory(size, alignment, &a)) {
+    if (!(exportable ? map_exportable_memory(size, alignment, &a) : map_memory(size, alignment, &a))) {
         if (on_device) unreserve(size);
         return out_of_memory;
     }
@@ -273,6 +283,14 @@ ze_result_t SimDevice::export_dma_buf(uint32_t group, int* fd, size_t* size) {
 }
 
 ze_result_t SimDevice::import_dma_buf(int fd, size_t size, void** out) {
+    return import_file(hal::MemoryKind::device, fd, size, out);
+}
+
+ze_result_t SimDevice::import_host_dma_buf(int fd, size_t size, void** out) {
+    return import_file(hal::MemoryKind::host, fd, size, out);
+}
+
+ze_result_t SimDevice::import_file(hal::MemoryKind kind, int fd, size_t size, void** out) {
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (fd < 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -284,7 +302,7 @@ ze_result_t SimDevice::import_dma_buf(int fd, size_t size, void** out) {
     if (fstat(fd, &st) != 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 
     hal::Allocation a;
-    a.info.kind = hal::MemoryKind::device;
+    a.info.kind = kind;
     a.info.size = size;
     a.info.alignment = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     a.info.imported = true;
@@ -294,11 +312,22 @@ ze_result_t SimDevice::import_dma_buf(int fd, size_t size, void** out) {
             if (exports_[g].fd >= 0 && exports_[g].dev == st.st_dev && exports_[g].ino == st.st_ino) a.tag = g + 1;
     }
     if (!map_file(fd, size, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (ze_result_t r = memory_.insert(a); r != ZE_RESULT_SUCCESS) {
+    const ze_result_t r = kind == hal::MemoryKind::host ? host_->registry.insert(a) : memory_.insert(a);
+    if (r != ZE_RESULT_SUCCESS) {
         unmap_memory(a);
         return r;
     }
     *out = a.info.base;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t SimDevice::export_allocation(const void* base, int* fd) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!base || !fd) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    hal::Allocation a;
+    if (!memory_.find(base, &a) && !host_->registry.find(base, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (a.info.base != base || a.export_fd < 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    *fd = a.export_fd;
     return ZE_RESULT_SUCCESS;
 }
 

@@ -1,5 +1,6 @@
 // The software device: memory over host pages, engines as worker threads, a device clock
-// with its own frequency and valid bits, kernel timestamps, a trace source and memfd export.
+// with its own frequency and valid bits, kernel timestamps, a trace source and memfd export
+// (of metric export memory and of allocations).
 #pragma once
 
 #include <sys/types.h>
@@ -34,6 +35,8 @@ public:
     static constexpr size_t kMaxAlignment = 1ull << 30;
     // Allocation flags accepted (Level Zero's device and host allocation flag bits).
     static constexpr uint32_t kValidAllocationFlags = 0xF;
+    // Memory kinds allocate_exportable gives (bit 1 << kind): host, device and shared.
+    static constexpr uint32_t kExportableKinds = 0x7;
     // Bytes of each export group's memfd.
     static constexpr size_t kExportBytes = 64u << 10;
 
@@ -60,6 +63,14 @@ public:
     hal::CounterSource* counter_source() override { return trace_->counters(); }
     ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
+    // Any dma-buf, and any memfd sealed against shrinking (hal/import_fd.hpp).
+    bool imports_any_dma_buf() const override { return true; }
+    ze_result_t import_host_dma_buf(int fd, size_t size, void** out) override;
+    // Every kind: memory allocated for export lies in a memfd of its own.
+    uint32_t exportable_kinds() const override { return kExportableKinds; }
+    ze_result_t allocate_exportable(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
+                                    uint32_t ordinal, void** out) override;
+    ze_result_t export_allocation(const void* base, int* fd) override;
     hal::VirtualMemory* virtual_memory() override { return virtual_memory_.get(); }
     ze_result_t lose() override;
     // Every sim device of the process accesses every other's memory (docs/devices.md).
@@ -110,6 +121,11 @@ private:
     // stops the engines, its events only).
     void lose_after_fault();
     void release(const hal::Allocation& a) noexcept;
+    // import_dma_buf (device memory) and import_host_dma_buf (host memory).
+    ze_result_t import_file(hal::MemoryKind kind, int fd, size_t size, void** out);
+    // allocate and allocate_exportable: memory over fresh pages, or over a memfd's.
+    ze_result_t allocate_memory(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
+                                uint32_t ordinal, bool exportable, void** out);
 
     const SimConfig config_;
     hal::DeviceProperties props_;

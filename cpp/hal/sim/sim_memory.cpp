@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "hal/import_fd.hpp"
+#include "hal/sim/sim_virtual_memory.hpp"
+
 namespace zehal::sim {
 
 namespace {
@@ -14,6 +17,9 @@ namespace {
 // stay cheap. Above it, straight from mmap, so that any size the system refuses fails
 // cleanly instead of tripping an allocator limit.
 constexpr size_t kHeapLimit = 1u << 20;
+
+// Granule of an exportable allocation's memfd: the sim device's virtual memory page.
+constexpr size_t kExportGranule = SimVirtualMemory::kPageSize;
 
 size_t page_size() {
     static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -60,11 +66,51 @@ bool map_memory(size_t size, size_t alignment, hal::Allocation* a) {
     return true;
 }
 
+bool map_exportable_memory(size_t size, size_t alignment, hal::Allocation* a) {
+    const size_t page = page_size();
+    const size_t rounded = (size + page - 1) & ~(page - 1);
+    const size_t extra = alignment > page ? alignment - page : 0;
+    if (rounded < size || rounded + extra < rounded) return false;
+    // The file holds whole pages of the device's virtual memory, so that it also imports as
+    // physical memory; its pages past the mapping stay untouched, costing nothing.
+    const size_t file_bytes = (rounded + kExportGranule - 1) & ~(kExportGranule - 1);
+    if (file_bytes < rounded) return false;
+    const int fd = memfd_create("zehal-sim-exportable", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return false;
+    if (ftruncate(fd, static_cast<off_t>(file_bytes)) != 0 || !hal::seal_against_shrinking(fd)) {
+        close(fd);
+        return false;
+    }
+    // Reserve room for the alignment, map the memfd over its aligned start, give back the rest.
+    void* raw = mmap(nullptr, rounded + extra, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED) {
+        close(fd);
+        return false;
+    }
+    const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
+    const uintptr_t aligned = (start + alignment - 1) & ~(static_cast<uintptr_t>(alignment) - 1);
+    void* p = mmap(reinterpret_cast<void*>(aligned), rounded, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (p == MAP_FAILED) {
+        munmap(raw, rounded + extra);
+        close(fd);
+        return false;
+    }
+    if (aligned > start) munmap(raw, aligned - start);
+    const size_t tail = (start + rounded + extra) - (aligned + rounded);
+    if (tail) munmap(reinterpret_cast<void*>(aligned + rounded), tail);
+    a->mapping = p;
+    a->mapping_bytes = rounded;
+    a->info.base = p;
+    a->export_fd = fd;
+    return true;
+}
+
 void unmap_memory(const hal::Allocation& a) {
     if (a.mapping_bytes == 0)
         std::free(a.mapping);
     else
         munmap(a.mapping, a.mapping_bytes);
+    if (a.export_fd >= 0) close(a.export_fd);
 }
 
 bool map_file(int fd, size_t size, hal::Allocation* a) {

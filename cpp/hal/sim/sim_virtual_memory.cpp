@@ -1,5 +1,6 @@
 #include "hal/sim/sim_virtual_memory.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -29,8 +30,9 @@ int protection(hal::MemoryAccess access) {
     return PROT_NONE;
 }
 
-// Physical memory: the pages of a memfd. Device memory is given back to its device's
-// budget when the last reference goes (the device may be gone by then).
+// Physical memory: the pages of a memfd (or of an imported fd, its own copy). Device memory is
+// given back to its device's budget when the last reference goes (the device may be gone by
+// then; imported memory has no device to give back to).
 class SimPhysicalMemory final : public hal::PhysicalMemory {
 public:
     SimPhysicalMemory(hal::MemoryKind kind, size_t size, int fd, std::weak_ptr<SimDevice> device) noexcept
@@ -102,6 +104,19 @@ ze_result_t SimVirtualMemory::do_create_physical(hal::MemoryKind kind, size_t si
     } catch (const std::bad_alloc&) {
         close(fd);
         if (on_device) device_.unreserve(size);
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t SimVirtualMemory::do_import_physical(int fd, size_t size, std::shared_ptr<hal::PhysicalMemory>* out) {
+    // A copy of the caller's fd, the physical memory's own; no device to give memory back to.
+    const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    try {
+        *out = std::make_shared<SimPhysicalMemory>(hal::MemoryKind::device, size, own, std::weak_ptr<SimDevice>{});
+    } catch (const std::bad_alloc&) {
+        close(own);
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
     return ZE_RESULT_SUCCESS;

@@ -28,6 +28,7 @@ public:
 private:
     size_t do_page_size(size_t size) const noexcept override;
     ze_result_t do_reserve(const void* hint, size_t size, size_t alignment, void** out) override;
+    ze_result_t do_import_physical(int fd, size_t size, std::shared_ptr<hal::PhysicalMemory>* out) override;
     void do_free(void* base, size_t size) noexcept override;
     ze_result_t do_create_physical(hal::MemoryKind kind, size_t size,
                                    std::shared_ptr<hal::PhysicalMemory>* out) override;
