@@ -1,5 +1,5 @@
 // Kernels of the CUDA backend: CudaDevice::create_module and record_on_stream, CudaModule,
-// CudaKernel and CudaQueue::append_launch.
+// CudaKernel and CudaQueue's launch hook.
 #include "hal/cuda/cuda_module.hpp"
 
 #include <algorithm>
@@ -385,16 +385,18 @@ CudaKernel::CudaKernel(std::shared_ptr<const CudaModule> module, CUfunction func
 
 // ---------------------------------------------------------------- CudaQueue
 
-ze_result_t CudaQueue::append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, const hal::EventRef& signal,
-                                     std::span<const hal::EventRef> waits) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    auto* k = dynamic_cast<CudaKernel*>(&kernel);
-    if (!k || &k->module().device() != device_.get()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (ze_result_t r = hal::check_group_count(groups, device_->properties()); r != ZE_RESULT_SUCCESS) return r;
-    hal::LaunchSnapshot args;
-    if (ze_result_t r = k->snapshot(&args); r != ZE_RESULT_SUCCESS) return r;
-    CudaEvent* signal_event = nullptr;
-    if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
+bool CudaQueue::owns_kernel(const hal::Kernel& kernel) const noexcept {
+    const auto* k = dynamic_cast<const CudaKernel*>(&kernel);
+    return k && &k->module().device() == device_.get();
+}
+
+ze_result_t CudaQueue::do_append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, hal::PlacedLaunch& launch,
+                                        const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
+    auto& k = static_cast<CudaKernel&>(kernel);
+    const hal::LaunchSnapshot& args = launch.args;
+    auto* signal_event = static_cast<CudaEvent*>(signal.get());
+    for (const hal::PlacedOperand& p : launch.pointers)
+        if (hal::is_pageable(p.operand.placement)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     LocalLayout locals;
     std::vector<void*> params;
     try {
@@ -403,23 +405,14 @@ ze_result_t CudaQueue::append_launch(hal::Kernel& kernel, const hal::GroupCount&
     } catch (const std::bad_alloc&) {
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
-    const std::vector<hal::KernelArg>& sig = k->properties().args;
-    ContextScope scope(api_, device_->context());  // for the look-ups too, as in append_copy
-    std::lock_guard lock(mu_);
-    for (size_t i = 0; i < sig.size(); ++i) {
+    const std::vector<hal::KernelArg>& sig = k.properties().args;
+    for (size_t i = 0; i < sig.size(); ++i)
         params[i] = sig[i].kind == hal::KernelArgKind::local ? &locals.offsets[i] : const_cast<void*>(args.values[i]);
-        if (sig[i].kind != hal::KernelArgKind::global && sig[i].kind != hal::KernelArgKind::constant) continue;
-        // Pointer arguments are operands (null allowed); pageable memory is out of a
-        // kernel's reach.
-        const void* p = args.pointer(i);
-        if (!p) continue;
-        hal::Operand operand;
-        if (ze_result_t r = operands_.find(p, 1, &operand); r != ZE_RESULT_SUCCESS) return r;
-        if (hal::is_pageable(operand.placement)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    }
+    ContextScope scope(api_, device_->context());
+    std::lock_guard lock(mu_);
     CUresult r = begin_locked(signal_event, waits);
     if (r == CUDA_SUCCESS)
-        r = api_.cuLaunchKernel(k->function(), groups[0], groups[1], groups[2], args.group_size[0], args.group_size[1],
+        r = api_.cuLaunchKernel(k.function(), groups[0], groups[1], groups[2], args.group_size[0], args.group_size[1],
                                 args.group_size[2], static_cast<unsigned>(locals.total), stream_, params.data(),
                                 nullptr);
     if (r == CUDA_SUCCESS) r = end_locked(signal_event);
