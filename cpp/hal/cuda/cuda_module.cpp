@@ -99,18 +99,6 @@ bool is_build_error(CUresult r) noexcept {
            r == CUDA_ERROR_INVALID_SOURCE || r == CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
 }
 
-// The HAL's view of a kernel the compiler read.
-hal::KernelProperties properties_of(const compiler::KernelInfo& info) {
-    hal::KernelProperties p;
-    p.name = info.name;
-    for (const compiler::ArgInfo& a : info.args)
-        p.args.push_back({static_cast<hal::KernelArgKind>(a.kind), a.kind == compiler::ArgKind::local ? 0 : a.size});
-    p.required_group_size = info.required_group_size;
-    p.private_bytes = info.private_bytes;
-    p.local_bytes = info.local_bytes;
-    return p;
-}
-
 // Loads `image` (PTX NUL-terminated, or a cubin) with the JIT's error log into `log`.
 CUresult load_image(const DriverApi& api, const void* image, CUmodule* module, std::string* log) {
     std::string buffer(kLogBytes, '\0');
@@ -248,7 +236,7 @@ ze_result_t CudaModule::create(const std::shared_ptr<CudaDevice>& device, hal::M
         api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device->handle());
         const auto sm = static_cast<uint32_t>(major * 10 + minor);
         if (ze_result_t r = compiler::emit_ptx(*program, sm, &text, log); r != ZE_RESULT_SUCCESS) return r;
-        for (const compiler::KernelInfo& k : program->kernels()) kernels.push_back(properties_of(k));
+        for (const compiler::KernelInfo& k : program->kernels()) kernels.push_back(hal::properties_of_compiled(k));
     } else if (looks_like_ptx(binary)) {
         text.assign(reinterpret_cast<const char*>(binary.data()), binary.size());
         std::vector<PtxEntry> entries;

@@ -15,19 +15,6 @@ namespace {
 
 constexpr uint32_t format_bit(hal::ModuleFormat f) noexcept { return 1u << static_cast<uint32_t>(f); }
 
-// The HAL's view of a kernel the compiler read.
-hal::KernelProperties properties_of(const compiler::KernelInfo& info, uint32_t max_group_size) {
-    hal::KernelProperties p;
-    p.name = info.name;
-    for (const compiler::ArgInfo& a : info.args)
-        p.args.push_back({static_cast<hal::KernelArgKind>(a.kind), a.kind == compiler::ArgKind::local ? 0 : a.size});
-    p.required_group_size = info.required_group_size;
-    p.private_bytes = info.private_bytes;
-    p.local_bytes = info.local_bytes;
-    p.max_group_size = max_group_size;
-    return p;
-}
-
 }  // namespace
 
 void describe_kernels(hal::DeviceProperties* props) {
@@ -105,8 +92,8 @@ ze_result_t SimModule::create_kernel(std::string_view name, std::shared_ptr<hal:
     if (index < 0) return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
     try {
         const auto i = static_cast<uint32_t>(index);
-        *out = std::make_shared<SimKernel>(shared_from_this(), i,
-                                           properties_of(program_->kernels()[i], limits_.max_group_size), limits_);
+        *out = std::make_shared<SimKernel>(shared_from_this(), i, hal::properties_of_compiled(program_->kernels()[i]),
+                                           limits_);
     } catch (const std::bad_alloc&) {
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
