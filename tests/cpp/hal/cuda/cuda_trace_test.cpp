@@ -8,7 +8,7 @@
 #include <cstring>
 #include <map>
 
-#include "cuda_fixture.hpp"
+#include "support/backend_devices.hpp"
 #include "hal/metric_info.hpp"
 #include "hal/trace_record.hpp"
 

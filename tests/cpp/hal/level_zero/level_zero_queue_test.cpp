@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "support/queued_steps.hpp"
-#include "ze_fixture.hpp"
+#include "support/backend_devices.hpp"
 
 namespace zehal::test {
 namespace {
