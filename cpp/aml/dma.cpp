@@ -31,7 +31,6 @@ Dma::~Dma() { engine_->close(); }
 ze_result_t Dma::copy(void* dst, const void* src, size_t size, std::shared_ptr<Request>* request,
                       const hal::EventRef& signal) {
     if (!request) return engine_->append_copy(dst, src, size, nullptr, signal);
-    if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     return engine_->copy_with_request(dst, src, size, signal, request);
 }
 

@@ -92,8 +92,7 @@ ze_result_t Engine::append_command(Request* request, const hal::EventRef& signal
 
 ze_result_t Engine::append_copy(void* dst, const void* src, size_t size, Request* request,
                                 const hal::EventRef& signal) {
-    if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    // The queue checks the copy's arguments (hal/queue_checks.hpp).
     return append_command(request, signal,
                           [&](const hal::EventRef& s) { return queue_->append_copy(dst, src, size, s, {}); });
 }

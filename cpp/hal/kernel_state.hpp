@@ -45,6 +45,26 @@ struct KernelLimits {
 // max_group_count; SUCCESS otherwise. The rule of Queue::append_launch.
 ze_result_t check_group_count(const GroupCount& groups, const DeviceProperties& device) noexcept;
 
+// The properties of a kernel as the compiler read it from SPIR-V (compiler::KernelInfo: its
+// name, argument kinds, which are KernelArgKind's values, and sizes, required group size,
+// private and static __local bytes). A template, because the compiler is a peer of the HAL
+// core, which does not include it; the backends that build SPIR-V instantiate it. A __local
+// argument's size is 0 (each launch gives it); max_group_size is left 0 (KernelState sets
+// the device's).
+template <typename CompiledKernel>
+KernelProperties properties_of_compiled(const CompiledKernel& info) {
+    KernelProperties p;
+    p.name = info.name;
+    for (const auto& a : info.args) {
+        const auto kind = static_cast<KernelArgKind>(a.kind);
+        p.args.push_back({kind, kind == KernelArgKind::local ? 0 : static_cast<uint32_t>(a.size)});
+    }
+    p.required_group_size = info.required_group_size;
+    p.private_bytes = info.private_bytes;
+    p.local_bytes = info.local_bytes;
+    return p;
+}
+
 // A Kernel whose arguments and group size are checked and kept here; a backend adds how it
 // launches. Thread-safe.
 class KernelState : public Kernel {

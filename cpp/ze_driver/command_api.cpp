@@ -205,8 +205,7 @@ ze_result_t zeCommandListAppendMemoryFill_(ze_command_list_handle_t hCommandList
                                            uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
     return with_list(hCommandList, [&](CommandListObject& l) {
         if (!ptr || !pattern) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        if (pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)))
-            return ZE_RESULT_ERROR_INVALID_SIZE;
+        if (!hal::valid_fill_pattern_size(pattern_size)) return ZE_RESULT_ERROR_INVALID_SIZE;
         Command c;
         c.kind = size == 0 ? Command::Kind::barrier : Command::Kind::fill;  // as an empty copy
         c.dst = ptr;

@@ -1,5 +1,5 @@
 // Kernels of the CUDA backend: CudaDevice::create_module and record_on_stream, CudaModule,
-// CudaKernel and CudaQueue::append_launch.
+// CudaKernel and CudaQueue's launch hook.
 #include "hal/cuda/cuda_module.hpp"
 
 #include <algorithm>
@@ -97,18 +97,6 @@ bool is_build_error(CUresult r) noexcept {
     return r == CUDA_ERROR_INVALID_PTX || r == CUDA_ERROR_INVALID_IMAGE || r == CUDA_ERROR_NO_BINARY_FOR_GPU ||
            r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || r == CUDA_ERROR_JIT_COMPILER_NOT_FOUND ||
            r == CUDA_ERROR_INVALID_SOURCE || r == CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
-}
-
-// The HAL's view of a kernel the compiler read.
-hal::KernelProperties properties_of(const compiler::KernelInfo& info) {
-    hal::KernelProperties p;
-    p.name = info.name;
-    for (const compiler::ArgInfo& a : info.args)
-        p.args.push_back({static_cast<hal::KernelArgKind>(a.kind), a.kind == compiler::ArgKind::local ? 0 : a.size});
-    p.required_group_size = info.required_group_size;
-    p.private_bytes = info.private_bytes;
-    p.local_bytes = info.local_bytes;
-    return p;
 }
 
 // Loads `image` (PTX NUL-terminated, or a cubin) with the JIT's error log into `log`.
@@ -248,7 +236,7 @@ ze_result_t CudaModule::create(const std::shared_ptr<CudaDevice>& device, hal::M
         api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device->handle());
         const auto sm = static_cast<uint32_t>(major * 10 + minor);
         if (ze_result_t r = compiler::emit_ptx(*program, sm, &text, log); r != ZE_RESULT_SUCCESS) return r;
-        for (const compiler::KernelInfo& k : program->kernels()) kernels.push_back(properties_of(k));
+        for (const compiler::KernelInfo& k : program->kernels()) kernels.push_back(hal::properties_of_compiled(k));
     } else if (looks_like_ptx(binary)) {
         text.assign(reinterpret_cast<const char*>(binary.data()), binary.size());
         std::vector<PtxEntry> entries;
@@ -385,16 +373,18 @@ CudaKernel::CudaKernel(std::shared_ptr<const CudaModule> module, CUfunction func
 
 // ---------------------------------------------------------------- CudaQueue
 
-ze_result_t CudaQueue::append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, const hal::EventRef& signal,
-                                     std::span<const hal::EventRef> waits) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    auto* k = dynamic_cast<CudaKernel*>(&kernel);
-    if (!k || &k->module().device() != device_.get()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (ze_result_t r = hal::check_group_count(groups, device_->properties()); r != ZE_RESULT_SUCCESS) return r;
-    hal::LaunchSnapshot args;
-    if (ze_result_t r = k->snapshot(&args); r != ZE_RESULT_SUCCESS) return r;
-    CudaEvent* signal_event = nullptr;
-    if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
+bool CudaQueue::owns_kernel(const hal::Kernel& kernel) const noexcept {
+    const auto* k = dynamic_cast<const CudaKernel*>(&kernel);
+    return k && &k->module().device() == device_.get();
+}
+
+ze_result_t CudaQueue::do_append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, hal::PlacedLaunch& launch,
+                                        const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
+    auto& k = static_cast<CudaKernel&>(kernel);
+    const hal::LaunchSnapshot& args = launch.args;
+    auto* signal_event = static_cast<CudaEvent*>(signal.get());
+    for (const hal::PlacedOperand& p : launch.pointers)
+        if (hal::is_pageable(p.operand.placement)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     LocalLayout locals;
     std::vector<void*> params;
     try {
@@ -403,38 +393,35 @@ ze_result_t CudaQueue::append_launch(hal::Kernel& kernel, const hal::GroupCount&
     } catch (const std::bad_alloc&) {
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
-    const std::vector<hal::KernelArg>& sig = k->properties().args;
-    ContextScope scope(api_, device_->context());  // for the look-ups too, as in append_copy
-    std::lock_guard lock(mu_);
+    const std::vector<hal::KernelArg>& sig = k.properties().args;
     // The first global pointer argument into imported export memory makes the launch an
     // export write, as on the sim device: the word there once the kernel ran.
-    hal::Operand exported;
+    const hal::Allocation* exported = nullptr;
     const void* exported_at = nullptr;
     for (size_t i = 0; i < sig.size(); ++i) {
         params[i] = sig[i].kind == hal::KernelArgKind::local ? &locals.offsets[i] : const_cast<void*>(args.values[i]);
-        if (sig[i].kind != hal::KernelArgKind::global && sig[i].kind != hal::KernelArgKind::constant) continue;
-        // Pointer arguments are operands (null allowed); pageable memory is out of a
-        // kernel's reach.
-        const void* p = args.pointer(i);
-        if (!p) continue;
-        hal::Operand operand;
-        if (ze_result_t r = operands_.find(p, 1, &operand); r != ZE_RESULT_SUCCESS) return r;
-        if (hal::is_pageable(operand.placement)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        if (!exported_at && sig[i].kind == hal::KernelArgKind::global && operand.placement == hal::Placement::device &&
-            operand.allocation.info.imported) {
-            exported = operand;
-            exported_at = p;
+        const void* p = sig[i].kind == hal::KernelArgKind::global ? args.pointer(i) : nullptr;
+        for (const hal::PlacedOperand& o : launch.pointers) {
+            if (exported || !p) break;
+            const hal::Allocation& a = o.operand.allocation;
+            const auto at = reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(a.info.base);
+            if (o.operand.placement == hal::Placement::device && a.info.imported && at < a.info.size) {
+                exported = &a;
+                exported_at = p;
+            }
         }
     }
+    ContextScope scope(api_, device_->context());
+    std::lock_guard lock(mu_);
     CUresult r = begin_locked(signal_event, waits);
     if (r == CUDA_SUCCESS)
-        r = api_.cuLaunchKernel(k->function(), groups[0], groups[1], groups[2], args.group_size[0], args.group_size[1],
+        r = api_.cuLaunchKernel(k.function(), groups[0], groups[1], groups[2], args.group_size[0], args.group_size[1],
                                 args.group_size[2], static_cast<unsigned>(locals.total), stream_, params.data(),
                                 nullptr);
-    if (r == CUDA_SUCCESS && exported_at) {
-        const auto end = reinterpret_cast<uintptr_t>(exported.allocation.info.base) + exported.allocation.info.size;
+    if (r == CUDA_SUCCESS && exported) {
+        const auto end = reinterpret_cast<uintptr_t>(exported->info.base) + exported->info.size;
         const size_t bytes = std::min<size_t>(sizeof(uint32_t), end - reinterpret_cast<uintptr_t>(exported_at));
-        r = probe_export_locked(exported.allocation, exported_at, bytes);
+        r = probe_export_locked(*exported, exported_at, bytes);
     }
     if (r == CUDA_SUCCESS) r = end_locked(signal_event);
     return device_->check(r);

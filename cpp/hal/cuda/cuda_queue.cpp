@@ -1,10 +1,8 @@
 #include "hal/cuda/cuda_queue.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cstddef>
 #include <cstring>
-#include <vector>
 
 #include "common/clock.hpp"
 
@@ -32,12 +30,6 @@ ze_result_t use_peers(CudaDevice& device, const hal::Operand& a, const hal::Oper
         if (ze_result_t r = device.use_peer(static_cast<CudaDevice&>(*o->peer)); r != ZE_RESULT_SUCCESS) return r;
     }
     return ZE_RESULT_SUCCESS;
-}
-
-bool overlap(const void* a, const void* b, size_t size) noexcept {
-    const auto x = reinterpret_cast<uintptr_t>(a);
-    const auto y = reinterpret_cast<uintptr_t>(b);
-    return x < y + size && y < x + size;
 }
 
 // The shortest power-of-two period of `pattern` (its size a power of two): 1 for 0xAB
@@ -108,20 +100,6 @@ CudaQueue::~CudaQueue() {
     api_.cuStreamDestroy(stream_);
 }
 
-ze_result_t CudaQueue::check_events(const hal::EventRef& signal, std::span<const hal::EventRef> waits,
-                                    CudaEvent** signal_event) const {
-    *signal_event = nullptr;
-    if (signal) {
-        *signal_event = cuda_event_of(signal, *device_);
-        if (!*signal_event) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    }
-    for (const hal::EventRef& w : waits) {
-        if (!w) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-        if (!device_->waits_for_event(*w)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    }
-    return ZE_RESULT_SUCCESS;
-}
-
 CUresult CudaQueue::begin_locked(CudaEvent* signal, std::span<const hal::EventRef> waits, bool* waited) {
     if (waited) *waited = false;
     for (const hal::EventRef& w : waits) {
@@ -161,28 +139,24 @@ CUresult CudaQueue::probe_export_locked(const hal::Allocation& dst_alloc, const 
     return device_->kernels().export_probe(api_, stream_, dst, static_cast<uint32_t>(std::min<size_t>(size, 4)), slot);
 }
 
-ze_result_t CudaQueue::place_locked(const void* p, size_t size, hal::OperandUse use, hal::Operand* out) {
+ze_result_t CudaQueue::find_operand(const void* p, size_t size, hal::OperandUse use, hal::Operand* out,
+                                    hal::PointerRegistry::InFlight** held) {
+    if (held) *held = nullptr;
     if (auto r = device_->find_virtual(p, size, use, out)) return *r;
+    ContextScope scope(api_, device_->context());
+    std::lock_guard lock(mu_);
     return operands_.find(p, size, out);
 }
 
-ze_result_t CudaQueue::append_copy(void* dst, const void* src, size_t size, const hal::EventRef& signal,
-                                   std::span<const hal::EventRef> waits) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    // The context is current for the look-ups too: the driver is asked about memory zehal
-    // did not allocate (ForeignCudaMemory).
+ze_result_t CudaQueue::do_append_copy(void* dst, hal::PlacedOperand& to_operand, const void* src,
+                                      hal::PlacedOperand& from_operand, size_t size, const hal::EventRef& signal,
+                                      std::span<const hal::EventRef> waits) {
+    const hal::Operand& to = to_operand.operand;
+    const hal::Operand& from = from_operand.operand;
+    auto* signal_event = static_cast<CudaEvent*>(signal.get());
     ContextScope scope(api_, device_->context());
     std::lock_guard lock(mu_);
-    hal::Operand to;
-    hal::Operand from;
-    if (ze_result_t r = place_locked(dst, size, hal::OperandUse::write, &to); r != ZE_RESULT_SUCCESS) return r;
-    if (ze_result_t r = place_locked(src, size, hal::OperandUse::read, &from); r != ZE_RESULT_SUCCESS) return r;
-    if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     if (ze_result_t r = use_peers(*device_, to, from); r != ZE_RESULT_SUCCESS) return r;
-    CudaEvent* signal_event = nullptr;
-    if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
     // Pageable memory goes through the copier, and so does a copy between two host memories:
     // cuMemcpyAsync between host memories is synchronous with the host (CUDA's API
     // synchronization rules), so behind a wait it would block the caller; the copier's host
@@ -246,24 +220,18 @@ CUresult CudaQueue::fill_locked(CUdeviceptr dst, const uint8_t* pattern, size_t 
     return CUDA_SUCCESS;
 }
 
-ze_result_t CudaQueue::append_fill(void* dst, const void* pattern, size_t pattern_size, size_t size,
-                                   const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!dst || !pattern) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (size == 0 || pattern_size == 0 || pattern_size > 128 || !std::has_single_bit(pattern_size) ||
-        size % pattern_size != 0)
-        return ZE_RESULT_ERROR_INVALID_SIZE;
-    ContextScope scope(api_, device_->context());  // for the look-up too, as in append_copy
+ze_result_t CudaQueue::do_append_fill(void* dst, hal::PlacedOperand& to_operand, const void* pattern,
+                                      size_t pattern_size, size_t size, const hal::EventRef& signal,
+                                      std::span<const hal::EventRef> waits) {
+    const hal::Operand& to = to_operand.operand;
+    auto* signal_event = static_cast<CudaEvent*>(signal.get());
+    ContextScope scope(api_, device_->context());
     std::lock_guard lock(mu_);
-    hal::Operand to;
-    if (ze_result_t r = place_locked(dst, size, hal::OperandUse::write, &to); r != ZE_RESULT_SUCCESS) return r;
     // A fill is a kernel: it writes a peer's memory only through peer access.
     if (to.placement == hal::Placement::peer && !device_->can_access_peer(*to.peer))
         return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     if (ze_result_t r = use_peers(*device_, to, to); r != ZE_RESULT_SUCCESS) return r;
-    CudaEvent* signal_event = nullptr;
-    if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
-    HostHolds holds;  // as in append_copy
+    HostHolds holds;  // as in do_append_copy
     if (cpu_fills(to)) {
         if (ze_result_t r = device_->hold_memory(dst, size, &holds.of[0]); r != ZE_RESULT_SUCCESS) return r;
     }
@@ -282,10 +250,8 @@ ze_result_t CudaQueue::append_fill(void* dst, const void* pattern, size_t patter
     return device_->check(r);
 }
 
-ze_result_t CudaQueue::append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    CudaEvent* signal_event = nullptr;
-    if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
+ze_result_t CudaQueue::do_append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
+    auto* signal_event = static_cast<CudaEvent*>(signal.get());
     // Stream order already puts everything submitted before behind the barrier's signal.
     ContextScope scope(api_, device_->context());
     std::lock_guard lock(mu_);
@@ -294,11 +260,8 @@ ze_result_t CudaQueue::append_barrier(const hal::EventRef& signal, std::span<con
     return device_->check(r);
 }
 
-ze_result_t CudaQueue::append_event_reset(const hal::EventRef& event) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    CudaEvent* e = cuda_event_of(event, *device_);
-    if (!e) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+ze_result_t CudaQueue::do_append_event_reset(const hal::EventRef& event) {
+    auto* e = static_cast<CudaEvent*>(event.get());
     ContextScope scope(api_, device_->context());
     std::lock_guard lock(mu_);
     resets_queued_ = true;
@@ -313,16 +276,12 @@ ze_result_t CudaQueue::append_event_reset(const hal::EventRef& event) {
     return device_->check(r);
 }
 
-ze_result_t CudaQueue::append_write_global_timestamp(uint64_t* dst, const hal::EventRef& signal,
-                                                     std::span<const hal::EventRef> waits) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (reinterpret_cast<uintptr_t>(dst) % alignof(uint64_t)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+ze_result_t CudaQueue::do_append_write_global_timestamp(uint64_t* dst, hal::PlacedOperand& to_operand,
+                                                        const hal::EventRef& signal,
+                                                        std::span<const hal::EventRef> waits) {
+    const hal::Operand& to = to_operand.operand;
+    auto* signal_event = static_cast<CudaEvent*>(signal.get());
     std::lock_guard lock(mu_);
-    hal::Operand to;
-    if (ze_result_t r = place_locked(dst, sizeof *dst, hal::OperandUse::write, &to); r != ZE_RESULT_SUCCESS) return r;
-    CudaEvent* signal_event = nullptr;
-    if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
 
     const bool pageable = hal::is_pageable(to.placement);
     // The host function that copies the scratch word out holds the destination until then.
@@ -349,30 +308,14 @@ ze_result_t CudaQueue::append_write_global_timestamp(uint64_t* dst, const hal::E
     return device_->check(r);
 }
 
-ze_result_t CudaQueue::append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst,
-                                                      const size_t* offsets, const hal::EventRef& signal,
-                                                      std::span<const hal::EventRef> waits) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (events.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
+ze_result_t CudaQueue::do_append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst,
+                                                         const size_t* offsets, std::span<const hal::Operand> placed,
+                                                         const hal::EventRef& signal,
+                                                         std::span<const hal::EventRef> waits) {
     constexpr size_t kResult = sizeof(hal::KernelTimestampResult);
-    std::lock_guard lock(mu_);
-    // Everything is checked before anything is enqueued: a refused query writes nothing.
-    std::vector<hal::Operand> placed(events.size());
-    for (size_t i = 0; i < events.size(); ++i) {
-        if (!events[i]) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-        CudaEvent* e = cuda_event_of(events[i], *device_);
-        if (!e) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        if (!e->records_timestamps()) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-        const size_t offset = offsets ? offsets[i] : i * kResult;
-        const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(dst) + offset);
-        if (ze_result_t r = place_locked(at, kResult, hal::OperandUse::write, &placed[i]); r != ZE_RESULT_SUCCESS)
-            return r;
-    }
-    CudaEvent* signal_event = nullptr;
-    if (ze_result_t r = check_events(signal, waits, &signal_event); r != ZE_RESULT_SUCCESS) return r;
-
+    auto* signal_event = static_cast<CudaEvent*>(signal.get());
     ContextScope scope(api_, device_->context());
+    std::lock_guard lock(mu_);
     CUresult r = begin_locked(signal_event, waits);
     for (size_t i = 0; i < events.size() && r == CUDA_SUCCESS; ++i) {
         auto* e = static_cast<CudaEvent*>(events[i].get());
@@ -399,8 +342,7 @@ ze_result_t CudaQueue::append_query_kernel_timestamps(std::span<const hal::Event
     return device_->check(r);
 }
 
-ze_result_t CudaQueue::host_synchronize(uint64_t timeout_ns) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+ze_result_t CudaQueue::do_host_synchronize(uint64_t timeout_ns) {
     ContextScope scope(api_, device_->context());
     if (timeout_ns == kWaitForever) return device_->check(api_.cuStreamSynchronize(stream_));
     CUresult r = CUDA_ERROR_NOT_READY;
@@ -411,13 +353,6 @@ ze_result_t CudaQueue::host_synchronize(uint64_t timeout_ns) {
         },
         timeout_ns);
     return r == CUDA_ERROR_NOT_READY ? ZE_RESULT_NOT_READY : device_->check(r);
-}
-
-ze_result_t CudaQueue::cancel(const hal::EventRef& signal) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!signal) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    if (!cuda_event_of(signal, *device_)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    return ZE_RESULT_NOT_READY;
 }
 
 }  // namespace zehal::cuda

@@ -32,28 +32,6 @@ public:
     CudaQueue(std::shared_ptr<CudaDevice> device, uint32_t ordinal, uint32_t index, CUstream stream);
     ~CudaQueue() override;
 
-    ze_result_t append_copy(void* dst, const void* src, size_t size, const hal::EventRef& signal,
-                            std::span<const hal::EventRef> waits) override;
-    ze_result_t append_fill(void* dst, const void* pattern, size_t pattern_size, size_t size,
-                            const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
-    ze_result_t append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
-    // Device-side writes in stream order: a reset is a stream write of 0 to the event's
-    // flag (and its timestamps cleared by a memset); a global timestamp is the timer kernel
-    // writing %globaltimer to the destination; a kernel timestamp query copies the event
-    // slots' start and end ticks. Destinations in pageable memory are reached through
-    // host functions (PageableCopier), which make no CUDA call.
-    ze_result_t append_event_reset(const hal::EventRef& event) override;
-    ze_result_t append_write_global_timestamp(uint64_t* dst, const hal::EventRef& signal,
-                                              std::span<const hal::EventRef> waits) override;
-    ze_result_t append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst, const size_t* offsets,
-                                               const hal::EventRef& signal,
-                                               std::span<const hal::EventRef> waits) override;
-    ze_result_t append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, const hal::EventRef& signal,
-                              std::span<const hal::EventRef> waits) override;
-    ze_result_t host_synchronize(uint64_t timeout_ns) override;
-    // Streams cannot take commands back: NOT_READY (wait for the command) for an event of
-    // this device, INVALID_NULL_HANDLE for a null one, INVALID_ARGUMENT for a foreign one.
-    ze_result_t cancel(const hal::EventRef& signal) override;
     uint32_t ordinal() const override { return ordinal_; }
     uint32_t index() const override { return index_; }
 
@@ -61,13 +39,41 @@ public:
     CUstream stream() const noexcept { return stream_; }
 
 private:
-    // Places the operand [p, p + size) of a command that `use`s it: a range of the device's
-    // virtual memory (CudaDevice::find_virtual), else what the operand cache finds. Caller
-    // holds mu_.
-    ze_result_t place_locked(const void* p, size_t size, hal::OperandUse use, hal::Operand* out);
-    // Checks `signal` and `waits` (null entries, foreign events) into *signal_event.
-    ze_result_t check_events(const hal::EventRef& signal, std::span<const hal::EventRef> waits,
-                             CudaEvent** signal_event) const;
+    bool lost() const noexcept override { return device_->lost(); }
+    // A range of the device's virtual memory (CudaDevice::find_virtual), else what the
+    // operand cache finds, with the context current: the driver is asked about memory zehal
+    // did not allocate (ForeignCudaMemory). Holds nothing: host operands on the pageable
+    // path are held by the command that copies them (hold_memory).
+    ze_result_t find_operand(const void* p, size_t size, hal::OperandUse use, hal::Operand* out,
+                             hal::PointerRegistry::InFlight** held) override;
+    const hal::Device& device() const noexcept override { return *device_; }
+    bool owns_kernel(const hal::Kernel& kernel) const noexcept override;
+
+    ze_result_t do_append_copy(void* dst, hal::PlacedOperand& to, const void* src, hal::PlacedOperand& from,
+                               size_t size, const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    ze_result_t do_append_fill(void* dst, hal::PlacedOperand& to, const void* pattern, size_t pattern_size, size_t size,
+                               const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    ze_result_t do_append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    // Device-side writes in stream order: a reset is a stream write of 0 to the event's
+    // flag (and its timestamps cleared by a memset); a global timestamp is the timer kernel
+    // writing %globaltimer to the destination; a kernel timestamp query copies the event
+    // slots' start and end ticks. Destinations in pageable memory are reached through
+    // host functions (PageableCopier), which make no CUDA call.
+    ze_result_t do_append_event_reset(const hal::EventRef& event) override;
+    ze_result_t do_append_write_global_timestamp(uint64_t* dst, hal::PlacedOperand& to, const hal::EventRef& signal,
+                                                 std::span<const hal::EventRef> waits) override;
+    ze_result_t do_append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst,
+                                                  const size_t* offsets, std::span<const hal::Operand> placed,
+                                                  const hal::EventRef& signal,
+                                                  std::span<const hal::EventRef> waits) override;
+    // Pageable memory is out of a kernel's reach: a pointer argument into it is
+    // INVALID_ARGUMENT.
+    ze_result_t do_append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, hal::PlacedLaunch& launch,
+                                 const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    // cuStreamSynchronize for no limit, else polls cuStreamQuery. Streams cannot take
+    // commands back: cancel is the base's (NOT_READY).
+    ze_result_t do_host_synchronize(uint64_t timeout_ns) override;
+
     // Enqueues the waits and, for a timestamp event, the start timer; *waited (when given)
     // says whether a wait was enqueued (an event not yet signalled). Caller holds mu_.
     CUresult begin_locked(CudaEvent* signal, std::span<const hal::EventRef> waits, bool* waited = nullptr);

@@ -1,5 +1,5 @@
 // Modules, kernels and launches of the level_zero backend: ZeDevice::create_module,
-// ZeModule, ZeKernel and ZeQueue::append_launch.
+// ZeModule, ZeKernel and ZeQueue's launch hook.
 #include "hal/level_zero/level_zero_module.hpp"
 
 #include <new>
@@ -185,18 +185,19 @@ ze_result_t ZeKernel::append_launch(ze_command_list_handle_t list, const ze_grou
 
 // ---------------------------------------------------------------- ZeQueue
 
-ze_result_t ZeQueue::append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, const hal::EventRef& signal,
-                                   std::span<const hal::EventRef> waits) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    auto* k = dynamic_cast<ZeKernel*>(&kernel);
-    if (!k || &k->device() != device_.get()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (groups[0] == 0 || groups[1] == 0 || groups[2] == 0) return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
+bool ZeQueue::owns_kernel(const hal::Kernel& kernel) const noexcept {
+    const auto* k = dynamic_cast<const ZeKernel*>(&kernel);
+    return k && &k->device() == device_.get();
+}
+
+ze_result_t ZeQueue::do_append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, hal::PlacedLaunch&,
+                                      const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
     Events events;
-    if (ze_result_t r = check_events(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = events_of(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
     const ze_group_count_t count{groups[0], groups[1], groups[2]};
     std::lock_guard lock(mu_);
     ++submitted_;
-    return device_->check(k->append_launch(list_, count, events.signal, events.waits));
+    return device_->check(static_cast<ZeKernel&>(kernel).append_launch(list_, count, events.signal, events.waits));
 }
 
 }  // namespace zehal::level_zero

@@ -1,7 +1,6 @@
 #include "hal/level_zero/level_zero_queue.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <new>
 
@@ -13,12 +12,6 @@ namespace {
 
 // Bytes moved per round trip on the pageable path.
 constexpr size_t kStagingBytes = size_t{8} << 20;
-
-bool overlap(const void* a, const void* b, size_t size) noexcept {
-    const auto x = reinterpret_cast<uintptr_t>(a);
-    const auto y = reinterpret_cast<uintptr_t>(b);
-    return x < y + size && y < x + size;
-}
 
 bool is_host(const hal::Operand& o) noexcept { return !hal::is_device_memory(o.placement); }
 
@@ -105,20 +98,21 @@ ZeQueue::~ZeQueue() {
     api_.zeEventPoolDestroy(sync_pool_);
 }
 
-ze_result_t ZeQueue::check_events(const hal::EventRef& signal, std::span<const hal::EventRef> waits,
-                                  Events* out) const {
-    if (signal) {
-        ZeEvent* e = ze_event_of(signal, *device_);
-        if (!e) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        out->signal = e->handle();
+ze_result_t ZeQueue::find_operand(const void* p, size_t size, hal::OperandUse, hal::Operand* out,
+                                  hal::PointerRegistry::InFlight** held) {
+    if (held) *held = nullptr;
+    std::lock_guard lock(mu_);
+    return operands_.find(p, size, out);
+}
+
+ze_result_t ZeQueue::events_of(const hal::EventRef& signal, std::span<const hal::EventRef> waits, Events* out) {
+    if (signal) out->signal = static_cast<ZeEvent*>(signal.get())->handle();
+    try {
+        out->waits.reserve(waits.size());
+    } catch (const std::bad_alloc&) {
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
-    out->waits.reserve(waits.size());
-    for (const hal::EventRef& w : waits) {
-        if (!w) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-        ZeEvent* e = ze_event_of(w, *device_);
-        if (!e) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        out->waits.push_back(e->handle());
-    }
+    for (const hal::EventRef& w : waits) out->waits.push_back(static_cast<ZeEvent*>(w.get())->handle());
     return ZE_RESULT_SUCCESS;
 }
 
@@ -173,19 +167,14 @@ ze_result_t ZeQueue::staged_copy_locked(void* dst, bool dst_is_host, const void*
     return r;
 }
 
-ze_result_t ZeQueue::append_copy(void* dst, const void* src, size_t size, const hal::EventRef& signal,
-                                 std::span<const hal::EventRef> waits) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!dst || !src) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    std::lock_guard lock(mu_);
-    hal::Operand to;
-    hal::Operand from;
-    if (ze_result_t r = operands_.find(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
-    if (ze_result_t r = operands_.find(src, size, &from); r != ZE_RESULT_SUCCESS) return r;
-    if (overlap(dst, src, size)) return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
+ze_result_t ZeQueue::do_append_copy(void* dst, hal::PlacedOperand& to_operand, const void* src,
+                                    hal::PlacedOperand& from_operand, size_t size, const hal::EventRef& signal,
+                                    std::span<const hal::EventRef> waits) {
+    const hal::Operand& to = to_operand.operand;
+    const hal::Operand& from = from_operand.operand;
     Events events;
-    if (ze_result_t r = check_events(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = events_of(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
+    std::lock_guard lock(mu_);
     ++submitted_;
     // System memory goes to Level Zero as it is: Level Zero copies pageable memory itself.
     if (to.placement == hal::Placement::other_host || from.placement == hal::Placement::other_host)
@@ -194,18 +183,12 @@ ze_result_t ZeQueue::append_copy(void* dst, const void* src, size_t size, const 
         list_, dst, src, size, events.signal, static_cast<uint32_t>(events.waits.size()), events.waits.data()));
 }
 
-ze_result_t ZeQueue::append_fill(void* dst, const void* pattern, size_t pattern_size, size_t size,
-                                 const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!dst || !pattern) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (size == 0 || pattern_size == 0 || pattern_size > 128 || !std::has_single_bit(pattern_size) ||
-        size % pattern_size != 0)
-        return ZE_RESULT_ERROR_INVALID_SIZE;
-    std::lock_guard lock(mu_);
-    hal::Operand to;
-    if (ze_result_t r = operands_.find(dst, size, &to); r != ZE_RESULT_SUCCESS) return r;
+ze_result_t ZeQueue::do_append_fill(void* dst, hal::PlacedOperand& to_operand, const void* pattern, size_t pattern_size,
+                                    size_t size, const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
+    const hal::Operand& to = to_operand.operand;
     Events events;
-    if (ze_result_t r = check_events(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = events_of(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
+    std::lock_guard lock(mu_);
     ++submitted_;
     if (to.placement == hal::Placement::other_host)
         return device_->check(pageable_locked(dst, to, nullptr, to, pattern, pattern_size, size, events));
@@ -214,76 +197,58 @@ ze_result_t ZeQueue::append_fill(void* dst, const void* pattern, size_t pattern_
                                                              events.waits.data()));
 }
 
-ze_result_t ZeQueue::append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+ze_result_t ZeQueue::do_append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
     Events events;
-    if (ze_result_t r = check_events(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = events_of(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
     std::lock_guard lock(mu_);
     ++submitted_;
     return device_->check(api_.zeCommandListAppendBarrier(
         list_, events.signal, static_cast<uint32_t>(events.waits.size()), events.waits.data()));
 }
 
-ze_result_t ZeQueue::append_event_reset(const hal::EventRef& event) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    ZeEvent* e = ze_event_of(event, *device_);
-    if (!e) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+ze_result_t ZeQueue::do_append_event_reset(const hal::EventRef& event) {
+    auto* e = static_cast<ZeEvent*>(event.get());
     std::lock_guard lock(mu_);
     ++submitted_;
     return device_->check(api_.zeCommandListAppendEventReset(list_, e->handle()));
 }
 
-ze_result_t ZeQueue::append_write_global_timestamp(uint64_t* dst, const hal::EventRef& signal,
-                                                   std::span<const hal::EventRef> waits) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (reinterpret_cast<uintptr_t>(dst) % alignof(uint64_t)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    std::lock_guard lock(mu_);
-    hal::Operand to;
-    if (ze_result_t r = operands_.find(dst, sizeof *dst, &to); r != ZE_RESULT_SUCCESS) return r;
-    if (to.placement == hal::Placement::other_host) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+ze_result_t ZeQueue::do_append_write_global_timestamp(uint64_t* dst, hal::PlacedOperand& to,
+                                                      const hal::EventRef& signal,
+                                                      std::span<const hal::EventRef> waits) {
+    if (to.operand.placement == hal::Placement::other_host) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     Events events;
-    if (ze_result_t r = check_events(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = events_of(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
+    std::lock_guard lock(mu_);
     ++submitted_;
     return device_->check(api_.zeCommandListAppendWriteGlobalTimestamp(
         list_, dst, events.signal, static_cast<uint32_t>(events.waits.size()), events.waits.data()));
 }
 
-ze_result_t ZeQueue::append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst,
-                                                    const size_t* offsets, const hal::EventRef& signal,
-                                                    std::span<const hal::EventRef> waits) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!dst) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (events.empty() || events.size() > UINT32_MAX) return ZE_RESULT_ERROR_INVALID_SIZE;
-    constexpr size_t kResult = sizeof(hal::KernelTimestampResult);
-    std::lock_guard lock(mu_);
-    // Everything is checked before the driver sees the command: a refused query writes nothing.
-    std::vector<ze_event_handle_t> queried;
-    queried.reserve(events.size());
-    for (size_t i = 0; i < events.size(); ++i) {
-        if (!events[i]) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-        ZeEvent* e = ze_event_of(events[i], *device_);
-        if (!e) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        if (!(events[i]->pool().flags() & (hal::kPoolKernelTimestamp | hal::kPoolKernelMappedTimestamp)))
-            return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-        hal::Operand to;
-        const size_t offset = offsets ? offsets[i] : i * kResult;
-        const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(dst) + offset);
-        if (ze_result_t r = operands_.find(at, kResult, &to); r != ZE_RESULT_SUCCESS) return r;
+ze_result_t ZeQueue::do_append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst,
+                                                       const size_t* offsets, std::span<const hal::Operand> placed,
+                                                       const hal::EventRef& signal,
+                                                       std::span<const hal::EventRef> waits) {
+    if (events.size() > UINT32_MAX) return ZE_RESULT_ERROR_INVALID_SIZE;
+    for (const hal::Operand& to : placed)
         if (to.placement == hal::Placement::other_host) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-        queried.push_back(e->handle());
-    }
+    std::vector<ze_event_handle_t> queried;
     Events evs;
-    if (ze_result_t r = check_events(signal, waits, &evs); r != ZE_RESULT_SUCCESS) return r;
+    try {
+        queried.reserve(events.size());
+    } catch (const std::bad_alloc&) {
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    for (const hal::EventRef& e : events) queried.push_back(static_cast<ZeEvent*>(e.get())->handle());
+    if (ze_result_t r = events_of(signal, waits, &evs); r != ZE_RESULT_SUCCESS) return r;
+    std::lock_guard lock(mu_);
     ++submitted_;
     return device_->check(api_.zeCommandListAppendQueryKernelTimestamps(
         list_, static_cast<uint32_t>(queried.size()), queried.data(), dst, offsets, evs.signal,
         static_cast<uint32_t>(evs.waits.size()), evs.waits.data()));
 }
 
-ze_result_t ZeQueue::host_synchronize(uint64_t timeout_ns) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+ze_result_t ZeQueue::do_host_synchronize(uint64_t timeout_ns) {
     if (ZeCommandListHostSynchronizeFn sync = device_->driver().list_host_synchronize) {
         const ze_result_t r = sync(list_, timeout_ns);
         if (r != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) return device_->check(r);
@@ -320,13 +285,6 @@ ze_result_t ZeQueue::host_synchronize(uint64_t timeout_ns) {
         synced_ = pending_mark_;
     }
     return device_->check(r);
-}
-
-ze_result_t ZeQueue::cancel(const hal::EventRef& signal) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!signal) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    if (!ze_event_of(signal, *device_)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
 }
 
 }  // namespace zehal::level_zero

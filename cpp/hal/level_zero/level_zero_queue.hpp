@@ -27,26 +27,6 @@ public:
             ze_event_pool_handle_t sync_pool, ze_event_handle_t sync_event, ze_event_handle_t drain_event);
     ~ZeQueue() override;
 
-    ze_result_t append_copy(void* dst, const void* src, size_t size, const hal::EventRef& signal,
-                            std::span<const hal::EventRef> waits) override;
-    ze_result_t append_fill(void* dst, const void* pattern, size_t pattern_size, size_t size,
-                            const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
-    ze_result_t append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
-    // The driver's own commands, appended to the list. A timestamp bound for host memory
-    // of another backend is UNSUPPORTED_FEATURE: the driver can only write memory it knows,
-    // and staging it would make the append wait for the list.
-    ze_result_t append_event_reset(const hal::EventRef& event) override;
-    ze_result_t append_write_global_timestamp(uint64_t* dst, const hal::EventRef& signal,
-                                              std::span<const hal::EventRef> waits) override;
-    ze_result_t append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst, const size_t* offsets,
-                                               const hal::EventRef& signal,
-                                               std::span<const hal::EventRef> waits) override;
-    ze_result_t append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, const hal::EventRef& signal,
-                              std::span<const hal::EventRef> waits) override;
-    ze_result_t host_synchronize(uint64_t timeout_ns) override;
-    // Immediate command lists cannot take commands back: UNSUPPORTED_FEATURE for an event
-    // of this device; INVALID_NULL_HANDLE for a null one, INVALID_ARGUMENT for a foreign one.
-    ze_result_t cancel(const hal::EventRef& signal) override;
     uint32_t ordinal() const override { return ordinal_; }
     uint32_t index() const override { return index_; }
 
@@ -54,12 +34,41 @@ public:
     ze_command_list_handle_t list() const noexcept { return list_; }
 
 private:
-    // The driver handles of `signal` and `waits` (checked: null entries, foreign events).
+    bool lost() const noexcept override { return device_->lost(); }
+    // The operand cache (hal::find_operand); holds nothing.
+    ze_result_t find_operand(const void* p, size_t size, hal::OperandUse use, hal::Operand* out,
+                             hal::PointerRegistry::InFlight** held) override;
+    const hal::Device& device() const noexcept override { return *device_; }
+    bool owns_kernel(const hal::Kernel& kernel) const noexcept override;
+
+    ze_result_t do_append_copy(void* dst, hal::PlacedOperand& to, const void* src, hal::PlacedOperand& from,
+                               size_t size, const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    ze_result_t do_append_fill(void* dst, hal::PlacedOperand& to, const void* pattern, size_t pattern_size, size_t size,
+                               const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    ze_result_t do_append_barrier(const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    // The driver's own commands, appended to the list. A timestamp bound for host memory
+    // of another backend is UNSUPPORTED_FEATURE: the driver can only write memory it knows,
+    // and staging it would make the append wait for the list.
+    ze_result_t do_append_event_reset(const hal::EventRef& event) override;
+    ze_result_t do_append_write_global_timestamp(uint64_t* dst, hal::PlacedOperand& to, const hal::EventRef& signal,
+                                                 std::span<const hal::EventRef> waits) override;
+    ze_result_t do_append_query_kernel_timestamps(std::span<const hal::EventRef> events, void* dst,
+                                                  const size_t* offsets, std::span<const hal::Operand> placed,
+                                                  const hal::EventRef& signal,
+                                                  std::span<const hal::EventRef> waits) override;
+    // The kernel keeps its arguments in the driver, which checks them (no snapshot here).
+    ze_result_t do_append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, hal::PlacedLaunch& launch,
+                                 const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    // The driver's list synchronization where it has one, else a barrier and its event.
+    // Immediate command lists cannot take commands back: cancel is the base's (NOT_READY).
+    ze_result_t do_host_synchronize(uint64_t timeout_ns) override;
+
+    // The driver handles of `signal` and `waits` (events of this device, checked).
     struct Events {
         ze_event_handle_t signal = nullptr;
         std::vector<ze_event_handle_t> waits;
     };
-    ze_result_t check_events(const hal::EventRef& signal, std::span<const hal::EventRef> waits, Events* out) const;
+    static ze_result_t events_of(const hal::EventRef& signal, std::span<const hal::EventRef> waits, Events* out);
     // Waits for `waits` and for every command of the list. Caller holds mu_.
     ze_result_t drain_locked(const Events& events);
     // A copy or fill touching host memory of another backend, done as described above;

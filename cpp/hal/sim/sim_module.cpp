@@ -1,5 +1,5 @@
 // Kernels of the software device: SimDevice::create_module, SimModule, SimKernel, SimLaunch
-// and SimQueue::append_launch.
+// and SimQueue's launch hook.
 #include "hal/sim/sim_module.hpp"
 
 #include <algorithm>
@@ -14,19 +14,6 @@ namespace zehal::sim {
 namespace {
 
 constexpr uint32_t format_bit(hal::ModuleFormat f) noexcept { return 1u << static_cast<uint32_t>(f); }
-
-// The HAL's view of a kernel the compiler read.
-hal::KernelProperties properties_of(const compiler::KernelInfo& info, uint32_t max_group_size) {
-    hal::KernelProperties p;
-    p.name = info.name;
-    for (const compiler::ArgInfo& a : info.args)
-        p.args.push_back({static_cast<hal::KernelArgKind>(a.kind), a.kind == compiler::ArgKind::local ? 0 : a.size});
-    p.required_group_size = info.required_group_size;
-    p.private_bytes = info.private_bytes;
-    p.local_bytes = info.local_bytes;
-    p.max_group_size = max_group_size;
-    return p;
-}
 
 }  // namespace
 
@@ -105,8 +92,8 @@ ze_result_t SimModule::create_kernel(std::string_view name, std::shared_ptr<hal:
     if (index < 0) return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
     try {
         const auto i = static_cast<uint32_t>(index);
-        *out = std::make_shared<SimKernel>(shared_from_this(), i,
-                                           properties_of(program_->kernels()[i], limits_.max_group_size), limits_);
+        *out = std::make_shared<SimKernel>(shared_from_this(), i, hal::properties_of_compiled(program_->kernels()[i]),
+                                           limits_);
     } catch (const std::bad_alloc&) {
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
@@ -142,50 +129,41 @@ ze_result_t SimLaunch::run(std::string* error) {
 
 // ---------------------------------------------------------------- SimQueue
 
-ze_result_t SimQueue::append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, const hal::EventRef& signal,
-                                    std::span<const hal::EventRef> waits) {
-    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    auto* k = dynamic_cast<SimKernel*>(&kernel);
-    if (!k || !k->module().belongs_to(device_->domain())) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (ze_result_t r = hal::check_group_count(groups, device_->properties()); r != ZE_RESULT_SUCCESS) return r;
-    hal::LaunchSnapshot args;
-    if (ze_result_t r = k->snapshot(&args); r != ZE_RESULT_SUCCESS) return r;
+bool SimQueue::owns_kernel(const hal::Kernel& kernel) const noexcept {
+    const auto* k = dynamic_cast<const SimKernel*>(&kernel);
+    return k && k->module().belongs_to(device_->domain());
+}
+
+ze_result_t SimQueue::do_append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, hal::PlacedLaunch& launch,
+                                       const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
+    auto& k = static_cast<SimKernel&>(kernel);
     std::unique_ptr<KernelWork> work;
-    SimLaunch* launch = nullptr;
+    SimLaunch* run = nullptr;
     try {
-        work = std::make_unique<SimLaunch>(k->module().host(), k->index(), std::move(args), groups);
-        launch = static_cast<SimLaunch*>(work.get());
+        work = std::make_unique<SimLaunch>(k.module().host(), k.index(), std::move(launch.args), groups);
+        run = static_cast<SimLaunch*>(work.get());
     } catch (const std::bad_alloc&) {
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
-    // Pointer arguments are operands like a copy's (null allowed): memory the device may
-    // use, held until the launch is over. Their extent is the kernel's business; the
-    // address must be inside its allocation. The first one into exported memory makes the
-    // launch an export write (as a copy into it is): the word there once the kernel ran.
+    // The pointer arguments stay held until the launch is over. The first one into exported
+    // memory makes the launch an export write (as a copy into it is): the word there once
+    // the kernel ran.
     void* exported = nullptr;
     size_t exported_bytes = 0;
     uint32_t export_group = kNoExport;
-    const std::vector<hal::KernelArg>& sig = k->properties().args;
-    for (size_t i = 0; i < sig.size(); ++i) {
-        if (sig[i].kind != hal::KernelArgKind::global && sig[i].kind != hal::KernelArgKind::constant) continue;
-        const void* p = launch->args().pointer(i);
-        if (!p) continue;
-        hal::Allocation a;
-        hal::PointerRegistry::InFlight* held = nullptr;
-        const ze_result_t r = device_->find_memory(p, 1, &a, &held);
-        if (r != ZE_RESULT_SUCCESS) return r;
-        launch->keep(held);
+    const std::vector<hal::KernelArg>& sig = k.properties().args;
+    for (size_t i = 0; i < launch.pointers.size(); ++i) {
+        const hal::Allocation& a = launch.pointers[i].operand.allocation;
+        if (hal::PointerRegistry::InFlight* held = launch.pointers[i].take_hold()) run->keep(held);
         if (export_group == kNoExport && sig[i].kind == hal::KernelArgKind::global &&
             SimDevice::export_group_of(a) != kNoExport) {
             export_group = SimDevice::export_group_of(a);
-            exported = const_cast<void*>(p);
+            exported = const_cast<void*>(run->args().pointer(i));
             const uintptr_t end = reinterpret_cast<uintptr_t>(a.info.base) + a.info.size;
-            exported_bytes = std::min<size_t>(sizeof(uint32_t), end - reinterpret_cast<uintptr_t>(p));
+            exported_bytes = std::min<size_t>(sizeof(uint32_t), end - reinterpret_cast<uintptr_t>(exported));
         }
     }
-    if (ze_result_t r = check_events(signal, waits); r != ZE_RESULT_SUCCESS) return r;
-    Holds none;
-    return submit(CommandKind::kernel, exported, nullptr, exported_bytes, nullptr, 0, export_group, signal, waits, none,
+    return submit(CommandKind::kernel, exported, nullptr, exported_bytes, nullptr, 0, export_group, signal, waits, {},
                   {}, {}, &work);
 }
 

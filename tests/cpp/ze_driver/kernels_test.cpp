@@ -245,6 +245,25 @@ TEST_F(ZeKernels, RegularListKeepsTheArgumentsOfItsAppend) {
     ZE_OK(zeCommandListDestroy(regular));
 }
 
+// A group count over the device's maximum is refused at append on both kinds of list, as
+// every other argument of a launch is (the queue's rule, hal::check_launch).
+TEST_F(ZeKernels, GroupCountsOverTheMaximumAreRefusedAtAppend) {
+    ze_device_compute_properties_t cp{};
+    cp.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES;
+    ZE_OK(zeDeviceGetComputeProperties(device, &cp));
+    if (cp.maxGroupCountY == UINT32_MAX) GTEST_SKIP() << "every group count fits this device";
+    ze_kernel_handle_t k = fill_kernel(shared, 1);
+    const ze_group_count_t groups{1, cp.maxGroupCountY + 1, 1};
+    EXPECT_EQ(zeCommandListAppendLaunchKernel(list, k, &groups, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION);
+    ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
+    ze_command_list_handle_t regular = nullptr;
+    ZE_OK(zeCommandListCreate(context, device, &ld, &regular));
+    EXPECT_EQ(zeCommandListAppendLaunchKernel(regular, k, &groups, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION);
+    ZE_OK(zeCommandListDestroy(regular));
+}
+
 // Programs pass a size_t for an int (level-zero-tests' KernelCopyTests do): the low bytes
 // are the argument, as on Intel's driver.
 TEST_F(ZeKernels, WiderValueArgumentTakesItsLowBytes) {

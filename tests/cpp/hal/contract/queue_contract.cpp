@@ -190,6 +190,19 @@ TEST_P(QueueContract, OperandsPastTheirAllocationAreInvalidSize) {
     EXPECT_EQ(q->host_synchronize(0), ZE_RESULT_SUCCESS);
 }
 
+TEST_P(QueueContract, PagesNotMappedAreRefused) {
+    auto q = queue();
+    Allocation a(device_, hal::MemoryKind::device, 1024);
+    auto* unmapped = reinterpret_cast<uint8_t*>(uintptr_t{4096});
+    const uint8_t pattern = 1;
+    EXPECT_EQ(q->append_copy(a.ptr(), unmapped, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(q->append_copy(unmapped, a.ptr(), 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(q->append_fill(unmapped, &pattern, 1, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(q->append_write_global_timestamp(reinterpret_cast<uint64_t*>(unmapped), nullptr, {}),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(q->host_synchronize(0), ZE_RESULT_SUCCESS);
+}
+
 TEST_P(QueueContract, OverlappingCopiesAreRefused) {
     auto q = queue();
     Allocation a(device_, hal::MemoryKind::device, 1024);
@@ -246,6 +259,81 @@ TEST_P(QueueContract, EventsOfAnotherDeviceAreRefused) {
     ASSERT_EQ(q->append_copy(a.ptr(), b.ptr(), 1024, mine.events[0], {}), ZE_RESULT_SUCCESS);
     EXPECT_EQ(mine.events[0]->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
     EXPECT_EQ(read_back(*q, a.ptr(), 1024), std::vector<uint8_t>(1024, 0x61));
+}
+
+// A backend that cannot take commands back answers as for a command that already started:
+// every backend answers NOT_READY for a command that completed, and its event stays as the
+// command left it.
+TEST_P(QueueContract, CancelOfACompletedCommandIsNotReady) {
+    auto q = queue();
+    Allocation a(device_, hal::MemoryKind::device, 1024), b(device_, hal::MemoryKind::host, 1024);
+    EventSet ev(device_, 2);
+    ASSERT_EQ(q->append_copy(a.ptr(), b.ptr(), 1024, ev.events[0], {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(ev.events[0]->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(q->cancel(ev.events[0]), ZE_RESULT_NOT_READY);
+    EXPECT_EQ(ev.events[0]->query(), ZE_RESULT_SUCCESS);
+    // An event no command of the queue signals is not taken back either.
+    EXPECT_EQ(q->cancel(ev.events[1]), ZE_RESULT_NOT_READY);
+    EXPECT_EQ(ev.events[1]->query(), ZE_RESULT_NOT_READY);
+    EXPECT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+}
+
+// A command recorded for the device (the driver's command lists) is checked by the same rules
+// as a queue's append (hal/queue_checks.hpp with Device::check_operand): each answers alike.
+TEST_P(QueueContract, RecordedCommandsAreCheckedAsTheQueueChecksThem) {
+    hal::DeviceRef other = other_device();
+    ASSERT_NE(other, nullptr);
+    auto q = queue();
+    Allocation a(device_, hal::MemoryKind::device, 1024), b(device_, hal::MemoryKind::host, 1024);
+    Allocation theirs(other, hal::MemoryKind::device, 1024);
+    EventSet mine(device_, 1), foreign(other, 1);
+    const hal::EventRef foreign_waits[] = {foreign.events[0]};
+    const hal::EventRef null_waits[] = {nullptr};
+    const uint8_t pattern[8] = {};
+    auto* unmapped = reinterpret_cast<uint8_t*>(uintptr_t{4096});
+    hal::DeviceTarget target(*device_);
+    hal::PlacedOperand to, from;
+    struct Copy {
+        void* dst;
+        const void* src;
+        size_t size;
+    };
+    const Copy copies[] = {{a.ptr(), b.ptr(), 1024}, {nullptr, b.ptr(), 16},    {a.ptr(), b.ptr(), 0},
+                           {a.ptr(), b.ptr(), 1025}, {a.as() + 8, a.ptr(), 16}, {a.ptr(), unmapped, 16},
+                           {unmapped, b.ptr(), 16}};
+    for (const Copy& c : copies) {
+        SCOPED_TRACE(testing::Message() << "copy " << c.dst << " <- " << c.src << " size " << c.size);
+        EXPECT_EQ(hal::check_copy(target, c.dst, c.src, c.size, nullptr, {}, &to, &from),
+                  q->append_copy(c.dst, c.src, c.size, nullptr, {}));
+    }
+    // Memory of another device: refused alike, or copied alike where the backend copies
+    // between its devices.
+    EXPECT_EQ(hal::check_copy(target, a.ptr(), theirs.ptr(), 16, nullptr, {}, &to, &from),
+              q->append_copy(a.ptr(), theirs.ptr(), 16, nullptr, {}));
+    for (size_t pattern_size : {0, 1, 3, 8, 256}) {
+        SCOPED_TRACE(testing::Message() << "fill pattern " << pattern_size);
+        EXPECT_EQ(hal::check_fill(target, a.ptr(), pattern, pattern_size, 64, nullptr, {}, &to),
+                  q->append_fill(a.ptr(), pattern, pattern_size, 64, nullptr, {}));
+    }
+    EXPECT_EQ(hal::check_fill(target, a.as() + 1000, pattern, 8, 64, nullptr, {}, &to),
+              q->append_fill(a.as() + 1000, pattern, 8, 64, nullptr, {}));
+    EXPECT_EQ(hal::check_barrier(target, foreign.events[0], {}), q->append_barrier(foreign.events[0], {}));
+    EXPECT_EQ(hal::check_barrier(target, nullptr, null_waits), q->append_barrier(nullptr, null_waits));
+    EXPECT_EQ(hal::check_barrier(target, nullptr, foreign_waits), q->append_barrier(nullptr, foreign_waits));
+    EXPECT_EQ(hal::check_event_reset(target, foreign.events[0]), q->append_event_reset(foreign.events[0]));
+    EXPECT_EQ(hal::check_event_reset(target, nullptr), q->append_event_reset(nullptr));
+    EXPECT_EQ(hal::check_write_global_timestamp(target, a.as<uint64_t>() + 127, nullptr, {}, &to),
+              q->append_write_global_timestamp(a.as<uint64_t>() + 127, nullptr, {}));
+    EXPECT_EQ(hal::check_write_global_timestamp(target, reinterpret_cast<uint64_t*>(a.as() + 4), nullptr, {}, &to),
+              q->append_write_global_timestamp(reinterpret_cast<uint64_t*>(a.as() + 4), nullptr, {}));
+    const hal::EventRef queried[] = {mine.events[0]};
+    EXPECT_EQ(hal::check_query_kernel_timestamps(target, queried, b.ptr(), nullptr, nullptr, {}, {}),
+              q->append_query_kernel_timestamps(queried, b.ptr(), nullptr, nullptr, {}));
+    EXPECT_EQ(hal::check_cancel(target, nullptr), q->cancel(nullptr));
+    EXPECT_EQ(hal::check_cancel(target, foreign.events[0]), q->cancel(foreign.events[0]));
+    // A backend that waits for another device's events queued the barrier behind it.
+    ASSERT_EQ(foreign.events[0]->host_signal(), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
 }
 
 TEST_P(QueueContract, AFreedOperandIsRefusedAfterCopiesThatUsedIt) {

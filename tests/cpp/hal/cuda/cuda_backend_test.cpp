@@ -1,7 +1,7 @@
 // The cuda backend in the registry, device properties and metric groups.
 #include <gtest/gtest.h>
 
-#include "cuda_fixture.hpp"
+#include "support/backend_devices.hpp"
 #include "hal/metric_info.hpp"
 
 namespace zehal::test {

@@ -1,7 +1,7 @@
 // The HAL conformance suite on the cuda backend: the first CUDA device (skipped with the
 // registry's reason where there is none); foreign events and memory come from a sim device.
 #include "contract_fixture.hpp"
-#include "cuda_fixture.hpp"
+#include "support/backend_devices.hpp"
 #include "hal/sim/sim_backend.hpp"
 
 namespace {

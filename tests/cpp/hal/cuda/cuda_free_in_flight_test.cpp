@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "cuda_fixture.hpp"
+#include "support/backend_devices.hpp"
 #include "hal/sim/sim_backend.hpp"
 
 namespace zehal::test {

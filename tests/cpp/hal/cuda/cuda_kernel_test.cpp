@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "cuda_fixture.hpp"
+#include "support/backend_devices.hpp"
 #include "hal/cuda/cuda_device.hpp"
 #include "hal/cuda/cuda_module.hpp"
 

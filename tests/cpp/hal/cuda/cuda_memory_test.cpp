@@ -3,7 +3,7 @@
 // suite's (cuda_contract_test.cpp).
 #include <gtest/gtest.h>
 
-#include "cuda_fixture.hpp"
+#include "support/backend_devices.hpp"
 
 namespace zehal::test {
 namespace {

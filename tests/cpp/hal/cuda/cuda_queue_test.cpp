@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "cuda_fixture.hpp"
+#include "support/backend_devices.hpp"
 #include "support/queued_steps.hpp"
 
 namespace zehal::test {

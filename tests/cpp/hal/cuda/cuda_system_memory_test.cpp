@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/dynlib.hpp"
-#include "cuda_fixture.hpp"
+#include "support/backend_devices.hpp"
 #include "hal/sim/sim_backend.hpp"
 
 namespace zehal::test {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <thread>
 
-#include "cuda_fixture.hpp"
+#include "support/backend_devices.hpp"
 
 namespace zehal::test {
 namespace {

@@ -1,7 +1,7 @@
 // Kernel and synchronized timestamps on the CUDA backend (contract §3).
 #include <gtest/gtest.h>
 
-#include "cuda_fixture.hpp"
+#include "support/backend_devices.hpp"
 
 namespace zehal::test {
 namespace {

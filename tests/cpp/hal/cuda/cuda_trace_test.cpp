@@ -10,7 +10,7 @@
 #include <span>
 #include <string>
 
-#include "cuda_fixture.hpp"
+#include "support/backend_devices.hpp"
 #include "hal/metric_info.hpp"
 #include "hal/trace_record.hpp"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hal/virtual_memory.hpp"
-#include "cuda_fixture.hpp"
+#include "support/backend_devices.hpp"
 
 namespace zehal::test {
 namespace {

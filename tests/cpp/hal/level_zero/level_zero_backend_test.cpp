@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "ze_fixture.hpp"
+#include "support/backend_devices.hpp"
 
 extern char** environ;
 

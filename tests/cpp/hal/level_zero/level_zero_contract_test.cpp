@@ -3,7 +3,7 @@
 // come from a sim device of this process.
 #include "contract_fixture.hpp"
 #include "hal/sim/sim_backend.hpp"
-#include "ze_fixture.hpp"
+#include "support/backend_devices.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "hal/timestamps.hpp"
-#include "ze_fixture.hpp"
+#include "support/backend_devices.hpp"
 
 namespace zehal::test {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "ze_fixture.hpp"
+#include "support/backend_devices.hpp"
 
 namespace zehal::test {
 namespace {

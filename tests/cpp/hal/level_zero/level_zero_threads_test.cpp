@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "ze_fixture.hpp"
+#include "support/backend_devices.hpp"
 
 namespace zehal::test {
 namespace {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hal/pointer_registry.hpp"
+#include "support/in_child.hpp"
 #include "support/sim_fixture.hpp"
 
 namespace zehal::test {
@@ -28,95 +29,79 @@ hal::DeviceRef throttled() {
     return sim_device(config);
 }
 
-// Runs `scenario` in a child process that must exit with 0 within 60 s.
-template <typename Scenario>
-void in_child(Scenario scenario) {
-    GTEST_FLAG_SET(death_test_style, "threadsafe");
-    EXPECT_EXIT(
-        {
-            alarm(60);
-            scenario();
-            std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
-        },
-        ::testing::ExitedWithCode(0), "");
-}
-
 void* allocate(const hal::DeviceRef& d, hal::MemoryKind kind, size_t size) {
     void* p = nullptr;
     EXPECT_EQ(d->allocate(kind, size, 0, 0, 0, &p), ZE_RESULT_SUCCESS);
     return p;
 }
 
-// A copy of kCopyBytes from `src` to `dst` queued behind a busy copy on one queue; the
-// event signals its end. Frees `victim` (src or dst) at once: the free returns only once
-// the copy is done.
-void free_while_queued(hal::MemoryKind dst_kind, hal::MemoryKind src_kind, bool free_src) {
+// A command queued behind a busy copy on one queue, and which of its operands is freed
+// while it waits.
+struct QueuedCommand {
+    const char* name;          // the test's name suffix
+    bool fill;                 // a fill of dst; else a copy from src to dst
+    hal::MemoryKind dst_kind;  // the destination's memory kind
+    hal::MemoryKind src_kind;  // the source's (copies only)
+    bool free_src;             // copies: the source is freed, else the destination
+};
+
+class SimFreeInFlightQueued : public testing::TestWithParam<QueuedCommand> {};
+
+// Queues the command (kCopyBytes; its event signals its end) behind the busy copy, then
+// frees its operand at once: the free returns only once the command is done, and a new
+// command on the freed memory is refused.
+void free_while_queued(const QueuedCommand& c) {
     const hal::DeviceRef d = throttled();
     auto q = queue(d);
     auto events = pool(d, 1);
     const hal::EventRef done = event(events);
     void* busy_src = allocate(d, hal::MemoryKind::host, kBusyBytes);
     void* busy_dst = allocate(d, hal::MemoryKind::device, kBusyBytes);
-    void* src = allocate(d, src_kind, kCopyBytes);
-    void* dst = allocate(d, dst_kind, kCopyBytes);
-    ASSERT_TRUE(busy_src && busy_dst && src && dst);
+    void* src = c.fill ? nullptr : allocate(d, c.src_kind, kCopyBytes);
+    void* dst = allocate(d, c.dst_kind, kCopyBytes);
+    ASSERT_TRUE(busy_src && busy_dst && dst && (c.fill || src));
     std::vector<unsigned char> pattern(kCopyBytes);
     for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<unsigned char>(i * 7 + 3);
-    std::memcpy(src, pattern.data(), kCopyBytes);  // sim memory is host memory underneath
+    if (src) std::memcpy(src, pattern.data(), kCopyBytes);  // sim memory is host memory underneath
 
     ASSERT_EQ(q->append_copy(busy_dst, busy_src, kBusyBytes, nullptr, {}), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(q->append_copy(dst, src, kCopyBytes, done, {}), ZE_RESULT_SUCCESS);
+    if (c.fill)
+        ASSERT_EQ(q->append_fill(dst, pattern.data(), 4, kCopyBytes, done, {}), ZE_RESULT_SUCCESS);
+    else
+        ASSERT_EQ(q->append_copy(dst, src, kCopyBytes, done, {}), ZE_RESULT_SUCCESS);
     ASSERT_EQ(done->query(), ZE_RESULT_NOT_READY);  // still queued behind the busy copy
-    if (free_src) {
-        ASSERT_EQ(d->free(src), ZE_RESULT_SUCCESS);
-        EXPECT_EQ(done->query(), ZE_RESULT_SUCCESS);  // the free waited for the copy
+    void* victim = c.free_src ? src : dst;
+    ASSERT_EQ(d->free(victim), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(done->query(), ZE_RESULT_SUCCESS);  // the free waited for the command
+    if (c.free_src) {
         EXPECT_EQ(std::memcmp(dst, pattern.data(), kCopyBytes), 0);
-        EXPECT_EQ(d->free(dst), ZE_RESULT_SUCCESS);
-    } else {
-        ASSERT_EQ(d->free(dst), ZE_RESULT_SUCCESS);
-        EXPECT_EQ(done->query(), ZE_RESULT_SUCCESS);
-        EXPECT_EQ(d->free(src), ZE_RESULT_SUCCESS);
+    }
+    if (void* other = c.free_src ? dst : src) {
+        EXPECT_EQ(d->free(other), ZE_RESULT_SUCCESS);
     }
     // Gone now: a new copy from or to it is refused.
-    EXPECT_EQ(q->append_copy(busy_dst, free_src ? src : dst, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(q->append_copy(busy_dst, victim, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
     EXPECT_EQ(d->free(busy_src), ZE_RESULT_SUCCESS);
     EXPECT_EQ(d->free(busy_dst), ZE_RESULT_SUCCESS);
 }
 
-TEST(SimFreeInFlight, FreeingTheSourceOfAQueuedCopyWaitsForIt) {
-    in_child([] { free_while_queued(hal::MemoryKind::device, hal::MemoryKind::host, true); });
+TEST_P(SimFreeInFlightQueued, FreeingAnOperandOfAQueuedCommandWaitsForIt) {
+    const QueuedCommand c = GetParam();
+    in_child([c] { free_while_queued(c); });
 }
 
-TEST(SimFreeInFlight, FreeingTheDestinationOfAQueuedCopyWaitsForIt) {
-    in_child([] { free_while_queued(hal::MemoryKind::device, hal::MemoryKind::host, false); });
-}
+constexpr hal::MemoryKind kHost = hal::MemoryKind::host;
+constexpr hal::MemoryKind kDevice = hal::MemoryKind::device;
+constexpr hal::MemoryKind kShared = hal::MemoryKind::shared;
 
-TEST(SimFreeInFlight, FreeingDeviceSourceAndHostDestinationWaitsToo) {
-    in_child([] { free_while_queued(hal::MemoryKind::host, hal::MemoryKind::device, true); });
-    in_child([] { free_while_queued(hal::MemoryKind::host, hal::MemoryKind::shared, false); });
-}
-
-// A queued fill holds its destination as a copy does.
-TEST(SimFreeInFlight, FreeingTheDestinationOfAQueuedFillWaitsForIt) {
-    in_child([] {
-        const hal::DeviceRef d = throttled();
-        auto q = queue(d);
-        auto events = pool(d, 1);
-        const hal::EventRef done = event(events);
-        void* busy_src = allocate(d, hal::MemoryKind::host, kBusyBytes);
-        void* busy_dst = allocate(d, hal::MemoryKind::device, kBusyBytes);
-        void* dst = allocate(d, hal::MemoryKind::device, kCopyBytes);
-        const uint32_t pattern = 0xA5A5A5A5u;
-        ASSERT_EQ(q->append_copy(busy_dst, busy_src, kBusyBytes, nullptr, {}), ZE_RESULT_SUCCESS);
-        ASSERT_EQ(q->append_fill(dst, &pattern, sizeof pattern, kCopyBytes, done, {}), ZE_RESULT_SUCCESS);
-        ASSERT_EQ(d->free(dst), ZE_RESULT_SUCCESS);
-        EXPECT_EQ(done->query(), ZE_RESULT_SUCCESS);
-        EXPECT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
-        EXPECT_EQ(d->free(busy_src), ZE_RESULT_SUCCESS);
-        EXPECT_EQ(d->free(busy_dst), ZE_RESULT_SUCCESS);
-    });
-}
+INSTANTIATE_TEST_SUITE_P(Commands, SimFreeInFlightQueued,
+                         testing::Values(QueuedCommand{"CopySourceHostToDevice", false, kDevice, kHost, true},
+                                         QueuedCommand{"CopyDestinationHostToDevice", false, kDevice, kHost, false},
+                                         QueuedCommand{"CopySourceDeviceToHost", false, kHost, kDevice, true},
+                                         QueuedCommand{"CopyDestinationSharedToHost", false, kHost, kShared, false},
+                                         QueuedCommand{"FillDestinationDevice", true, kDevice, kDevice, false}),
+                         [](const testing::TestParamInfo<QueuedCommand>& info) { return info.param.name; });
 
 // A copy that waits for an event: its free waits until the event comes and the copy ran
 // (holding no lock the signaller or the engine needs).

@@ -13,6 +13,7 @@
 
 #include "hal/host_memory.hpp"
 #include "hal/pointer_registry.hpp"
+#include "support/in_child.hpp"
 #include "support/sim_fixture.hpp"
 
 namespace zehal::test {
@@ -31,19 +32,6 @@ std::vector<unsigned char> read_back(const hal::DeviceRef& d, const void* p, siz
     Memory host(d, MemoryKind::host, size);
     EXPECT_EQ(copy_and_wait(queue(d), host.ptr(), p, size), ZE_RESULT_SUCCESS);
     return {host.get(), host.get() + size};
-}
-
-// Runs `scenario` in a child process that must exit with 0 within 60 s.
-template <typename Scenario>
-void in_child(Scenario scenario) {
-    GTEST_FLAG_SET(death_test_style, "threadsafe");
-    EXPECT_EXIT(
-        {
-            alarm(60);
-            scenario();
-            std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
-        },
-        ::testing::ExitedWithCode(0), "");
 }
 
 TEST(SimPeer, DevicesAccessEachOther) {

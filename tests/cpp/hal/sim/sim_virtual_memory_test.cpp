@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hal/sim/sim_virtual_memory.hpp"
+#include "support/in_child.hpp"
 #include "support/sim_fixture.hpp"
 
 namespace zehal::test {
@@ -43,19 +44,6 @@ ze_result_t copy(const hal::DeviceRef& d, void* dst, const void* src, size_t siz
     auto q = queue(d);
     if (ze_result_t r = q->append_copy(dst, src, size, nullptr, {}); r != ZE_RESULT_SUCCESS) return r;
     return q->host_synchronize(kForever);
-}
-
-// Runs `scenario` in a child process that must exit with 0 within 60 s.
-template <typename Scenario>
-void in_child(Scenario scenario) {
-    GTEST_FLAG_SET(death_test_style, "threadsafe");
-    EXPECT_EXIT(
-        {
-            alarm(60);
-            scenario();
-            std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
-        },
-        ::testing::ExitedWithCode(0), "");
 }
 
 TEST(SimVirtualMemory, EveryDeviceHasIt) {
