@@ -22,7 +22,8 @@ ze_result_t check_allocation(ze_context_handle_t hContext, size_t size, size_t a
 }
 
 // Every external memory type the specification this driver implements defines.
-constexpr uint32_t kExternalMemoryTypes = ZE_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_FD | ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF |
+constexpr uint32_t kExternalMemoryTypes = ZE_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_FD |
+                                          ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF |
                                           ZE_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_WIN32 |
                                           ZE_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_WIN32_KMT |
                                           ZE_EXTERNAL_MEMORY_TYPE_FLAG_D3D11_TEXTURE |
@@ -36,8 +37,8 @@ constexpr uint32_t kExternalMemoryTypes = ZE_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_FD
 template <typename Desc>
 ze_result_t export_request(const Desc* desc, uint32_t desc_stype, bool* exportable) {
     *exportable = false;
-    const auto* e = find_in_chain<const ze_external_memory_export_desc_t>(desc, {desc_stype},
-                                                                         ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_EXPORT_DESC);
+    const auto* e = find_in_chain<const ze_external_memory_export_desc_t>(
+        desc, {desc_stype}, ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_EXPORT_DESC);
     if (!e || e->flags == 0) return ZE_RESULT_SUCCESS;
     if (e->flags & ~kExternalMemoryTypes) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
     if (e->flags != ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF) return ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION;
@@ -58,8 +59,7 @@ ze_result_t allocate(DeviceObject* d, hal::MemoryKind kind, size_t size, size_t 
 
 // A device (or, with `host`, host) allocation over the dma-buf of `import` (its size is the
 // allocation's).
-ze_result_t import(DeviceObject* d, const ze_external_memory_import_fd_t* import, size_t size, bool host,
-                   void** pptr) {
+ze_result_t import(DeviceObject* d, const ze_external_memory_import_fd_t* import, size_t size, bool host, void** pptr) {
     if (import->flags != ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF) return ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION;
     if (import->fd < 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     return host ? d->device->import_host_dma_buf(import->fd, size, pptr)

@@ -124,8 +124,8 @@ private:
     // import_dma_buf (device memory) and import_host_dma_buf (host memory).
     ze_result_t import_file(hal::MemoryKind kind, int fd, size_t size, void** out);
     // allocate and allocate_exportable: memory over fresh pages, or over a memfd's.
-    ze_result_t allocate_memory(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
-                                uint32_t ordinal, bool exportable, void** out);
+    ze_result_t allocate_memory(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
+                                bool exportable, void** out);
 
     const SimConfig config_;
     hal::DeviceProperties props_;

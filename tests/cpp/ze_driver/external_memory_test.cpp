@@ -67,8 +67,8 @@ protected:
     // zeMemGetAllocProperties asking for the dma-buf of `ptr`.
     ze_result_t export_fd(const void* ptr, int* fd, uint32_t flags = ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF) {
         ze_external_memory_export_fd_t ef{ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_EXPORT_FD, nullptr, flags, -1};
-        ze_memory_allocation_properties_t p{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES, &ef,
-                                            ZE_MEMORY_TYPE_UNKNOWN, 0, 0};
+        ze_memory_allocation_properties_t p{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES, &ef, ZE_MEMORY_TYPE_UNKNOWN,
+                                            0, 0};
         const ze_result_t r = zeMemGetAllocProperties(context, ptr, &p, nullptr);
         *fd = ef.fd;
         return r;

@@ -134,8 +134,7 @@ TEST(SimAllocationExport, Errors) {
     auto d = test::sim_device();
     void* p = nullptr;
     EXPECT_EQ(d->allocate_exportable(MemoryKind::device, 0, 0, 0, 0, &p), ZE_RESULT_ERROR_INVALID_SIZE);
-    EXPECT_EQ(d->allocate_exportable(static_cast<MemoryKind>(7), 64, 0, 0, 0, &p),
-              ZE_RESULT_ERROR_INVALID_ENUMERATION);
+    EXPECT_EQ(d->allocate_exportable(static_cast<MemoryKind>(7), 64, 0, 0, 0, &p), ZE_RESULT_ERROR_INVALID_ENUMERATION);
     EXPECT_EQ(d->allocate_exportable(MemoryKind::device, 64, 3, 0, 0, &p), ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT);
     EXPECT_EQ(d->allocate_exportable(MemoryKind::device, d->properties().memory_bytes + 1, 0, 0, 0, &p),
               ZE_RESULT_ERROR_UNSUPPORTED_SIZE);
