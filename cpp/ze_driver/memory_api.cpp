@@ -77,8 +77,22 @@ ze_result_t export_fd(ze_memory_allocation_properties_t* props, DeviceObject* ow
     if (e->flags & ~kExternalMemoryTypes) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
     if (e->flags != 0 && e->flags != ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF)
         return ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION;
-    if (!owner) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    // Memory of a backend that exports nothing was not allocated for export either.
+    if (!owner || owner->device->exportable_kinds() == 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     return owner->device->export_allocation(info.base, &e->fd);
+}
+
+// The device whose backend gives a context's host memory: the driver's first device (the
+// pinned kind of its first GPU), unless the allocation is exported or imported, which goes to
+// the first device that can (the sim device where a GPU cannot: docs/ze_driver.md).
+DeviceObject* host_memory_device(bool exported, bool imported) {
+    const auto& all = driver()->devices;
+    for (const auto& d : all) {
+        if (exported && (d->device->exportable_kinds() & (1u << static_cast<uint32_t>(hal::MemoryKind::host))))
+            return d.get();
+        if (imported && d->device->imports_any_dma_buf()) return d.get();
+    }
+    return all.front().get();
 }
 
 ze_result_t zeMemAllocDevice_(ze_context_handle_t hContext, const ze_device_mem_alloc_desc_t* desc, size_t size,
@@ -125,16 +139,15 @@ ze_result_t zeMemAllocHost_(ze_context_handle_t hContext, const ze_host_mem_allo
     return ze_guarded([&] {
         if (!host_desc) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         if (ze_result_t r = check_allocation(hContext, size, alignment, pptr); r != ZE_RESULT_SUCCESS) return r;
-        // Host memory of the first device's backend: the pinned kind of the driver's first GPU.
-        DeviceObject* first = driver()->devices.front().get();
         if (auto* fd = find_in_chain<const ze_external_memory_import_fd_t>(
                 host_desc, {ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC}, ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMPORT_FD))
-            return import(first, fd, size, true, pptr);
+            return import(host_memory_device(false, true), fd, size, true, pptr);
         bool exportable = false;
         if (ze_result_t r = export_request(host_desc, ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, &exportable);
             r != ZE_RESULT_SUCCESS)
             return r;
-        return allocate(first, hal::MemoryKind::host, size, alignment, 0, exportable, pptr);
+        return allocate(host_memory_device(exportable, false), hal::MemoryKind::host, size, alignment, 0, exportable,
+                        pptr);
     });
 }
 

@@ -267,7 +267,10 @@ ze_result_t ZeDevice::import_dma_buf(int fd, size_t size, void** out) {
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (fd < 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    if (!dma_buf_import_) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    // A device that exports its metric memory as a dma-buf takes that back even where its
+    // driver reports no general dma-buf import (zehal's own driver on a CUDA device); the
+    // driver refuses any other fd.
+    if (!dma_buf_import_ && !props_.dma_buf_export) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     ze_external_memory_import_fd_t import{};
     import.stype = ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMPORT_FD;
     import.flags = ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF;
