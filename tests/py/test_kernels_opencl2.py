@@ -115,10 +115,14 @@ def test_to_global_to_local_to_private(device, spirv):
     np.testing.assert_array_equal(np.frombuffer(out, np.int32), [(1, 2, 4)[i % 3] for i in range(n)])
 
 
-def test_printf(device, spirv, capfd):
+def test_printf(device, spirv, capfd, request):
     """printf's output reaches the process's standard output. CUDA writes a kernel's output
     at the next synchronisation or launch: the kernel runs twice, and the first run's
     output is checked."""
+    if request.node.callspec.params.get("device") == "cuda":
+        # Seen on an H200: the kernels run, their output never reached standard output
+        # (docs/kernels.md); strict, so that the test says so once it does.
+        request.applymarker(pytest.mark.xfail(reason="CUDA printf output not delivered", strict=True))
     kernel = module_of(device, spirv["printf"]).kernel("print_values")
     out = ints(device, np.full(4, -1))
     args = (out, np.float32(1.5), 2.25, np.int64(-1234567890123), np.int16(-7), np.int8(ord("z")))
