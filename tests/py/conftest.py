@@ -16,6 +16,7 @@ too. ``sim_backend`` does the same for tests that build their own sim devices.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -119,3 +120,31 @@ def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 12
     return subprocess.run(
         [sys.executable, "-c", code], env=full, capture_output=True, text=True, timeout=timeout, check=False
     )
+
+
+def spirv_of_sources(folder, cl_std: str, out) -> dict[str, bytes]:
+    """SPIR-V of every OpenCL C source in ``folder``, by file stem, built into ``out`` with
+    the build's tools (clang-15 for OpenCL C ``cl_std``, then llvm-spirv-15); skips the test
+    without them."""
+    clang, translator = shutil.which("clang-15"), shutil.which("llvm-spirv-15")
+    if not clang or not translator:
+        pytest.skip("clang-15 and llvm-spirv-15 are needed to build the test kernels")
+    result = {}
+    for source in sorted(folder.glob("*.cl")):
+        bc, spv = out / (source.stem + ".bc"), out / (source.stem + ".spv")
+        subprocess.run(
+            [clang, f"-cl-std={cl_std}", "-target", "spir64", "-emit-llvm", "-c", str(source), "-o", str(bc)],
+            check=True,
+            timeout=120,
+        )
+        subprocess.run([translator, str(bc), "-o", str(spv)], check=True, timeout=120)
+        result[source.stem] = spv.read_bytes()
+    return result
+
+
+def module_of(device: zehal.Device, binary: bytes) -> zehal.Module:
+    """A module of ``binary`` on ``device``; skips the test where the device builds none."""
+    try:
+        return zehal.Module(device, binary)
+    except zehal.UnsupportedError as e:
+        pytest.skip(f"no SPIR-V modules on {device.backend}: {e}")

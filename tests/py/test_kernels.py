@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import threading
@@ -18,7 +17,7 @@ import threading
 import numpy as np
 import pytest
 import zehal
-from conftest import cuda_device
+from conftest import cuda_device, module_of, spirv_of_sources
 
 KERNELS = pathlib.Path(__file__).resolve().parents[1] / "kernels"
 
@@ -26,28 +25,7 @@ KERNELS = pathlib.Path(__file__).resolve().parents[1] / "kernels"
 @pytest.fixture(scope="module")
 def spirv(tmp_path_factory) -> dict[str, bytes]:
     """SPIR-V of every tests/kernels source, by file stem."""
-    clang, translator = shutil.which("clang-15"), shutil.which("llvm-spirv-15")
-    if not clang or not translator:
-        pytest.skip("clang-15 and llvm-spirv-15 are needed to build the test kernels")
-    out = tmp_path_factory.mktemp("spirv")
-    result = {}
-    for source in sorted(KERNELS.glob("*.cl")):
-        bc, spv = out / (source.stem + ".bc"), out / (source.stem + ".spv")
-        subprocess.run(
-            [clang, "-cl-std=CL1.2", "-target", "spir64", "-emit-llvm", "-c", str(source), "-o", str(bc)],
-            check=True,
-            timeout=120,
-        )
-        subprocess.run([translator, str(bc), "-o", str(spv)], check=True, timeout=120)
-        result[source.stem] = spv.read_bytes()
-    return result
-
-
-def module_of(device: zehal.Device, binary: bytes) -> zehal.Module:
-    try:
-        return zehal.Module(device, binary)
-    except zehal.UnsupportedError as e:
-        pytest.skip(f"no SPIR-V modules on {device.backend}: {e}")
+    return spirv_of_sources(KERNELS, "CL1.2", tmp_path_factory.mktemp("spirv"))
 
 
 @pytest.fixture
