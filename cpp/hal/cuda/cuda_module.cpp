@@ -395,12 +395,14 @@ ze_result_t CudaQueue::do_append_launch(hal::Kernel& kernel, const hal::GroupCou
     }
     const std::vector<hal::KernelArg>& sig = k.properties().args;
     // The first global pointer argument into imported export memory makes the launch an
-    // export write, as on the sim device: the word there once the kernel ran.
+    // export write, as on the sim device: the word there once the kernel ran. Only while the
+    // export group is traced (probe_export_locked), so other launches do not search.
+    const bool traced = device_->trace() && device_->trace()->probes_exports();
     const hal::Allocation* exported = nullptr;
     const void* exported_at = nullptr;
     for (size_t i = 0; i < sig.size(); ++i) {
         params[i] = sig[i].kind == hal::KernelArgKind::local ? &locals.offsets[i] : const_cast<void*>(args.values[i]);
-        const void* p = sig[i].kind == hal::KernelArgKind::global ? args.pointer(i) : nullptr;
+        const void* p = traced && sig[i].kind == hal::KernelArgKind::global ? args.pointer(i) : nullptr;
         for (const hal::PlacedOperand& o : launch.pointers) {
             if (exported || !p) break;
             const hal::Allocation& a = o.operand.allocation;

@@ -96,13 +96,13 @@ public:
             for (uint8_t& s : probe_state_) s = s ? kProbeStale : kProbeFree;
             // Relaxed: every writer of produced_ holds mu_; readers only want a current figure.
             produced_.store(0, std::memory_order_relaxed);
-            started_ = mask;
+            set_started_locked(mask);
         }
 #ifdef ZEHAL_HAVE_CUPTI_H
         if (mask & (1u << kEngineGroup)) {
             if (ze_result_t r = hub_->start(); r != ZE_RESULT_SUCCESS) {
                 std::lock_guard lock(mu_);
-                started_ = 0;
+                set_started_locked(0);
                 return r;
             }
             hub_started_ = true;
@@ -143,6 +143,11 @@ public:
     }
 
     size_t capacity() const override { return kBufferRecords * sizeof(hal::TraceRecord); }
+
+    bool probes_exports() const noexcept override {
+        // Relaxed: see set_started_locked.
+        return exporting_.load(std::memory_order_relaxed);
+    }
 
     ExportProbeSlot* reserve_export_probe() override {
         std::lock_guard lock(mu_);
@@ -205,7 +210,15 @@ private:
 #endif
         std::lock_guard lock(mu_);
         harvest_probes_locked();
-        started_ = 0;
+        set_started_locked(0);
+    }
+
+    // Records which groups run. Caller holds mu_.
+    void set_started_locked(uint32_t mask) {
+        started_ = mask;
+        // Relaxed: a hint for launches, which then ask reserve_export_probe under mu_; a launch
+        // racing a start or stop may be probed or not, as it may land before or after either.
+        exporting_.store((mask & (1u << kExportGroup)) != 0, std::memory_order_relaxed);
     }
 
     // Appends `n` records, all or none; counts them as dropped in front of the next record
@@ -250,10 +263,11 @@ private:
     mutable std::mutex mu_;          // everything below
     ExportProbeSlot* const probes_;  // pinned, mapped
     std::vector<uint8_t> probe_state_;
-    size_t probe_head_ = 0;    // next slot to hand out (a position; slot = position % kProbeSlots)
-    size_t probe_tail_ = 0;    // oldest slot not yet free
-    hal::TraceBuffer buffer_;  // the hardware buffer
-    uint32_t started_ = 0;     // bit per started group
+    size_t probe_head_ = 0;               // next slot to hand out (a position; slot = position % kProbeSlots)
+    size_t probe_tail_ = 0;               // oldest slot not yet free
+    hal::TraceBuffer buffer_;             // the hardware buffer
+    uint32_t started_ = 0;                // bit per started group
+    std::atomic<bool> exporting_{false};  // started_ has the export group, read without mu_
     std::atomic<uint64_t> produced_{0};
 };
 

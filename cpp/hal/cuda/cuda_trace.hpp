@@ -30,6 +30,9 @@ public:
     // is not available.
     static std::unique_ptr<CudaTrace> create(const DriverApi& api, int ordinal, DeviceClock* clock, std::string* why);
 
+    // True while the export group is started: only then may a command need a probe. Read
+    // without a lock, so a command racing a start or stop may get either answer.
+    virtual bool probes_exports() const noexcept = 0;
     // A slot for one export probe when the export group is started, else null (and null,
     // counted as a lost record, when every slot is still in flight).
     virtual ExportProbeSlot* reserve_export_probe() = 0;
