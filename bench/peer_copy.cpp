@@ -4,7 +4,6 @@
 // of the two primary contexts for CUDA devices, memcpy (one thread per direction) elsewhere.
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -12,6 +11,7 @@
 #include <utility>
 
 #include "benchmarks.hpp"
+#include "paired_rounds.hpp"
 #include "raw_cuda.hpp"
 
 namespace zehal::bench {
@@ -97,18 +97,17 @@ private:
     void* p_ = nullptr;
 };
 
-// The best bytes per second of `iters` runs of `run` (each moving `bytes`), over `rounds`.
-double best_rate(const std::function<bool()>& run, size_t bytes, int rounds, int iters) {
-    double best = 0;
-    if (!run()) return 0;  // warm-up (and first-use set-up, such as peer access)
-    for (int r = 0; r < rounds; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < iters; ++i)
-            if (!run()) return 0;
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        best = std::max(best, static_cast<double>(bytes) * iters / s);
-    }
-    return best;
+// The best bytes per second of zehal's `run` and of the baseline `base` (each run moving
+// `bytes`), over `rounds` rounds of `iters` runs whose order alternates (paired_rounds), so
+// that neither side always runs first; 0 for a side that failed or, for an empty `base`, is
+// absent. The first run of each is a warm-up (and first-use set-up, such as peer access).
+std::pair<double, double> best_rates(const std::function<bool()>& run, const std::function<bool()>& base, size_t bytes,
+                                     int rounds, int iters) {
+    bool run_ok = true, base_ok = static_cast<bool>(base);
+    const PairedTimes t = paired_rounds([&] { run_ok = run_ok && run(); }, [&] { base_ok = base_ok && base(); }, rounds,
+                                        iters);
+    const auto rate = [bytes](bool ok, double seconds) { return ok ? static_cast<double>(bytes) / seconds : 0; };
+    return {rate(run_ok, t.a), rate(base_ok, t.b)};
 }
 
 // A queue on the first copy engine of `d` (the compute engine when it has none).
@@ -185,58 +184,49 @@ std::vector<Row> peer_copy(const hal::DeviceRef& a, const hal::DeviceRef& b, con
     auto qb = copy_queue(b);
     if (!qa || !qb) return rows;
     const int rounds = options.quick ? 1 : 5;
+    Helper other;  // the memcpy baseline's second direction
     for (size_t n : {size_t{4} << 10, size_t{1} << 20, options.max_bytes}) {
         if (n > options.max_bytes) continue;
         DeviceBuffer on_a(a, n), on_a2(a, n), on_b(b, n), on_b2(b, n);
         if (!on_a.get() || !on_a2.get() || !on_b.get() || !on_b2.get()) break;
         const int iters = options.quick ? 2 : static_cast<int>(std::clamp<size_t>((1u << 30) / n, 4, 2000));
         // One direction: A's memory to B's, on A's engine.
-        const double one = best_rate(
-            [&] {
-                return qa->append_copy(on_b.get(), on_a.get(), n, nullptr, {}) == ZE_RESULT_SUCCESS &&
-                       qa->host_synchronize(UINT64_MAX) == ZE_RESULT_SUCCESS;
-            },
-            n, rounds, iters);
+        const auto one_zehal = [&] {
+            return qa->append_copy(on_b.get(), on_a.get(), n, nullptr, {}) == ZE_RESULT_SUCCESS &&
+                   qa->host_synchronize(UINT64_MAX) == ZE_RESULT_SUCCESS;
+        };
         // Both at once: A to B on A's engine, B to A on B's.
-        const double both = best_rate(
-            [&] {
-                return qa->append_copy(on_b.get(), on_a.get(), n, nullptr, {}) == ZE_RESULT_SUCCESS &&
-                       qb->append_copy(on_a2.get(), on_b2.get(), n, nullptr, {}) == ZE_RESULT_SUCCESS &&
-                       qa->host_synchronize(UINT64_MAX) == ZE_RESULT_SUCCESS &&
-                       qb->host_synchronize(UINT64_MAX) == ZE_RESULT_SUCCESS;
-            },
-            2 * n, rounds, iters);
-        double one_base = 0, both_base = 0;
+        const auto both_zehal = [&] {
+            return qa->append_copy(on_b.get(), on_a.get(), n, nullptr, {}) == ZE_RESULT_SUCCESS &&
+                   qb->append_copy(on_a2.get(), on_b2.get(), n, nullptr, {}) == ZE_RESULT_SUCCESS &&
+                   qa->host_synchronize(UINT64_MAX) == ZE_RESULT_SUCCESS &&
+                   qb->host_synchronize(UINT64_MAX) == ZE_RESULT_SUCCESS;
+        };
+        std::function<bool()> one_raw, both_raw;
         std::string base_name;
         if (have_raw) {
             base_name = "cuMemcpyPeerAsync";
-            one_base = best_rate([&] { return raw.copy(0, on_b.get(), on_a.get(), n) && raw.wait(0); }, n, rounds,
-                                 iters);
-            both_base = best_rate(
-                [&] {
-                    return raw.copy(0, on_b.get(), on_a.get(), n) && raw.copy(1, on_a2.get(), on_b2.get(), n) &&
-                           raw.wait(0) && raw.wait(1);
-                },
-                2 * n, rounds, iters);
+            one_raw = [&] { return raw.copy(0, on_b.get(), on_a.get(), n) && raw.wait(0); };
+            both_raw = [&] {
+                return raw.copy(0, on_b.get(), on_a.get(), n) && raw.copy(1, on_a2.get(), on_b2.get(), n) &&
+                       raw.wait(0) && raw.wait(1);
+            };
         } else if (!cuda) {
             // Sim memory is host pages: the baseline is the CPU's copy, one thread per direction.
             base_name = "memcpy";
-            one_base = best_rate(
-                [&] {
-                    std::memcpy(on_b.get(), on_a.get(), n);
-                    return true;
-                },
-                n, rounds, iters);
-            Helper other;
-            both_base = best_rate(
-                [&] {
-                    other.start([&] { std::memcpy(on_a2.get(), on_b2.get(), n); });
-                    std::memcpy(on_b.get(), on_a.get(), n);
-                    other.wait();
-                    return true;
-                },
-                2 * n, rounds, iters);
+            one_raw = [&] {
+                std::memcpy(on_b.get(), on_a.get(), n);
+                return true;
+            };
+            both_raw = [&] {
+                other.start([&] { std::memcpy(on_a2.get(), on_b2.get(), n); });
+                std::memcpy(on_b.get(), on_a.get(), n);
+                other.wait();
+                return true;
+            };
         }
+        const auto [one, one_base] = best_rates(one_zehal, one_raw, n, rounds, iters);
+        const auto [both, both_base] = best_rates(both_zehal, both_raw, 2 * n, rounds, iters);
         auto row = [&](const std::string& name, double value, double base) {
             Row r{"peer",    name + " " + size_name(n),   value / 1e9, "GB/s", base / 1e9,
                   base_name, base > 0 ? value / base : 0, ""};
