@@ -138,11 +138,13 @@ std::optional<ze_result_t> find_peer_operand(const PointerRegistry& device_memor
     PointerInfo info;
     if (ze_result_t r = peer->pointer_info(p, &info); r == ZE_RESULT_ERROR_DEVICE_LOST) return r;
     Operand found;
+    found.peer_removals = owner->memory->removals();
     const ze_result_t r = held ? owner->memory->hold_range(p, size, &found.allocation, held)
                                : owner->memory->find_range(p, size, &found.allocation);
     if (r != ZE_RESULT_SUCCESS) return r;
     found.placement = Placement::peer;
     found.peer = std::move(peer);
+    found.peer_memory = owner->memory;
     *out = std::move(found);
     return ZE_RESULT_SUCCESS;
 }
@@ -210,31 +212,47 @@ ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryR
     return r;
 }
 
+bool OperandCache::hit(const Entry& e, uintptr_t p, size_t size, Operand* out) {
+    const auto base = reinterpret_cast<uintptr_t>(e.operand.allocation.info.base);
+    if (p < base || p - base >= e.operand.allocation.info.size) return false;
+    std::shared_ptr<Device> peer;
+    if (e.operand.placement == Placement::peer) {
+        // Locked before the removals are read: the registry lives as long as its device.
+        peer = e.peer.lock();
+        if (!peer || e.operand.peer_memory->removals() != e.operand.peer_removals) return false;
+    }
+    // Past the end: the look-up names the error.
+    if (size > e.operand.allocation.info.size - (p - base)) return false;
+    if (out) {
+        *out = e.operand;
+        out->peer = std::move(peer);
+    }
+    return true;
+}
+
 ze_result_t OperandCache::find(const void* p, size_t size, Operand* out) {
     const uint64_t device_removals = device_memory_.removals();
     const uint64_t host_removals = host_index().removals();
     const auto addr = reinterpret_cast<uintptr_t>(p);
     for (const Entry& e : entries_) {
         if (!e.valid || e.device_removals != device_removals || e.host_removals != host_removals) continue;
-        const auto base = reinterpret_cast<uintptr_t>(e.operand.allocation.info.base);
-        if (addr < base || addr - base >= e.operand.allocation.info.size) continue;
-        if (size > e.operand.allocation.info.size - (addr - base)) break;  // the look-up names the error
-        if (out) *out = e.operand;
-        return ZE_RESULT_SUCCESS;
+        if (hit(e, addr, size, out)) return ZE_RESULT_SUCCESS;
     }
     Operand found;
     const ze_result_t r = find_operand(device_memory_, own_host_, p, size, &found, nullptr, foreign_);
     if (r != ZE_RESULT_SUCCESS) return r;
-    if (out) *out = found;
-    // Only zehal's allocations of this device and of host memory are kept: their removal is
-    // seen; other memory's, and a peer device's, is not.
-    if (!found.zehal_allocation || found.placement == Placement::peer) return r;
-    Entry& e = entries_[next_];
-    e.operand = found;
-    e.valid = true;
-    e.device_removals = device_removals;
-    e.host_removals = host_removals;
-    next_ ^= 1;
+    // Only zehal's allocations are kept: their removal is seen; other memory's is not.
+    if (found.zehal_allocation) {
+        Entry& e = entries_[next_];
+        e.operand = found;
+        e.operand.peer.reset();
+        e.peer = found.peer;
+        e.valid = true;
+        e.device_removals = device_removals;
+        e.host_removals = host_removals;
+        next_ ^= 1;
+    }
+    if (out) *out = std::move(found);
     return r;
 }
 

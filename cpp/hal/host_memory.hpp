@@ -95,6 +95,11 @@ struct Operand {
     bool zehal_allocation = true;  // false: system memory, or memory a backend recognised
     // Placement::peer: the device that owns the memory, kept alive while the operand is.
     std::shared_ptr<Device> peer;
+    // Placement::peer: that device's registry of device memory, and its removals() read
+    // before the allocation was looked up there (OperandCache keeps the operand while no
+    // removal follows).
+    const PointerRegistry* peer_memory = nullptr;
+    uint64_t peer_removals = 0;
 };
 
 // Lists a device's registry of device memory process-wide while it lives, so that every
@@ -150,9 +155,10 @@ ze_result_t find_operand(const PointerRegistry& device_memory, const HostMemoryR
                          const ForeignMemory* foreign = nullptr);
 
 // find_operand() over one device's registries, with the last two operands found kept and
-// reused while neither registry it searches has removed an allocation since: a copy between
-// the buffers of the copy before it (the usual loop) skips the look-ups. Not thread-safe:
-// one per queue, under the queue's lock; the registries must outlive it.
+// reused while neither registry it searches (nor, for a peer's memory, the peer's registry)
+// has removed an allocation since: a copy between the buffers of the copy before it (the
+// usual loop) skips the look-ups. Not thread-safe: one per queue, under the queue's lock;
+// the registries must outlive it.
 class OperandCache {
 public:
     OperandCache(const PointerRegistry& device_memory, const HostMemoryRegistry& own_host,
@@ -161,17 +167,21 @@ public:
           own_host_(own_host),
           foreign_(foreign) {}
     // As find_operand(device_memory, own_host, p, size, out, foreign). Only operands zehal
-    // allocated on this device or in host memory are kept (nothing tells when other memory,
-    // or a peer's, goes).
+    // allocated are kept (nothing tells when other memory goes). A peer's memory is kept
+    // without its device: a hit finds the device again, and misses once it is gone; whether
+    // it is lost is left to the command (as for the device's own memory).
     ze_result_t find(const void* p, size_t size, Operand* out);
 
 private:
     struct Entry {
         uint64_t device_removals = 0;  // the registries' removals() before the look-up
         uint64_t host_removals = 0;
-        Operand operand;
+        Operand operand;             // without its peer (operand.peer null)
+        std::weak_ptr<Device> peer;  // Placement::peer: the owner
         bool valid = false;
     };
+    // The operand of `e` when it holds [p, p + size): true with *out; false to look up.
+    static bool hit(const Entry& e, uintptr_t p, size_t size, Operand* out);
     const PointerRegistry& device_memory_;
     const HostMemoryRegistry& own_host_;
     const ForeignMemory* const foreign_;

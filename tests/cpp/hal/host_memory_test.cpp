@@ -300,6 +300,53 @@ TEST(FindOperand, ManyThreadsRegisterAndLookUp) {
     EXPECT_EQ(a.count() + b.count(), 0u);
 }
 
+TEST(OperandCache, KeepsAPeersMemoryUntilItIsRemovedOrItsDeviceGoes) {
+    alignas(64) static unsigned char block[512];
+    auto a = test::sim_device();
+    auto b = test::sim_device();
+    PointerRegistry a_memory, b_memory;
+    hal::DeviceMemoryListing a_listed(a_memory, a.get()), b_listed(b_memory, b.get());
+    HostMemoryRegistry own("own");
+    ASSERT_EQ(a_memory.insert(allocation(block, 256, MemoryKind::device)), ZE_RESULT_SUCCESS);
+    hal::OperandCache cache(b_memory, own);
+    Operand o;
+    // Found, then found again from the cache: the same answers, with the owner each time.
+    for (int round = 0; round < 2; ++round) {
+        ASSERT_EQ(cache.find(block + 8, 8, &o), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(o.placement, Placement::peer);
+        EXPECT_EQ(o.peer, a);
+        EXPECT_EQ(o.allocation.info.base, block);
+        EXPECT_EQ(cache.find(block + 200, 57, &o), ZE_RESULT_ERROR_INVALID_SIZE);
+    }
+    // Removed from the peer's registry: never answered from the cache again.
+    ASSERT_TRUE(a_memory.remove(block, nullptr));
+    ASSERT_EQ(cache.find(block + 8, 8, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::system);
+    EXPECT_EQ(o.peer, nullptr);
+    // Another allocation there: its own size.
+    ASSERT_EQ(a_memory.insert(allocation(block, 64, MemoryKind::device)), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(cache.find(block + 8, 64, &o), ZE_RESULT_ERROR_INVALID_SIZE);
+    ASSERT_EQ(cache.find(block + 8, 8, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.allocation.info.size, 64u);
+
+    // The cache does not keep a peer alive; once it is gone, its memory is found as what it
+    // is then.
+    {
+        auto c = test::sim_device();
+        PointerRegistry c_memory;
+        hal::DeviceMemoryListing c_listed(c_memory, c.get());
+        ASSERT_EQ(c_memory.insert(allocation(block + 256, 256, MemoryKind::device)), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(cache.find(block + 300, 8, &o), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(o.peer, c);
+        o = Operand{};
+        std::weak_ptr<hal::Device> gone = c;
+        c.reset();
+        EXPECT_TRUE(gone.expired());
+    }
+    ASSERT_EQ(cache.find(block + 300, 8, &o), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(o.placement, Placement::system);
+}
+
 TEST(SimHostMemory, HostMemoryOfOneSimDeviceIsCopiedOnAnother) {
     auto a = test::sim_device();
     auto b = test::sim_device();
