@@ -143,7 +143,8 @@ ze_result_t CudaQueue::find_operand(const void* p, size_t size, hal::OperandUse 
                                     hal::PointerRegistry::InFlight** held) {
     if (held) *held = nullptr;
     if (auto r = device_->find_virtual(p, size, use, out)) return *r;
-    ContextScope scope(api_, device_->context());
+    // No context: the look-up asks the driver only through unified addressing
+    // (ForeignCudaMemory), which answers with none current.
     std::lock_guard lock(mu_);
     return operands_.find(p, size, out);
 }
