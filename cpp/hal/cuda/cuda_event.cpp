@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "common/clock.hpp"
 #include "hal/timestamps.hpp"
 
 namespace zehal::cuda {
@@ -90,7 +91,41 @@ hal::EventPool& CudaEvent::pool() { return *pool_; }
 
 ze_result_t CudaEvent::query() {
     if (device().lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    return flag() ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+    if (flag() == 0) return ZE_RESULT_NOT_READY;
+    note_observed();
+    return ZE_RESULT_SUCCESS;
+}
+
+void CudaEvent::note_submission(uint64_t host_ns) noexcept {
+    slot_->submitted_ns = host_ns;
+    // Relaxed: read only by a query of the timestamps, after the flag's acquire.
+    observed_ns_.store(0, std::memory_order_relaxed);
+}
+
+void CudaEvent::note_observed() noexcept {
+    uint64_t none = 0;
+    // Relaxed: see note_submission; the first observer wins.
+    observed_ns_.compare_exchange_strong(none, host_now_ns(), std::memory_order_relaxed);
+}
+
+void CudaEvent::bound_to_host_view(hal::KernelTimestampResult* ns) const noexcept {
+    const auto move = [ns](int64_t by) {
+        ns->global_start += by;
+        ns->global_end += by;
+        ns->context_start += by;
+        ns->context_end += by;
+    };
+    const uint64_t submitted = slot_->submitted_ns;
+    // The start timer ran after the submission: a mapping early by the fit's error moves up.
+    if (ns->global_start < submitted) move(static_cast<int64_t>(submitted - ns->global_start));
+    // Relaxed: see note_submission.
+    const uint64_t observed = observed_ns_.load(std::memory_order_relaxed);
+    if (observed == 0 || ns->global_end <= observed) return;
+    // The end timer ran before the host saw the flag: a mapping late by the fit's error moves
+    // back as far as the submission allows, and what is still late is cut.
+    move(-static_cast<int64_t>(std::min(ns->global_end - observed, ns->global_start - submitted)));
+    if (ns->global_end > observed) ns->global_end = ns->context_end = observed;
+    if (ns->global_start > observed) ns->global_start = ns->context_start = observed;
 }
 
 ze_result_t CudaEvent::host_synchronize(uint64_t timeout_ns) {
@@ -103,7 +138,9 @@ ze_result_t CudaEvent::host_synchronize(uint64_t timeout_ns) {
         },
         timeout_ns);
     if (lost) return ZE_RESULT_ERROR_DEVICE_LOST;
-    return done ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+    if (!done) return ZE_RESULT_NOT_READY;
+    note_observed();
+    return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t CudaEvent::host_signal() {
@@ -118,6 +155,8 @@ ze_result_t CudaEvent::host_reset() {
     slot_->start = 0;
     slot_->end = 0;
     slot_->submitted_ns = 0;
+    // Relaxed: see note_submission.
+    observed_ns_.store(0, std::memory_order_relaxed);
     // Release: the cleared timestamps are in place before the flag says "not signalled".
     flag_of(slot_).store(0, std::memory_order_release);
     return ZE_RESULT_SUCCESS;
@@ -150,15 +189,7 @@ ze_result_t CudaEvent::query_packets(uint32_t* count, hal::KernelTimestampResult
         if (ze_result_t r = dev.clock().to_host(ticks.global_start, &ref.host_ns); r != ZE_RESULT_SUCCESS) return r;
         const hal::DeviceProperties& p = dev.properties();
         hal::KernelTimestampResult ns = hal::synchronize_packet(ticks, ref, p.timer_hz, p.kernel_timestamp_valid_bits);
-        // The start timer ran after the submission: a mapping a few ns early (the timer's
-        // granularity, the fit's error) moves up to the submission, the whole packet with it.
-        if (ns.global_start < slot_->submitted_ns) {
-            const uint64_t shift = slot_->submitted_ns - ns.global_start;
-            ns.global_start += shift;
-            ns.global_end += shift;
-            ns.context_start += shift;
-            ns.context_end += shift;
-        }
+        bound_to_host_view(&ns);
         out[0] = ns;
     } else {
         out[0] = ticks;

@@ -5,6 +5,8 @@
 // submitted. Timestamp pools also hold the %globaltimer ticks read around the command.
 #pragma once
 
+#include <atomic>
+
 #include <cstdint>
 #include <memory>
 
@@ -51,14 +53,25 @@ public:
     CUdeviceptr flag_address() const noexcept { return device_slot_ + offsetof(EventSlot, flag); }
     // The flag now; acquire: the timestamps written before it are visible.
     uint32_t flag() const noexcept;
+    // A command that records timestamps is being submitted at host instant `host_ns`.
+    void note_submission(uint64_t host_ns) noexcept;
 
 private:
     friend class CudaEventPool;
     ze_result_t query_packets(uint32_t* count, hal::KernelTimestampResult* out, bool synchronized);
+    // The host saw the event signalled (a wait or query that answers SUCCESS): keeps the
+    // first such instant since the last submission.
+    void note_observed() noexcept;
+    // `ns` (a synchronized packet) moved, then cut, into what the host saw of the command:
+    // after its submission, before a host wait saw it complete (contract §3's ordering),
+    // whatever the error of the clock fit.
+    void bound_to_host_view(hal::KernelTimestampResult* ns) const noexcept;
 
     CudaEventPool* pool_ = nullptr;
     EventSlot* slot_ = nullptr;
     CUdeviceptr device_slot_ = 0;
+    // Host ns when a wait or query first saw the flag set since the last submission; 0 none.
+    std::atomic<uint64_t> observed_ns_{0};
 };
 
 // A fixed number of events over one pinned array of slots.

@@ -212,7 +212,7 @@ ze_result_t CudaDevice::record_on_stream(uintptr_t stream, const hal::EventRef& 
     EventSlot* slot = e->slot();
     // The same timer kernels a queue's commands put around their work, on the user's stream.
     if (mark == hal::StreamMark::start) {
-        slot->submitted_ns = host_now_ns();
+        e->note_submission(host_now_ns());
         return check(kernels_.timestamp(api_, s, &slot->start));
     }
     return check(kernels_.timestamp_signal(api_, s, &slot->end, &slot->flag, kSignalledWithTimestamps));
