@@ -38,6 +38,7 @@ CudaDevice::~CudaDevice() {
     if (!ctx_) return;
     {
         ContextScope scope(api_, ctx_);
+        printf_flush_.release(api_);
         trace_.reset();
         for (const hal::Allocation& a : memory_.take_all()) {
             if (a.info.imported)

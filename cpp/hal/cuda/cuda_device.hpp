@@ -16,6 +16,7 @@
 #include "hal/cuda/driver_api.hpp"
 #include "hal/cuda/export_memory.hpp"
 #include "hal/cuda/foreign_memory.hpp"
+#include "hal/cuda/printf_flush.hpp"
 #include "hal/device.hpp"
 #include "hal/host_memory.hpp"
 #include "hal/pointer_registry.hpp"
@@ -73,6 +74,11 @@ public:
     CUdevice handle() const noexcept { return device_; }
     const DeviceKernels& kernels() const noexcept { return kernels_; }
     DeviceClock& clock() noexcept { return clock_; }
+    // The marks of launches that print, flushed when a host wait sees work complete.
+    PrintfFlush& printf_flush() noexcept { return printf_flush_; }
+    // The output of completed launches that print written to standard output (a host wait
+    // or query saw work of this device complete).
+    void flush_printf() noexcept { printf_flush_.flush(api_, ctx_); }
     // The trace source when the export group may need probes, else null.
     CudaTrace* trace() noexcept { return trace_.get(); }
     // True once a CUDA call returned an error that leaves the context unusable.
@@ -113,6 +119,7 @@ private:
     DeviceClock clock_;
     std::unique_ptr<CudaTrace> trace_;
     std::unique_ptr<ExportMemory> export_;
+    PrintfFlush printf_flush_;
 
     std::atomic<bool> lost_{false};
     // The driver's virtual memory management is there (describe).

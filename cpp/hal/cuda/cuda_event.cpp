@@ -106,6 +106,7 @@ void CudaEvent::note_observed() noexcept {
     uint64_t none = 0;
     // Relaxed: see note_submission; the first observer wins.
     observed_ns_.compare_exchange_strong(none, host_now_ns(), std::memory_order_relaxed);
+    device().flush_printf();
 }
 
 void CudaEvent::bound_to_host_view(hal::KernelTimestampResult* ns) const noexcept {

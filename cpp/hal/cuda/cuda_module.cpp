@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstring>
 #include <new>
+#include <string_view>
 #include <utility>
 
 #include "common/clock.hpp"
@@ -16,6 +17,14 @@
 namespace zehal::cuda {
 
 namespace {
+
+// Whether PTX text or a cubin calls vprintf: PTX declares it by name, a cubin's symbol table
+// names it (an external function the driver links).
+bool calls_vprintf(std::span<const uint8_t> native) {
+    static constexpr std::string_view kName = "vprintf";
+    const auto* begin = reinterpret_cast<const char*>(native.data());
+    return std::search(begin, begin + native.size(), kName.begin(), kName.end()) != begin + native.size();
+}
 
 constexpr uint32_t format_bit(hal::ModuleFormat f) noexcept { return 1u << static_cast<uint32_t>(f); }
 
@@ -298,7 +307,8 @@ CudaModule::CudaModule(std::shared_ptr<CudaDevice> device, CUmodule module, std:
       module_(module),
       native_(std::move(native)),
       kernels_(std::move(kernels)),
-      names_known_(names_known) {}
+      names_known_(names_known),
+      prints_(calls_vprintf(native_)) {}
 
 CudaModule::~CudaModule() {
     ContextScope scope(device_->api(), device_->context());
@@ -420,6 +430,7 @@ ze_result_t CudaQueue::do_append_launch(hal::Kernel& kernel, const hal::GroupCou
         r = api_.cuLaunchKernel(k.function(), groups[0], groups[1], groups[2], args.group_size[0], args.group_size[1],
                                 args.group_size[2], static_cast<unsigned>(locals.total), stream_, params.data(),
                                 nullptr);
+    if (r == CUDA_SUCCESS && k.module().prints()) r = device_->printf_flush().mark(api_, stream_);
     if (r == CUDA_SUCCESS && exported) {
         const auto end = reinterpret_cast<uintptr_t>(exported->info.base) + exported->info.size;
         const size_t bytes = std::min<size_t>(sizeof(uint32_t), end - reinterpret_cast<uintptr_t>(exported_at));

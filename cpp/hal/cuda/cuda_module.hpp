@@ -61,6 +61,9 @@ public:
     std::span<const uint8_t> native_binary() const override { return native_; }
 
     CudaDevice& device() const noexcept { return *device_; }
+    // Whether its code calls CUDA's device printf (vprintf): its launches mark the stream
+    // for PrintfFlush.
+    bool prints() const noexcept { return prints_; }
 
 private:
     // The signature of a cubin's kernel `f` from the driver (CUDA 12.4 and later).
@@ -71,6 +74,7 @@ private:
     const std::vector<uint8_t> native_;
     const std::vector<hal::KernelProperties> kernels_;
     const bool names_known_;  // false for a cubin on a driver that cannot list its kernels
+    const bool prints_;
 };
 
 // A kernel of a CudaModule: arguments and group size of KernelState, and its CUfunction.

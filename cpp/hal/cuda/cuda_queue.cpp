@@ -345,15 +345,20 @@ ze_result_t CudaQueue::do_append_query_kernel_timestamps(std::span<const hal::Ev
 
 ze_result_t CudaQueue::do_host_synchronize(uint64_t timeout_ns) {
     ContextScope scope(api_, device_->context());
-    if (timeout_ns == kWaitForever) return device_->check(api_.cuStreamSynchronize(stream_));
     CUresult r = CUDA_ERROR_NOT_READY;
-    poll_until(
-        [&] {
-            r = api_.cuStreamQuery(stream_);
-            return r != CUDA_ERROR_NOT_READY;
-        },
-        timeout_ns);
-    return r == CUDA_ERROR_NOT_READY ? ZE_RESULT_NOT_READY : device_->check(r);
+    if (timeout_ns == kWaitForever) {
+        r = api_.cuStreamSynchronize(stream_);
+    } else {
+        poll_until(
+            [&] {
+                r = api_.cuStreamQuery(stream_);
+                return r != CUDA_ERROR_NOT_READY;
+            },
+            timeout_ns);
+        if (r == CUDA_ERROR_NOT_READY) return ZE_RESULT_NOT_READY;
+    }
+    if (r == CUDA_SUCCESS) device_->flush_printf();
+    return device_->check(r);
 }
 
 }  // namespace zehal::cuda

@@ -30,7 +30,7 @@ namespace zehal::cuda {
     X(cuMemCreate) X(cuMemRelease) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap)          \
     X(cuMemUnmap) X(cuMemSetAccess) X(cuMemGetAllocationGranularity) X(cuLaunchHostFunc)          \
     X(cuPointerGetAttributes) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)                    \
-    X(cuEventSynchronize) X(cuStreamWaitEvent) X(cuModuleLoadDataEx) X(cuFuncGetAttribute)         \
+    X(cuEventSynchronize) X(cuEventQuery) X(cuStreamWaitEvent) X(cuModuleLoadDataEx) X(cuFuncGetAttribute)         \
     X(cuFuncSetAttribute) X(cuCtxSynchronize) X(cuDeviceCanAccessPeer)         \
     X(cuDeviceGetP2PAttribute) X(cuCtxEnablePeerAccess)
 // Entry points of newer drivers (CUDA 12.4) zehal uses when they are there: the kernels
