@@ -12,6 +12,12 @@ namespace {
 
 CUdeviceptr address(const void* p) noexcept { return reinterpret_cast<CUdeviceptr>(p); }
 
+// The context whose memory device operand `o` is: a peer's, or `own`. Naming both contexts
+// spares the driver looking the pointers up (cuMemcpyPeerAsync beside cuMemcpyAsync).
+CUcontext context_of(const hal::Operand& o, CUcontext own) noexcept {
+    return o.placement == hal::Placement::peer ? static_cast<CudaDevice&>(*o.peer).context() : own;
+}
+
 // Host memory of any kind (the CPU may touch it; the rest goes through staging). A peer's
 // device memory is device memory: unified addressing copies it (docs/devices.md).
 bool is_host(const hal::Operand& o) noexcept { return !hal::is_device_memory(o.placement); }
@@ -183,6 +189,10 @@ ze_result_t CudaQueue::do_append_copy(void* dst, hal::PlacedOperand& to_operand,
     if (r == CUDA_SUCCESS) {
         if (pageable)
             r = pageable_.copy(stream_, dst, is_host(to), src, is_host(from), size, idle && !waited, holds.of);
+        else if ((to.placement == hal::Placement::peer || from.placement == hal::Placement::peer) && !is_host(to) &&
+                 !is_host(from))
+            r = api_.cuMemcpyPeerAsync(address(dst), context_of(to, device_->context()), address(src),
+                                       context_of(from, device_->context()), size, stream_);
         else
             r = api_.cuMemcpyAsync(address(dst), address(src), size, stream_);
     }

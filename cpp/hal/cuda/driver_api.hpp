@@ -32,7 +32,7 @@ namespace zehal::cuda {
     X(cuPointerGetAttributes) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)                    \
     X(cuEventSynchronize) X(cuEventQuery) X(cuStreamWaitEvent) X(cuModuleLoadDataEx) X(cuFuncGetAttribute)         \
     X(cuFuncSetAttribute) X(cuCtxSynchronize) X(cuDeviceCanAccessPeer)         \
-    X(cuDeviceGetP2PAttribute) X(cuCtxEnablePeerAccess)
+    X(cuDeviceGetP2PAttribute) X(cuCtxEnablePeerAccess) X(cuMemcpyPeerAsync)
 // Entry points of newer drivers (CUDA 12.4) zehal uses when they are there: the kernels
 // and parameters of a cubin. Null in the table when the driver lacks them.
 #define ZEHAL_CUDA_OPTIONAL_FUNCTIONS(X) \

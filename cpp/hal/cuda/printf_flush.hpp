@@ -34,8 +34,8 @@ private:
     static constexpr size_t kReapAt = 64;
 
     std::mutex mu_;
-    std::vector<CUevent> marks_;       // guarded by mu_
-    std::atomic<size_t> pending_{0};   // marks_.size(), read without mu_
+    std::vector<CUevent> marks_;      // guarded by mu_
+    std::atomic<size_t> pending_{0};  // marks_.size(), read without mu_
 };
 
 }  // namespace zehal::cuda
