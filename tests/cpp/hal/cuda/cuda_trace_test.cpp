@@ -196,18 +196,27 @@ TEST(CudaTrace, ExportImportAndWritesBecomeKind6Records) {
     EXPECT_EQ(dev->free(other), ZE_RESULT_SUCCESS);
 }
 
+// A CUDA device with a tracer whose export group exported its buffer (fd_, size_).
+class CudaExportGroup : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ZEHAL_REQUIRE_TRACER(dev_);
+        if (!dev_->properties().dma_buf_export) GTEST_SKIP() << "the device does not export dma-bufs";
+        exp_ = group_index(dev_, hal::kGroupExportDmaBuf);
+        ASSERT_EQ(dev_->export_dma_buf(exp_, &fd_, &size_), ZE_RESULT_SUCCESS);
+    }
+    hal::DeviceRef dev_;
+    uint32_t exp_ = ~0u;
+    int fd_ = -1;
+    size_t size_ = 0;
+};
+
 // A kernel whose first global pointer argument is into imported export memory is an export
 // write, as on the sim device: the word there once the kernel ran.
-TEST(CudaTrace, AKernelWritingIntoExportMemoryIsAKind6Record) {
-    hal::DeviceRef dev;
-    ZEHAL_REQUIRE_TRACER(dev);
-    if (!dev->properties().dma_buf_export) GTEST_SKIP() << "the device does not export dma-bufs";
-    const uint32_t exp = group_index(dev, hal::kGroupExportDmaBuf);
-    int fd = -1;
-    size_t size = 0;
-    ASSERT_EQ(dev->export_dma_buf(exp, &fd, &size), ZE_RESULT_SUCCESS);
+TEST_F(CudaExportGroup, AKernelWritingIntoExportMemoryIsAKind6Record) {
+    const hal::DeviceRef& dev = dev_;
     void* view = nullptr;
-    ASSERT_EQ(dev->import_dma_buf(fd, size, &view), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(dev->import_dma_buf(fd_, size_, &view), ZE_RESULT_SUCCESS);
     // A SPIR-V kernel: its signature says which arguments are global pointers (a native
     // PTX module's parameters are plain values to zehal).
     std::ifstream in(std::string(ZEHAL_SPIRV_KERNEL_DIR) + "/buffers.spv", std::ios::binary);
@@ -229,7 +238,7 @@ TEST(CudaTrace, AKernelWritingIntoExportMemoryIsAKind6Record) {
     std::shared_ptr<hal::Queue> q;
     ASSERT_EQ(dev->create_queue(hal::kComputeOrdinal, 0, &q), ZE_RESULT_SUCCESS);
     hal::TraceSource* source = dev->trace_source();
-    const uint32_t groups[] = {exp};
+    const uint32_t groups[] = {exp_};
     ASSERT_EQ(source->start(groups), ZE_RESULT_SUCCESS);
     ASSERT_EQ(q->append_launch(*k, {1, 1, 1}, nullptr, {}), ZE_RESULT_SUCCESS);
     ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
@@ -243,14 +252,9 @@ TEST(CudaTrace, AKernelWritingIntoExportMemoryIsAKind6Record) {
     EXPECT_EQ(dev->free(view), ZE_RESULT_SUCCESS);
 }
 
-TEST(CudaTrace, NoFdLeakOverExportImportCycles) {
-    hal::DeviceRef dev;
-    ZEHAL_REQUIRE_TRACER(dev);
-    if (!dev->properties().dma_buf_export) GTEST_SKIP() << "the device does not export dma-bufs";
-    const uint32_t exp = group_index(dev, hal::kGroupExportDmaBuf);
-    int fd = -1;
-    size_t size = 0;
-    ASSERT_EQ(dev->export_dma_buf(exp, &fd, &size), ZE_RESULT_SUCCESS);
+TEST_F(CudaExportGroup, NoFdLeakOverExportImportCycles) {
+    const hal::DeviceRef& dev = dev_;
+    const uint32_t exp = exp_;
     const int probe_before = dup(0);
     close(probe_before);
     for (int i = 0; i < 1000; ++i) {
