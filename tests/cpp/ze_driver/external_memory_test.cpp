@@ -2,19 +2,16 @@
 // allocation, ze_external_memory_export_fd_t from zeMemGetAllocProperties, and the fd
 // imported with ze_external_memory_import_fd_t, in this process and in a child process.
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "../support/child_exit.hpp"
 #include "../support/open_fds.hpp"
 #include "ze_fixture.hpp"
 
@@ -311,18 +308,7 @@ TEST_F(ExternalMemory, ChildProcessImportsTheExport) {
         _exit(3);
     }
     // The child may hang only if the driver does: it gets a minute.
-    int status = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    pid_t done = 0;
-    while ((done = waitpid(child, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (done == 0) {
-        kill(child, SIGKILL);
-        waitpid(child, &status, 0);
-        FAIL() << "the importing child hung";
-    }
-    ASSERT_TRUE(WIFEXITED(status)) << status;
-    EXPECT_EQ(WEXITSTATUS(status), 0);
+    ASSERT_EQ(zehal::test::wait_for_child(child), "") << "the importing child";
     EXPECT_EQ(read(mem, 32), std::string(16, '\xCD') + std::string(16, '\xAB'));
     EXPECT_EQ(zeMemFree(context, mem), ZE_RESULT_SUCCESS);
 }

@@ -4,21 +4,16 @@
 // fails here instead of hanging the suite.
 #include <gtest/gtest.h>
 
-#include <signal.h>
 #include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <string>
-#include <thread>
+
+#include "../support/child_exit.hpp"
 
 extern char** environ;
 
 namespace {
-
-// Far above what any scenario needs; a scenario still running then is taken as hung.
-constexpr auto kLimit = std::chrono::seconds(60);
 
 // Runs scenario `name` in a child; "" when it exited with status 0, else what went wrong.
 std::string run_scenario(const std::string& name) {
@@ -26,22 +21,9 @@ std::string run_scenario(const std::string& name) {
     char* argv[] = {program.data(), const_cast<char*>(name.c_str()), nullptr};
     pid_t pid = 0;
     if (posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv, environ) != 0) return "cannot start " + program;
-    const auto deadline = std::chrono::steady_clock::now() + kLimit;
-    int status = 0;
-    for (;;) {
-        const pid_t done = waitpid(pid, &status, WNOHANG);
-        if (done == pid) break;
-        if (done < 0) return "waitpid failed";
-        if (std::chrono::steady_clock::now() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            return "hung (killed after the time limit)";
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
-    if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-    return "exited with status " + std::to_string(WEXITSTATUS(status)) + " (its stderr says which check)";
+    const std::string why = zehal::test::wait_for_child(pid);
+    // A scenario's stderr says which of its checks failed.
+    return why.empty() || why.rfind("exited", 0) != 0 ? why : why + " (its stderr says which check)";
 }
 
 TEST(QueueOrder, ImmediateListCommandsBehindAHostSignalledWaitReturnAtOnce) {

@@ -2,18 +2,15 @@
 // export_allocation, imported by import_dma_buf in this process or in another.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "hal/sim/sim_virtual_memory.hpp"
+#include "support/child_exit.hpp"
 #include "support/open_fds.hpp"
 #include "support/sim_fixture.hpp"
 
@@ -296,18 +293,7 @@ TEST(SimAllocationExport, AnotherProcessImportsTheExport) {
     ASSERT_EQ(d->export_allocation(m.ptr(), &fd), ZE_RESULT_SUCCESS);
     EXPECT_TRUE(send_fd(sockets[0], fd));
     close(sockets[0]);
-    int status = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    pid_t done = 0;
-    while ((done = waitpid(child, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (done == 0) {
-        kill(child, SIGKILL);
-        waitpid(child, &status, 0);
-        FAIL() << "the importing child hung";
-    }
-    ASSERT_TRUE(WIFEXITED(status)) << status;
-    EXPECT_EQ(WEXITSTATUS(status), 0);
+    ASSERT_EQ(test::wait_for_child(child), "") << "the importing child";
     const auto* bytes = static_cast<const unsigned char*>(m.ptr());
     EXPECT_EQ(bytes[0], 0xCD);
     EXPECT_EQ(bytes[15], 0xCD);
