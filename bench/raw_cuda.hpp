@@ -1,5 +1,6 @@
-// The raw CUDA side of the CUDA benchmarks: the C ABI of cuda.h's few types and the driver
-// entry points the baselines call, resolved at run time (zehal builds without linking CUDA).
+// The raw CUDA side of the CUDA benchmarks (and of tests that play another library using the
+// driver): the C ABI of cuda.h's few types and the driver entry points they call, resolved
+// at run time (zehal builds without linking CUDA).
 #pragma once
 
 #include <array>
@@ -40,6 +41,7 @@ struct RawCuda {
     CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = nullptr;
     CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream) = nullptr;
     CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
+    CUresult (*cuMemAllocManaged)(CUdeviceptr*, size_t, unsigned) = nullptr;
     CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
     CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool*, CUdevice) = nullptr;
     CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr*, size_t, CUmemoryPool, CUstream) = nullptr;
@@ -75,6 +77,7 @@ struct RawCuda {
         resolve("cuMemcpyAsync", &cuMemcpyAsync);
         resolve("cuMemcpyHtoDAsync_v2", &cuMemcpyHtoDAsync);
         resolve("cuMemAlloc_v2", &cuMemAlloc);
+        resolve("cuMemAllocManaged", &cuMemAllocManaged);
         resolve("cuMemFree_v2", &cuMemFree);
         resolve("cuDeviceGetDefaultMemPool", &cuDeviceGetDefaultMemPool);
         resolve("cuMemAllocFromPoolAsync", &cuMemAllocFromPoolAsync);

@@ -8,12 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
-#include <type_traits>
 #include <vector>
 
-#include "common/dynlib.hpp"
 #include "support/backend_devices.hpp"
 #include "hal/sim/sim_backend.hpp"
+#include "raw_cuda.hpp"
 
 namespace zehal::test {
 namespace {
@@ -105,57 +104,20 @@ TEST(CudaSystemMemory, StackVectorAndFills) {
     EXPECT_EQ(q->append_copy(d.ptr, unmapped, 64, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
 }
 
-// The driver entry points the test calls itself (the C ABI of cuda.h; nothing is linked).
-struct RawDriver {
-    using CUresult = int;
-    using CUdevice = int;
-    using CUcontext = void*;
-    using CUdeviceptr = unsigned long long;
-    DynLib lib;
-    CUresult (*cuDeviceGetCount)(int*) = nullptr;
-    CUresult (*cuDeviceGet)(CUdevice*, int) = nullptr;
-    CUresult (*cuDeviceGetUuid)(unsigned char*, CUdevice) = nullptr;
-    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
-    CUresult (*cuDevicePrimaryCtxRelease)(CUdevice) = nullptr;
-    CUresult (*cuCtxPushCurrent)(CUcontext) = nullptr;
-    CUresult (*cuCtxPopCurrent)(CUcontext*) = nullptr;
-    CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
-    CUresult (*cuMemAllocManaged)(CUdeviceptr*, size_t, unsigned) = nullptr;
-    CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
-    CUdevice device = 0;
-    CUcontext ctx = nullptr;
+// The driver as another library uses it: the primary context of the device with `uuid`
+// current on this thread while it lives.
+struct RawDriver : bench::RawCuda {
+    bench::CUdevice device = 0;
+    bench::CUcontext ctx = nullptr;
 
-    // The primary context of the device with `uuid`, current on this thread.
     bool open(const std::array<uint8_t, 16>& uuid) {
-        lib = DynLib::open_first("libcuda.so.1");
-        bool ok = static_cast<bool>(lib);
-        auto resolve = [&](const char* symbol, auto** fn) {
-            if (ok) *fn = lib.symbol<std::remove_pointer_t<decltype(fn)>>(symbol);
-            ok = ok && *fn;
-        };
-        resolve("cuDeviceGetCount", &cuDeviceGetCount);
-        resolve("cuDeviceGet", &cuDeviceGet);
-        resolve("cuDeviceGetUuid_v2", &cuDeviceGetUuid);
-        resolve("cuDevicePrimaryCtxRetain", &cuDevicePrimaryCtxRetain);
-        resolve("cuDevicePrimaryCtxRelease_v2", &cuDevicePrimaryCtxRelease);
-        resolve("cuCtxPushCurrent_v2", &cuCtxPushCurrent);
-        resolve("cuCtxPopCurrent_v2", &cuCtxPopCurrent);
-        resolve("cuMemAlloc_v2", &cuMemAlloc);
-        resolve("cuMemAllocManaged", &cuMemAllocManaged);
-        resolve("cuMemFree_v2", &cuMemFree);
-        int count = 0;
-        if (!ok || cuDeviceGetCount(&count) != 0) return false;
-        for (int i = 0; i < count; ++i) {
-            unsigned char id[16] = {};
-            if (cuDeviceGet(&device, i) == 0 && cuDeviceGetUuid(id, device) == 0 &&
-                std::memcmp(id, uuid.data(), 16) == 0)
-                return cuDevicePrimaryCtxRetain(&ctx, device) == 0 && cuCtxPushCurrent(ctx) == 0;
-        }
-        return false;
+        return load() && bench::find_cuda_device(*this, uuid, &device) &&
+               cuDevicePrimaryCtxRetain(&ctx, device) == bench::kCudaSuccess &&
+               cuCtxPushCurrent(ctx) == bench::kCudaSuccess;
     }
     ~RawDriver() {
         if (!ctx) return;
-        CUcontext popped = nullptr;
+        bench::CUcontext popped = nullptr;
         cuCtxPopCurrent(&popped);
         cuDevicePrimaryCtxRelease(device);
     }
@@ -167,7 +129,7 @@ TEST(CudaSystemMemory, MemoryTheDriverAllocatedForSomeoneElseIsDeviceMemory) {
     RawDriver raw;
     ASSERT_TRUE(raw.open(dev->properties().uuid));
     constexpr size_t kSize = (2u << 20) + 7;
-    RawDriver::CUdeviceptr theirs = 0, managed = 0;
+    bench::CUdeviceptr theirs = 0, managed = 0;
     ASSERT_EQ(raw.cuMemAlloc(&theirs, kSize), 0);
     ASSERT_EQ(raw.cuMemAllocManaged(&managed, kSize, 1 /* CU_MEM_ATTACH_GLOBAL */), 0);
     auto* ptr = reinterpret_cast<uint8_t*>(theirs);
