@@ -354,7 +354,7 @@ ze_result_t CudaQueue::do_append_query_kernel_timestamps(std::span<const hal::Ev
 }
 
 ze_result_t CudaQueue::do_host_synchronize(uint64_t timeout_ns) {
-    ContextScope scope(api_, device_->context());
+    // No context: a stream names its own (as cudaStreamSynchronize needs no current device).
     CUresult r = CUDA_ERROR_NOT_READY;
     if (timeout_ns == kWaitForever) {
         r = api_.cuStreamSynchronize(stream_);
