@@ -95,7 +95,7 @@ ze_result_t zeCommandListCreate_(ze_context_handle_t hContext, ze_device_handle_
         const hal::DeviceProperties& p = d->device->properties();
         const uint32_t groups = p.copy_engines > 0 ? 2 : 1;
         if (desc->commandQueueGroupOrdinal >= groups) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        auto list = std::make_shared<CommandListObject>(d, desc->commandQueueGroupOrdinal);
+        auto list = std::make_shared<CommandListObject>(hContext, d, desc->commandQueueGroupOrdinal);
         *phCommandList = to_handle<ze_command_list_handle_t>(command_lists().add(std::move(list)));
         return ZE_RESULT_SUCCESS;
     });
@@ -113,7 +113,7 @@ ze_result_t zeCommandListCreateImmediate_(ze_context_handle_t hContext, ze_devic
         std::shared_ptr<hal::Queue> queue;
         if (ze_result_t r = make_queue(d, altdesc, &queue); r != ZE_RESULT_SUCCESS) return r;
         const bool synchronous = altdesc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
-        auto list = std::make_shared<CommandListObject>(d, std::move(queue), synchronous);
+        auto list = std::make_shared<CommandListObject>(hContext, d, std::move(queue), synchronous);
         *phCommandList = to_handle<ze_command_list_handle_t>(command_lists().add(std::move(list)));
         return ZE_RESULT_SUCCESS;
     });

@@ -71,13 +71,18 @@ ze_result_t execute(std::span<const Recorded> lists, hal::Queue& queue, const ha
     return ZE_RESULT_SUCCESS;
 }
 
-CommandListObject::CommandListObject(DeviceObject* device, std::shared_ptr<hal::Queue> queue, bool synchronous)
-    : device_(device),
+CommandListObject::CommandListObject(ze_context_handle_t context, DeviceObject* device,
+                                     std::shared_ptr<hal::Queue> queue, bool synchronous)
+    : context_(context),
+      device_(device),
       queue_(std::move(queue)),
       ordinal_(queue_->ordinal()),
       synchronous_(synchronous) {}
 
-CommandListObject::CommandListObject(DeviceObject* device, uint32_t ordinal) : device_(device), ordinal_(ordinal) {}
+CommandListObject::CommandListObject(ze_context_handle_t context, DeviceObject* device, uint32_t ordinal)
+    : context_(context),
+      device_(device),
+      ordinal_(ordinal) {}
 
 ze_result_t CommandListObject::append(Command&& command) {
     if (queue_) {

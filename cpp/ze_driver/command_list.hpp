@@ -60,10 +60,13 @@ class CommandListObject {
 public:
     // An immediate list over `queue`; a synchronous one (ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS)
     // returns from each append once the command completed.
-    CommandListObject(DeviceObject* device, std::shared_ptr<hal::Queue> queue, bool synchronous);
+    CommandListObject(ze_context_handle_t context, DeviceObject* device, std::shared_ptr<hal::Queue> queue,
+                      bool synchronous);
     // A regular list for engine group `ordinal`.
-    CommandListObject(DeviceObject* device, uint32_t ordinal);
+    CommandListObject(ze_context_handle_t context, DeviceObject* device, uint32_t ordinal);
 
+    // The context it was created in.
+    ze_context_handle_t context() const { return context_; }
     DeviceObject* device() const { return device_; }
     bool immediate() const { return queue_ != nullptr; }
     uint32_t ordinal() const { return ordinal_; }
@@ -83,6 +86,7 @@ public:
     ze_result_t host_synchronize(uint64_t timeout_ns);
 
 private:
+    const ze_context_handle_t context_;
     DeviceObject* const device_;
     const std::shared_ptr<hal::Queue> queue_;  // immediate lists only
     const uint32_t ordinal_;

@@ -157,6 +157,17 @@ ze_result_t zeDeviceGetSubDevices_(ze_device_handle_t hDevice, uint32_t* pCount,
     });
 }
 
+// Every device is a root device: its root is null (the specification's answer for a root).
+ze_result_t zeDeviceGetRootDevice_(ze_device_handle_t hDevice, ze_device_handle_t* phRootDevice) {
+    return ze_guarded([&] {
+        DeviceObject* d = nullptr;
+        if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
+        if (!phRootDevice) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        *phRootDevice = nullptr;
+        return ZE_RESULT_SUCCESS;
+    });
+}
+
 // Device properties from the HAL's: timerResolution in Hz for the 1.2 structure, else the
 // clock period in ns; the kernel timestamp capabilities in the extension's structure.
 ze_result_t zeDeviceGetProperties_(ze_device_handle_t hDevice, ze_device_properties_t* p) {
@@ -426,6 +437,7 @@ const Entry kEntries[] = {
     ZEHAL_ENTRY(zeDriverGetExtensionFunctionAddress, zeDriverGetExtensionFunctionAddress_),
     ZEHAL_ENTRY(zeDeviceGet, zeDeviceGet_),
     ZEHAL_ENTRY(zeDeviceGetSubDevices, zeDeviceGetSubDevices_),
+    ZEHAL_ENTRY(zeDeviceGetRootDevice, zeDeviceGetRootDevice_),
     ZEHAL_ENTRY(zeDeviceGetProperties, zeDeviceGetProperties_),
     ZEHAL_ENTRY(zeDeviceGetComputeProperties, zeDeviceGetComputeProperties_),
     ZEHAL_ENTRY(zeDeviceGetCommandQueueGroupProperties, zeDeviceGetCommandQueueGroupProperties_),

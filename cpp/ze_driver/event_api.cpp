@@ -27,6 +27,8 @@ ze_result_t zeEventPoolCreate_(ze_context_handle_t hContext, const ze_event_pool
         }
         auto object = std::make_shared<EventPoolObject>();
         object->device = d;
+        object->context = hContext;
+        object->flags = desc->flags;
         // Flag bits the HAL does not know (none defined up to the reported version) are ignored.
         const uint32_t flags = desc->flags & hal::kPoolValidFlags;
         if (ze_result_t r = d->device->create_event_pool(desc->count, flags, &object->pool); r != ZE_RESULT_SUCCESS)
@@ -52,6 +54,9 @@ ze_result_t zeEventCreate_(ze_event_pool_handle_t hEventPool, const ze_event_des
         if (!desc || !phEvent) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;  // scopes: hints, ignored
         auto object = std::make_shared<EventObject>();
         object->device = p->device;
+        object->pool = hEventPool;
+        object->signal_scope = desc->signal;
+        object->wait_scope = desc->wait;
         if (ze_result_t r = p->pool->event(desc->index, &object->event); r != ZE_RESULT_SUCCESS) return r;
         *phEvent = to_handle<ze_event_handle_t>(events().add(std::move(object)));
         return ZE_RESULT_SUCCESS;

@@ -38,12 +38,17 @@ struct ContextObject {};
 struct EventPoolObject {
     std::shared_ptr<hal::EventPool> pool;
     DeviceObject* device;
+    ze_context_handle_t context;  // the context it was created in
+    ze_event_pool_flags_t flags;  // as created
 };
 
 // An event of a pool; keeps the pool alive.
 struct EventObject {
     hal::EventRef event;
     DeviceObject* device;
+    ze_event_pool_handle_t pool;          // the pool it was created from
+    ze_event_scope_flags_t signal_scope;  // as created (hints: every signal is visible to all)
+    ze_event_scope_flags_t wait_scope;
 };
 
 // A command queue: one engine of the device (ordinal, index), and how it executes.

@@ -70,6 +70,24 @@ ze_result_t ZE_APICALL zeInitDrivers(uint32_t* pCount, ze_driver_handle_t* phDri
 // already do is harmless.
 ze_result_t ZE_APICALL zeCommandListHostSynchronize(ze_command_list_handle_t hCommandList, uint64_t timeout);
 
+// Object queries (API 1.9) and the root device (API 1.7); redeclaring them where the headers
+// already do is harmless.
+ze_result_t ZE_APICALL zeDeviceGetRootDevice(ze_device_handle_t hDevice, ze_device_handle_t* phRootDevice);
+ze_result_t ZE_APICALL zeCommandQueueGetOrdinal(ze_command_queue_handle_t hCommandQueue, uint32_t* pOrdinal);
+ze_result_t ZE_APICALL zeCommandQueueGetIndex(ze_command_queue_handle_t hCommandQueue, uint32_t* pIndex);
+ze_result_t ZE_APICALL zeCommandListGetDeviceHandle(ze_command_list_handle_t hCommandList,
+                                                    ze_device_handle_t* phDevice);
+ze_result_t ZE_APICALL zeCommandListGetContextHandle(ze_command_list_handle_t hCommandList,
+                                                     ze_context_handle_t* phContext);
+ze_result_t ZE_APICALL zeCommandListGetOrdinal(ze_command_list_handle_t hCommandList, uint32_t* pOrdinal);
+ze_result_t ZE_APICALL zeCommandListImmediateGetIndex(ze_command_list_handle_t hCommandListImmediate, uint32_t* pIndex);
+ze_result_t ZE_APICALL zeCommandListIsImmediate(ze_command_list_handle_t hCommandList, ze_bool_t* pIsImmediate);
+ze_result_t ZE_APICALL zeEventGetEventPool(ze_event_handle_t hEvent, ze_event_pool_handle_t* phEventPool);
+ze_result_t ZE_APICALL zeEventGetSignalScope(ze_event_handle_t hEvent, ze_event_scope_flags_t* pSignalScope);
+ze_result_t ZE_APICALL zeEventGetWaitScope(ze_event_handle_t hEvent, ze_event_scope_flags_t* pWaitScope);
+ze_result_t ZE_APICALL zeEventPoolGetContextHandle(ze_event_pool_handle_t hEventPool, ze_context_handle_t* phContext);
+ze_result_t ZE_APICALL zeEventPoolGetFlags(ze_event_pool_handle_t hEventPool, ze_event_pool_flags_t* pFlags);
+
 // Metric tracer ("ZET_experimental_metric_tracer", version 1.0, API 1.10).
 #ifndef ZET_METRICS_TRACER_EXP_NAME
 #define ZET_METRICS_TRACER_EXP_NAME "ZET_experimental_metric_tracer"
