@@ -26,6 +26,7 @@ constexpr Extension kExtensions[] = {
     {ZE_IMMEDIATE_COMMAND_LIST_APPEND_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
     {ZET_CONCURRENT_METRIC_GROUPS_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
     {ZET_GLOBAL_METRICS_TIMESTAMPS_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
+    {ZE_MEMORY_FREE_POLICIES_EXT_NAME, ZE_MAKE_VERSION(1, 0)},
 };
 
 // The extension functions zeDriverGetExtensionFunctionAddress hands out.
@@ -99,6 +100,11 @@ ze_result_t zeDriverGetProperties_(ze_driver_handle_t hDriver, ze_driver_propert
         std::memset(props->uuid.id, 0, sizeof props->uuid.id);
         std::memcpy(props->uuid.id, "zehal-ze-driver", 15);
         props->driverVersion = ZEHAL_DRIVER_VERSION;
+        // zeMemFreeExt: a free waits for the commands using the memory (every backend's
+        // free does); deferring it is not offered.
+        if (auto* free = find_in_chain<ze_driver_memory_free_ext_properties_t>(
+                props, {ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES}, ZE_STRUCTURE_TYPE_DRIVER_MEMORY_FREE_EXT_PROPERTIES))
+            free->freePolicies = ZE_DRIVER_MEMORY_FREE_POLICY_EXT_FLAG_BLOCKING_FREE;
         return ZE_RESULT_SUCCESS;
     });
 }

@@ -151,15 +151,35 @@ ze_result_t zeMemAllocHost_(ze_context_handle_t hContext, const ze_host_mem_allo
     });
 }
 
+// Frees an allocation of the driver's devices: the HAL's free waits for the commands that
+// use it (the blocking policy of zeMemFreeExt, which zeMemFree may also follow).
+ze_result_t free_allocation(ze_context_handle_t hContext, void* ptr) {
+    std::shared_ptr<ContextObject> c;
+    if (ze_result_t r = contexts().get(hContext, &c); r != ZE_RESULT_SUCCESS) return r;
+    if (!ptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    hal::PointerInfo info;
+    DeviceObject* owner = owner_of(ptr, &info);
+    if (!owner || info.base != ptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    return owner->device->free(ptr);
+}
+
 ze_result_t zeMemFree_(ze_context_handle_t hContext, void* ptr) {
+    return ze_guarded([&] { return free_allocation(hContext, ptr); });
+}
+
+// The memory free policies extension: no policy and BLOCKING_FREE are the free above;
+// DEFER_FREE (return at once, free later) is not offered (zeDriverGetProperties says so).
+ze_result_t zeMemFreeExt_(ze_context_handle_t hContext, const ze_memory_free_ext_desc_t* pMemFreeDesc, void* ptr) {
     return ze_guarded([&] {
         std::shared_ptr<ContextObject> c;
         if (ze_result_t r = contexts().get(hContext, &c); r != ZE_RESULT_SUCCESS) return r;
-        if (!ptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        hal::PointerInfo info;
-        DeviceObject* owner = owner_of(ptr, &info);
-        if (!owner || info.base != ptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        return owner->device->free(ptr);
+        if (!pMemFreeDesc) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        const uint32_t known = ZE_DRIVER_MEMORY_FREE_POLICY_EXT_FLAG_BLOCKING_FREE |
+                               ZE_DRIVER_MEMORY_FREE_POLICY_EXT_FLAG_DEFER_FREE;
+        if (pMemFreeDesc->freePolicy & ~known) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+        if (pMemFreeDesc->freePolicy & ZE_DRIVER_MEMORY_FREE_POLICY_EXT_FLAG_DEFER_FREE)
+            return ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION;
+        return free_allocation(hContext, ptr);
     });
 }
 
@@ -212,6 +232,7 @@ const Entry kEntries[] = {
     ZEHAL_ENTRY(zeMemAllocShared, zeMemAllocShared_),
     ZEHAL_ENTRY(zeMemAllocHost, zeMemAllocHost_),
     ZEHAL_ENTRY(zeMemFree, zeMemFree_),
+    ZEHAL_ENTRY(zeMemFreeExt, zeMemFreeExt_),
     ZEHAL_ENTRY(zeMemGetAllocProperties, zeMemGetAllocProperties_),
     ZEHAL_ENTRY(zeMemGetAddressRange, zeMemGetAddressRange_),
 };

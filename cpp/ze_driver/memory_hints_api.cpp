@@ -1,7 +1,7 @@
-// Memory hints of command lists: prefetch and memory advice. They are hints for
-// performance, never needed for correctness: zehal's shared and host allocations are
-// reachable from every device of the driver where they lie and never migrate, so each is
-// checked and then changes nothing.
+// Memory hints: prefetch and memory advice in command lists, residency of a context's memory.
+// They are hints for performance, never needed for correctness: zehal's shared and host
+// allocations are reachable from every device of the driver where they lie and never
+// migrate, and every allocation stays resident, so each is checked and then changes nothing.
 #include "command_list.hpp"
 #include "dispatch.hpp"
 #include "objects.hpp"
@@ -48,9 +48,34 @@ ze_result_t zeCommandListAppendMemAdvise_(ze_command_list_handle_t hCommandList,
     });
 }
 
+// Residency of a range for `hDevice`: checked (a live context, a device of the driver, a
+// pointer) and changes nothing, as every allocation of a zehal device stays resident from its
+// allocation to its free (nothing is paged out or evicted).
+ze_result_t residency(ze_context_handle_t hContext, ze_device_handle_t hDevice, const void* ptr) {
+    return ze_guarded([&] {
+        std::shared_ptr<ContextObject> c;
+        if (ze_result_t r = contexts().get(hContext, &c); r != ZE_RESULT_SUCCESS) return r;
+        DeviceObject* d = nullptr;
+        if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
+        return ptr ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    });
+}
+
+ze_result_t zeContextMakeMemoryResident_(ze_context_handle_t hContext, ze_device_handle_t hDevice, void* ptr,
+                                         size_t /*size: any range is resident already*/) {
+    return residency(hContext, hDevice, ptr);
+}
+
+ze_result_t zeContextEvictMemory_(ze_context_handle_t hContext, ze_device_handle_t hDevice, void* ptr,
+                                  size_t /*size: nothing is evicted*/) {
+    return residency(hContext, hDevice, ptr);
+}
+
 const Entry kEntries[] = {
     ZEHAL_ENTRY(zeCommandListAppendMemoryPrefetch, zeCommandListAppendMemoryPrefetch_),
     ZEHAL_ENTRY(zeCommandListAppendMemAdvise, zeCommandListAppendMemAdvise_),
+    ZEHAL_ENTRY(zeContextMakeMemoryResident, zeContextMakeMemoryResident_),
+    ZEHAL_ENTRY(zeContextEvictMemory, zeContextEvictMemory_),
 };
 
 }  // namespace

@@ -52,7 +52,8 @@ F driver_table_function(std::string_view getter, std::string_view function, uint
     using Getter = ze_result_t (*)(ze_api_version_t, void*);
     auto get = reinterpret_cast<Getter>(dlsym(lib, std::string(getter).c_str()));
     void* table[128] = {};
-    if (!found || !get || slot >= 128 || get(static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, minor)), table) != ZE_RESULT_SUCCESS)
+    if (!found || !get || slot >= 128 ||
+        get(static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, minor)), table) != ZE_RESULT_SUCCESS)
         return nullptr;
     return reinterpret_cast<F>(table[slot]);
 }

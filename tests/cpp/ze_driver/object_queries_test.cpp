@@ -32,14 +32,15 @@ TEST_F(ObjectQueries, ARootDeviceHasANullRoot) {
 TEST_F(ObjectQueries, AQueueTellsItsOrdinalAndIndex) {
     auto get_ordinal = function<decltype(&zeCommandQueueGetOrdinal)>("zeGetCommandQueueProcAddrTable",
                                                                      "zeCommandQueueGetOrdinal");
-    auto get_index =
-        function<decltype(&zeCommandQueueGetIndex)>("zeGetCommandQueueProcAddrTable", "zeCommandQueueGetIndex");
+    auto get_index = function<decltype(&zeCommandQueueGetIndex)>("zeGetCommandQueueProcAddrTable",
+                                                                 "zeCommandQueueGetIndex");
     ASSERT_TRUE(get_ordinal && get_index);
     uint32_t groups = 0;
     ZE_OK(zeDeviceGetCommandQueueGroupProperties(device, &groups, nullptr));
     const uint32_t ordinal = groups - 1;
-    ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, ordinal, 0, 0,
-                               ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    ze_command_queue_desc_t qd{
+        ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, ordinal, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+        ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
     ze_command_queue_handle_t q = nullptr;
     ZE_OK(zeCommandQueueCreate(context, device, &qd, &q));
     uint32_t got = ~0u;
@@ -100,8 +101,8 @@ TEST_F(ObjectQueries, AnEventAndItsPoolTellWhatTheyWereMadeWith) {
     auto get_pool = function<decltype(&zeEventGetEventPool)>("zeGetEventProcAddrTable", "zeEventGetEventPool");
     auto get_signal = function<decltype(&zeEventGetSignalScope)>("zeGetEventProcAddrTable", "zeEventGetSignalScope");
     auto get_wait = function<decltype(&zeEventGetWaitScope)>("zeGetEventProcAddrTable", "zeEventGetWaitScope");
-    auto pool_context =
-        function<decltype(&zeEventPoolGetContextHandle)>("zeGetEventPoolProcAddrTable", "zeEventPoolGetContextHandle");
+    auto pool_context = function<decltype(&zeEventPoolGetContextHandle)>("zeGetEventPoolProcAddrTable",
+                                                                         "zeEventPoolGetContextHandle");
     auto pool_flags = function<decltype(&zeEventPoolGetFlags)>("zeGetEventPoolProcAddrTable", "zeEventPoolGetFlags");
     ASSERT_TRUE(get_pool && get_signal && get_wait && pool_context && pool_flags);
 
