@@ -1,8 +1,10 @@
 // Kernels (SEMANTICS §12): created from a module by name; their arguments, group size and
 // attributes. The checks of arguments and group sizes are the HAL kernel's.
+#include <array>
 #include <cstring>
 #include <functional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "chain.hpp"
@@ -145,6 +147,40 @@ ze_result_t zeKernelGetName_(ze_kernel_handle_t hKernel, size_t* pSize, char* pN
     return with_kernel(hKernel, [&](KernelObject& k) { return hand_out_string(k.properties().name, pSize, pName); });
 }
 
+// The kernel's source attributes as OpenCL C writes them, space-separated: those the module
+// keeps (reqd_work_group_size); "" for a kernel without any. The string goes into the
+// caller's array that *pString points to (the specification's char** is a typo it keeps).
+ze_result_t zeKernelGetSourceAttributes_(ze_kernel_handle_t hKernel, uint32_t* pSize, char** pString) {
+    return with_kernel(hKernel, [&](KernelObject& k) {
+        if (!pSize) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        const std::array<uint32_t, 3>& g = k.properties().required_group_size;
+        const std::string text = g[0] == 0 ? std::string()
+                                           : "reqd_work_group_size(" + std::to_string(g[0]) + "," +
+                                                 std::to_string(g[1]) + "," + std::to_string(g[2]) + ")";
+        const auto needed = static_cast<uint32_t>(text.size() + 1);
+        if (!pString) {
+            *pSize = needed;
+            return ZE_RESULT_SUCCESS;
+        }
+        if (!*pString) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        if (*pSize < needed) return ZE_RESULT_ERROR_INVALID_SIZE;
+        std::memcpy(*pString, text.c_str(), needed);
+        *pSize = needed;
+        return ZE_RESULT_SUCCESS;
+    });
+}
+
+// Profiling information the compiler kept for tools: none (no flag asked or honoured, no
+// token), as zehal's compiler produces no register or instrumentation data.
+ze_result_t zetKernelGetProfileInfo_(zet_kernel_handle_t hKernel, zet_profile_properties_t* pProfileProperties) {
+    return with_kernel(hKernel, [&](KernelObject&) {
+        if (!pProfileProperties) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        pProfileProperties->flags = 0;
+        pProfileProperties->numTokens = 0;
+        return ZE_RESULT_SUCCESS;
+    });
+}
+
 const Entry kEntries[] = {
     ZEHAL_ENTRY(zeKernelCreate, zeKernelCreate_),
     ZEHAL_ENTRY(zeKernelDestroy, zeKernelDestroy_),
@@ -156,6 +192,8 @@ const Entry kEntries[] = {
     ZEHAL_ENTRY(zeKernelSetCacheConfig, zeKernelSetCacheConfig_),
     ZEHAL_ENTRY(zeKernelGetProperties, zeKernelGetProperties_),
     ZEHAL_ENTRY(zeKernelGetName, zeKernelGetName_),
+    ZEHAL_ENTRY(zeKernelGetSourceAttributes, zeKernelGetSourceAttributes_),
+    ZEHAL_ENTRY(zetKernelGetProfileInfo, zetKernelGetProfileInfo_),
 };
 
 }  // namespace

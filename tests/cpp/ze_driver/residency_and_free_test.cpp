@@ -56,7 +56,8 @@ TEST_F(ResidencyAndFree, ABlockingFreeFreesAndBadRequestsLoseNothing) {
                                        ZE_DRIVER_MEMORY_FREE_POLICY_EXT_FLAG_BLOCKING_FREE};
     EXPECT_EQ(zeMemFreeExt(nullptr, &blocking, mem), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
     EXPECT_EQ(zeMemFreeExt(context, &blocking, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    ze_memory_allocation_properties_t ap{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES, nullptr, ZE_MEMORY_TYPE_UNKNOWN, 0, 0};
+    ze_memory_allocation_properties_t ap{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES, nullptr,
+                                         ZE_MEMORY_TYPE_UNKNOWN, 0, 0};
     ZE_OK(zeMemGetAllocProperties(context, mem, &ap, nullptr));
     EXPECT_EQ(ap.type, ZE_MEMORY_TYPE_DEVICE);
     // A copy into it still queued when the free comes: the free waits for it.

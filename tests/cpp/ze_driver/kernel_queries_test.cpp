@@ -1,0 +1,84 @@
+// What tools ask of a kernel: its source attributes (reqd_work_group_size as the module keeps
+// it) and its profiling information (none), with bad input refused.
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "ze_fixture.hpp"
+
+namespace {
+
+class ZeKernelQueries : public zetest::ZeDriver {
+protected:
+    void SetUp() override {
+        ZeDriver::SetUp();
+        ze_device_module_properties_t mp{};
+        mp.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES;
+        ZE_OK(zeDeviceGetModuleProperties(device, &mp));
+        if (mp.spirvVersionSupported == 0) GTEST_SKIP() << "the device builds no SPIR-V";
+        std::ifstream file(std::string(ZEHAL_SPIRV_KERNEL_DIR) + "/attributes.spv", std::ios::binary);
+        const std::vector<uint8_t> spirv{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+        ASSERT_FALSE(spirv.empty());
+        ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spirv.size(),
+                            spirv.data(), "", nullptr};
+        ZE_OK(zeModuleCreate(context, device, &md, &module, nullptr));
+        for (auto [name, out] : {std::pair{"reqd_size", &sized}, std::pair{"empty", &plain}}) {
+            ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, name};
+            ZE_OK(zeKernelCreate(module, &kd, out));
+        }
+    }
+    void TearDown() override {
+        for (ze_kernel_handle_t k : {sized, plain}) {
+            if (k) {
+                EXPECT_EQ(zeKernelDestroy(k), ZE_RESULT_SUCCESS);
+            }
+        }
+        if (module) {
+            EXPECT_EQ(zeModuleDestroy(module), ZE_RESULT_SUCCESS);
+        }
+        ZeDriver::TearDown();
+    }
+    // The source attributes of `k`, asked as the specification says (size, then string).
+    std::string attributes(ze_kernel_handle_t k) {
+        uint32_t size = 0;
+        EXPECT_EQ(zeKernelGetSourceAttributes(k, &size, nullptr), ZE_RESULT_SUCCESS);
+        std::string text(size, '#');
+        char* at = text.data();
+        EXPECT_EQ(zeKernelGetSourceAttributes(k, &size, &at), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(size, text.size());
+        EXPECT_EQ(text.back(), '\0');
+        text.pop_back();
+        return text;
+    }
+
+    ze_module_handle_t module = nullptr;
+    ze_kernel_handle_t sized = nullptr;
+    ze_kernel_handle_t plain = nullptr;
+};
+
+TEST_F(ZeKernelQueries, SourceAttributesNameTheRequiredGroupSize) {
+    EXPECT_EQ(attributes(sized), "reqd_work_group_size(8,4,1)");
+    EXPECT_EQ(attributes(plain), "");
+    // Too small an array is refused and left untouched; a null array or size is refused.
+    char small[4] = {'x', 'x', 'x', 'x'};
+    char* at = small;
+    uint32_t size = sizeof small;
+    EXPECT_EQ(zeKernelGetSourceAttributes(sized, &size, &at), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(small[0], 'x');
+    char* none = nullptr;
+    EXPECT_EQ(zeKernelGetSourceAttributes(sized, &size, &none), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zeKernelGetSourceAttributes(sized, nullptr, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zeKernelGetSourceAttributes(nullptr, &size, nullptr), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+}
+
+TEST_F(ZeKernelQueries, ProfileInfoHasNoFlagAndNoToken) {
+    zet_profile_properties_t p{ZET_STRUCTURE_TYPE_PROFILE_PROPERTIES, nullptr, ~0u, ~0u};
+    ZE_OK(zetKernelGetProfileInfo(sized, &p));
+    EXPECT_EQ(p.flags, 0u);
+    EXPECT_EQ(p.numTokens, 0u);
+    EXPECT_EQ(zetKernelGetProfileInfo(sized, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zetKernelGetProfileInfo(nullptr, &p), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+}
+
+}  // namespace
