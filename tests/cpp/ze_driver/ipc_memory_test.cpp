@@ -221,6 +221,28 @@ TEST_F(IpcMemory, OpenAndCloseLeakNothing) {
     ZE_OK(zeMemFree(context, mem));
 }
 
+// A device whose allocations lie in no file of their own (a CUDA device) neither shares its
+// memory nor maps another process's: both are UNSUPPORTED_FEATURE, and nothing changes.
+TEST_F(IpcMemory, DevicesWithoutSharedMemorySayWhy) {
+    ze_ipc_mem_handle_t sim_handle{};
+    ZE_OK(zeMemGetIpcHandle(context, dev, &sim_handle));
+    size_t others = 0;
+    for (ze_device_handle_t d : devices) {
+        if (is_sim(d)) continue;
+        ++others;
+        ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+        void* mem = nullptr;
+        ZE_OK(zeMemAllocDevice(context, &dd, kBytes, 64, d, &mem));
+        ze_ipc_mem_handle_t handle{};
+        EXPECT_EQ(zeMemGetIpcHandle(context, mem, &handle), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        void* opened = nullptr;
+        EXPECT_EQ(zeMemOpenIpcHandle(context, d, sim_handle, 0, &opened), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        EXPECT_EQ(opened, nullptr);
+        EXPECT_EQ(zeMemFree(context, mem), ZE_RESULT_SUCCESS);
+    }
+    if (others == 0) GTEST_SKIP() << "no device other than the sim device (CUDA devices are checked on a GPU machine)";
+}
+
 // Reads exactly `size` bytes from `fd` within a minute; false on a timeout, an error or EOF.
 bool read_within_a_minute(int fd, void* out, size_t size) {
     auto* p = static_cast<char*>(out);
