@@ -31,8 +31,8 @@ ze_result_t zeMemGetIpcHandle_(ze_context_handle_t hContext, const void* ptr, ze
         // Memory of a device that exports nothing, memory mapped from elsewhere (an import, an
         // opened IPC handle) and reserved ranges have no file of their own to share.
         int fd = -1;
-        if (owner->device->export_allocation(info.base, &fd) != ZE_RESULT_SUCCESS)
-            return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+        if (ze_result_t r = owner->device->export_allocation(info.base, &fd); r != ZE_RESULT_SUCCESS)
+            return r == ZE_RESULT_ERROR_DEVICE_LOST ? r : ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
         const auto offset = static_cast<uint64_t>(static_cast<const char*>(ptr) - static_cast<const char*>(info.base));
         IpcMemoryHandle h;
         if (ze_result_t r = make_ipc_handle(fd, static_cast<uint32_t>(info.kind), offset, info.size, &h);

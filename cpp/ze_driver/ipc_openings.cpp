@@ -8,23 +8,34 @@ ze_result_t IpcOpenings::open(DeviceObject* d, int fd, const IpcMemoryHandle& h,
     const ze_result_t r = host ? d->device->import_host_dma_buf(fd, h.size, &base)
                                : d->device->import_dma_buf(fd, h.size, &base);
     if (r != ZE_RESULT_SUCCESS) return r;
-    std::lock_guard lock(mu_);
-    by_base_[base] = Opening{d, h.offset};
+    try {
+        std::lock_guard lock(mu_);
+        by_base_[base] = Opening{d, h.offset};
+    } catch (...) {
+        d->device->free(base);  // no entry to close it by: unmapped at once
+        throw;
+    }
     *out = static_cast<char*>(base) + h.offset;
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t IpcOpenings::close(const void* ptr) {
-    std::lock_guard lock(mu_);
-    // The opening holding `ptr`: the last mapping starting at or before it.
-    auto it = by_base_.upper_bound(ptr);
-    if (it == by_base_.begin()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    --it;
-    if (static_cast<const char*>(it->first) + it->second.offset != ptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    // Freed under the lock, so that two closes of one pointer cannot both free it.
-    const ze_result_t r = it->second.device->device->free(const_cast<void*>(it->first));
-    if (r == ZE_RESULT_SUCCESS) by_base_.erase(it);
-    return r;
+    void* base = nullptr;
+    DeviceObject* device = nullptr;
+    {
+        std::lock_guard lock(mu_);
+        // The opening holding `ptr`: the last mapping starting at or before it.
+        auto it = by_base_.upper_bound(ptr);
+        if (it == by_base_.begin()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        --it;
+        if (static_cast<const char*>(it->first) + it->second.offset != ptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        base = const_cast<void*>(it->first);
+        device = it->second.device;
+        // Taken out before the free, so that a second close of `ptr` finds nothing.
+        by_base_.erase(it);
+    }
+    // Outside the lock: the free waits for commands still using the memory.
+    return device->device->free(base);
 }
 
 bool IpcOpenings::forget(const void* base) {
