@@ -10,7 +10,7 @@ namespace {
 // The specification's system barrier is for writes into device memory that no command of
 // the device made (a NIC's RDMA writes, another device's): it waits for no queue, as no
 // command is involved. The HAL flushes them where the backend can (the sim device: a memory
-// fence); elsewhere UNSUPPORTED_FEATURE.
+// fence; CUDA: cuFlushGPUDirectRDMAWrites where offered); elsewhere UNSUPPORTED_FEATURE.
 ze_result_t zeContextSystemBarrier_(ze_context_handle_t hContext, ze_device_handle_t hDevice) {
     return ze_guarded([&] {
         std::shared_ptr<ContextObject> c;
