@@ -8,6 +8,7 @@
 #include "dispatch.hpp"
 #include "ipc_handle.hpp"
 #include "ipc_openings.hpp"
+#include "memory_file.hpp"
 #include "objects.hpp"
 #include "common/c_boundary.hpp"
 #include "hal/import_fd.hpp"
@@ -28,15 +29,10 @@ ze_result_t zeMemGetIpcHandle_(ze_context_handle_t hContext, const void* ptr, ze
         hal::PointerInfo info;
         DeviceObject* owner = owner_of(ptr, &info);
         if (!owner) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // not zehal's memory
-        // Memory of a device that exports nothing, memory mapped from elsewhere (an import, an
-        // opened IPC handle) and reserved ranges have no file of their own to share.
-        int fd = -1;
-        if (ze_result_t r = owner->device->export_allocation(info.base, &fd); r != ZE_RESULT_SUCCESS)
-            return r == ZE_RESULT_ERROR_DEVICE_LOST ? r : ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-        const auto offset = static_cast<uint64_t>(static_cast<const char*>(ptr) - static_cast<const char*>(info.base));
+        MemoryFile file;
+        if (ze_result_t r = memory_file(owner, info, ptr, &file); r != ZE_RESULT_SUCCESS) return r;
         IpcMemoryHandle h;
-        if (ze_result_t r = make_ipc_handle(fd, static_cast<uint32_t>(info.kind), offset, info.size, &h);
-            r != ZE_RESULT_SUCCESS)
+        if (ze_result_t r = make_ipc_handle(file.fd, file.kind, file.offset, file.size, &h); r != ZE_RESULT_SUCCESS)
             return r;
         std::memcpy(pIpcHandle->data, &h, sizeof h);
         return ZE_RESULT_SUCCESS;

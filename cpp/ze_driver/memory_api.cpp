@@ -3,6 +3,7 @@
 #include "chain.hpp"
 #include "dispatch.hpp"
 #include "ipc_openings.hpp"
+#include "memory_file.hpp"
 #include "objects.hpp"
 #include "common/c_boundary.hpp"
 
@@ -71,20 +72,26 @@ ze_result_t import(DeviceObject* d, const ze_external_memory_import_fd_t* import
 }
 
 // Fills the ze_external_memory_export_fd_t chained to `props`, if any, with the dma-buf of the
-// allocation `info` describes (owned by `owner`, null for memory not zehal's): the
-// allocation's own fd, valid until the allocation is freed, which closes it. Flags 0 ask for
+// memory at `ptr` (of `owner`, null for memory not zehal's; `info` describes it): an
+// allocation's own fd, valid until the allocation is freed, which closes it, or the fd of the
+// physical memory a reserved range maps there, valid while that memory lives. Flags 0 ask for
 // the default type, dma-buf. Memory that does not export (not zehal's, of a device that
-// exports no such memory, imported) is INVALID_ARGUMENT.
-ze_result_t export_fd(ze_memory_allocation_properties_t* props, DeviceObject* owner, const hal::PointerInfo& info) {
+// exports no such memory, imported, a reserved page that maps nothing) is INVALID_ARGUMENT.
+ze_result_t export_fd(ze_memory_allocation_properties_t* props, DeviceObject* owner, const hal::PointerInfo& info,
+                      const void* ptr) {
     auto* e = find_in_chain<ze_external_memory_export_fd_t>(props, {ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES},
                                                             ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_EXPORT_FD);
     if (!e) return ZE_RESULT_SUCCESS;
     if (e->flags & ~kExternalMemoryTypes) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
     if (e->flags != 0 && e->flags != ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF)
         return ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION;
-    // Memory of a backend that exports nothing was not allocated for export either.
-    if (!owner || owner->device->exportable_kinds() == 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    return owner->device->export_allocation(info.base, &e->fd);
+    if (!owner) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    MemoryFile file;
+    const ze_result_t r = memory_file(owner, info, ptr, &file);
+    if (r == ZE_RESULT_ERROR_DEVICE_LOST) return r;
+    if (r != ZE_RESULT_SUCCESS) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    e->fd = file.fd;
+    return ZE_RESULT_SUCCESS;
 }
 
 // The device whose backend gives a context's host memory: the driver's first device (the
@@ -181,7 +188,7 @@ ze_result_t zeMemGetAllocProperties_(ze_context_handle_t hContext, const void* p
         props->id = 0;
         props->pageSize = 0;
         if (phDevice) *phDevice = nullptr;
-        if (!owner) return export_fd(props, nullptr, info);  // not zehal's memory: type unknown
+        if (!owner) return export_fd(props, nullptr, info, ptr);  // not zehal's memory: type unknown
         switch (info.kind) {
             case hal::MemoryKind::host:
                 props->type = ZE_MEMORY_TYPE_HOST;
@@ -196,7 +203,7 @@ ze_result_t zeMemGetAllocProperties_(ze_context_handle_t hContext, const void* p
         props->id = reinterpret_cast<uintptr_t>(info.base);
         props->pageSize = std::max<size_t>(info.alignment, 4096);
         if (phDevice && info.kind != hal::MemoryKind::host) *phDevice = handle_of(owner);
-        return export_fd(props, owner, info);
+        return export_fd(props, owner, info, ptr);
     });
 }
 

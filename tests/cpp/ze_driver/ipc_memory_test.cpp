@@ -221,6 +221,45 @@ TEST_F(IpcMemory, OpenAndCloseLeakNothing) {
     ZE_OK(zeMemFree(context, mem));
 }
 
+// A reserved range shares the physical memory it maps: the handle of an address in it opens
+// that physical memory, at the address's offset into it.
+TEST_F(IpcMemory, ReservedRangeSharesItsPhysicalMemory) {
+    if (!is_sim(devices.front()))
+        GTEST_SKIP() << "reservations belong to the first device with virtual memory, a GPU here (docs/ze_driver.md)";
+    size_t page = 0;
+    ZE_OK(zeVirtualMemQueryPageSize(context, device, 1, &page));
+    ze_physical_mem_desc_t pd{ZE_STRUCTURE_TYPE_PHYSICAL_MEM_DESC, nullptr, 0, 2 * page};
+    ze_physical_mem_handle_t physical = nullptr;
+    ZE_OK(zePhysicalMemCreate(context, device, &pd, &physical));
+    void* range = nullptr;
+    ZE_OK(zeVirtualMemReserve(context, nullptr, 2 * page, &range));
+    // The range's second page maps the physical memory's second page; its first maps nothing.
+    char* mapped = static_cast<char*>(range) + page;
+    ZE_OK(zeVirtualMemMap(context, mapped, page, physical, page, ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE));
+    fill(mapped, 0x77, page);
+    ze_ipc_mem_handle_t handle{};
+    EXPECT_EQ(zeMemGetIpcHandle(context, range, &handle), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // maps nothing
+    ZE_OK(zeMemGetIpcHandle(context, mapped + 64, &handle));
+    // The handle's fd is the physical memory's, which zeMemGetAllocProperties exports too.
+    ze_external_memory_export_fd_t ef{ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_EXPORT_FD, nullptr,
+                                      ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF, -1};
+    ze_memory_allocation_properties_t props{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES, &ef,
+                                            ZE_MEMORY_TYPE_UNKNOWN, 0, 0};
+    ZE_OK(zeMemGetAllocProperties(context, mapped, &props, nullptr));
+    uint64_t fd = 0;
+    ZE_OK(to_fd(context, handle, &fd));
+    EXPECT_EQ(fd, static_cast<uint64_t>(ef.fd));
+    void* opened = nullptr;
+    ZE_OK(zeMemOpenIpcHandle(context, device, handle, 0, &opened));
+    EXPECT_EQ(read(opened, page - 64), std::string(page - 64, '\x77'));
+    fill(opened, 0x11, 16);
+    EXPECT_EQ(read(mapped + 64, 32), std::string(16, '\x11') + std::string(16, '\x77'));
+    EXPECT_EQ(zeMemCloseIpcHandle(context, opened), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(zeVirtualMemUnmap(context, mapped, page), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(zeVirtualMemFree(context, range, 2 * page), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(zePhysicalMemDestroy(context, physical), ZE_RESULT_SUCCESS);
+}
+
 // A device whose allocations lie in no file of their own (a CUDA device) neither shares its
 // memory nor maps another process's: both are UNSUPPORTED_FEATURE, and nothing changes.
 TEST_F(IpcMemory, DevicesWithoutSharedMemorySayWhy) {
