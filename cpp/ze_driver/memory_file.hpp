@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "objects.hpp"
 
@@ -14,6 +15,7 @@ struct MemoryFile {
     uint32_t kind = 0;    // hal::MemoryKind of the memory
     uint64_t offset = 0;  // of the pointer asked about, from the file's start
     uint64_t size = 0;    // bytes a process maps from the file's start to reach all of it
+    std::shared_ptr<hal::PhysicalMemory> physical;  // keeps a reserved range's file open while held
 };
 
 // The file of the memory at `ptr`, of device `owner`, which `info` describes: an allocation's
