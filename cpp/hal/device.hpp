@@ -155,6 +155,10 @@ public:
     // backend can, another device's (every sim device's). Signals, resets and timestamp
     // queries stay with the event's own device (owns_event).
     virtual bool waits_for_event(const Event& event) const noexcept { return owns_event(event); }
+    // Makes writes that reached the device's memory from outside the device (the host, a
+    // peer, a NIC's RDMA) visible to its later commands (Level Zero's zeContextSystemBarrier).
+    // UNSUPPORTED_FEATURE where the backend has no such flush.
+    virtual ze_result_t flush_inbound_writes() { return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; }
 };
 
 using DeviceRef = std::shared_ptr<Device>;

@@ -351,6 +351,22 @@ bool VirtualMemory::pointer_info(const void* p, PointerInfo* out) const {
     return true;
 }
 
+ze_result_t VirtualMemory::physical_at(const void* p, std::shared_ptr<PhysicalMemory>* physical,
+                                       size_t* offset) const {
+    if (!p || !physical || !offset) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    std::shared_lock state(state_mu_);
+    const Reservation* r = reservation_of(address(p), 1);
+    if (!r) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    // The mapping holding `p`: the last one starting at or before it, if it reaches `p`.
+    auto it = r->mappings.upper_bound(address(p));
+    if (it == r->mappings.begin()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    --it;
+    if (address(p) - it->first >= it->second.size) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    *physical = it->second.physical;
+    *offset = it->second.offset + (address(p) - it->first);
+    return ZE_RESULT_SUCCESS;
+}
+
 size_t VirtualMemory::reservations() const { return registry_.count(); }
 
 void VirtualMemory::release_all() noexcept {

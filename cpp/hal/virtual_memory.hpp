@@ -41,6 +41,10 @@ public:
     size_t size() const noexcept { return size_; }
     // Ranges that map it now.
     uint32_t mappings() const noexcept { return mappings_.load(std::memory_order_relaxed); }
+    // An fd of a file holding its pages from offset 0 (sim: its memfd, sealed against
+    // shrinking), which another process may map (an IPC handle); owned by this object, valid
+    // while it lives. -1 where the backend has none.
+    virtual int file() const noexcept { return -1; }
 
 protected:
     PhysicalMemory(MemoryKind kind, size_t size) noexcept : kind_(kind), size_(size) {}
@@ -119,6 +123,9 @@ public:
                              PointerRegistry::InFlight** held = nullptr) const;
     // Describes the reservation holding `p` (kind device, its base and size).
     bool pointer_info(const void* p, PointerInfo* out) const;
+    // The physical memory mapped at `p` and the offset of `p` into it; INVALID_ARGUMENT where
+    // no reservation holds `p` or nothing is mapped there.
+    ze_result_t physical_at(const void* p, std::shared_ptr<PhysicalMemory>* physical, size_t* offset) const;
     // Reservations now (for tests).
     size_t reservations() const;
 

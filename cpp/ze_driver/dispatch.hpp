@@ -77,6 +77,9 @@ std::span<const Entry> metric_streamer_entries();
 std::span<const Entry> metric_query_entries();
 std::span<const Entry> metric_calculate_entries();
 std::span<const Entry> object_query_entries();
+std::span<const Entry> ipc_memory_entries();
+std::span<const Entry> ipc_event_pool_entries();
+std::span<const Entry> system_barrier_entries();
 
 // The address of implemented API function `name`; null when the driver lacks it.
 void (*find_entry(std::string_view name))();

@@ -2,6 +2,8 @@
 // imports of dma-bufs, and what a pointer is.
 #include "chain.hpp"
 #include "dispatch.hpp"
+#include "ipc_openings.hpp"
+#include "memory_file.hpp"
 #include "objects.hpp"
 #include "common/c_boundary.hpp"
 
@@ -46,15 +48,18 @@ ze_result_t export_request(const Desc* desc, uint32_t desc_stype, bool* exportab
     return ZE_RESULT_SUCCESS;
 }
 
-// An allocation of `kind`; with `exportable`, one zeMemGetAllocProperties exports as a
-// dma-buf (UNSUPPORTED_FEATURE where the device exports no such memory).
+// An allocation of `kind`. Wherever the device exports that kind, every allocation is made
+// exportable, as Intel's driver makes every allocation: zeMemGetAllocProperties exports it as
+// a dma-buf and zeMemGetIpcHandle shares it with another process, whether or not an export
+// descriptor asked. `export_requested` where the device exports no such memory is
+// UNSUPPORTED_FEATURE.
 ze_result_t allocate(DeviceObject* d, hal::MemoryKind kind, size_t size, size_t alignment, uint32_t ordinal,
-                     bool exportable, void** pptr) {
+                     bool export_requested, void** pptr) {
     if (ordinal >= d->device->properties().memory_ordinals) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (!exportable) return d->device->allocate(kind, size, alignment, 0, ordinal, pptr);
-    if (!(d->device->exportable_kinds() & (1u << static_cast<uint32_t>(kind))))
-        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-    return d->device->allocate_exportable(kind, size, alignment, 0, ordinal, pptr);
+    if (d->device->exportable_kinds() & (1u << static_cast<uint32_t>(kind)))
+        return d->device->allocate_exportable(kind, size, alignment, 0, ordinal, pptr);
+    if (export_requested) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    return d->device->allocate(kind, size, alignment, 0, ordinal, pptr);
 }
 
 // A device (or, with `host`, host) allocation over the dma-buf of `import` (its size is the
@@ -67,19 +72,26 @@ ze_result_t import(DeviceObject* d, const ze_external_memory_import_fd_t* import
 }
 
 // Fills the ze_external_memory_export_fd_t chained to `props`, if any, with the dma-buf of the
-// allocation `info` describes (owned by `owner`, null for memory not zehal's): the
-// allocation's own fd, valid until the allocation is freed, which closes it. Flags 0 ask for
-// the default type, dma-buf. Memory not allocated for export is INVALID_ARGUMENT.
-ze_result_t export_fd(ze_memory_allocation_properties_t* props, DeviceObject* owner, const hal::PointerInfo& info) {
+// memory at `ptr` (of `owner`, null for memory not zehal's; `info` describes it): an
+// allocation's own fd, valid until the allocation is freed, which closes it, or the fd of the
+// physical memory a reserved range maps there, valid while that memory lives. Flags 0 ask for
+// the default type, dma-buf. Memory that does not export (not zehal's, of a device that
+// exports no such memory, imported, a reserved page that maps nothing) is INVALID_ARGUMENT.
+ze_result_t export_fd(ze_memory_allocation_properties_t* props, DeviceObject* owner, const hal::PointerInfo& info,
+                      const void* ptr) {
     auto* e = find_in_chain<ze_external_memory_export_fd_t>(props, {ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES},
                                                             ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_EXPORT_FD);
     if (!e) return ZE_RESULT_SUCCESS;
     if (e->flags & ~kExternalMemoryTypes) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
     if (e->flags != 0 && e->flags != ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF)
         return ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION;
-    // Memory of a backend that exports nothing was not allocated for export either.
-    if (!owner || owner->device->exportable_kinds() == 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    return owner->device->export_allocation(info.base, &e->fd);
+    if (!owner) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    MemoryFile file;
+    const ze_result_t r = memory_file(owner, info, ptr, &file);
+    if (r == ZE_RESULT_ERROR_DEVICE_LOST) return r;
+    if (r != ZE_RESULT_SUCCESS) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    e->fd = file.fd;
+    return ZE_RESULT_SUCCESS;
 }
 
 // The device whose backend gives a context's host memory: the driver's first device (the
@@ -160,6 +172,7 @@ ze_result_t free_allocation(ze_context_handle_t hContext, void* ptr) {
     hal::PointerInfo info;
     DeviceObject* owner = owner_of(ptr, &info);
     if (!owner || info.base != ptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    ipc_openings().forget(ptr);  // an opened IPC handle freed as any allocation
     return owner->device->free(ptr);
 }
 
@@ -195,7 +208,7 @@ ze_result_t zeMemGetAllocProperties_(ze_context_handle_t hContext, const void* p
         props->id = 0;
         props->pageSize = 0;
         if (phDevice) *phDevice = nullptr;
-        if (!owner) return export_fd(props, nullptr, info);  // not zehal's memory: type unknown
+        if (!owner) return export_fd(props, nullptr, info, ptr);  // not zehal's memory: type unknown
         switch (info.kind) {
             case hal::MemoryKind::host:
                 props->type = ZE_MEMORY_TYPE_HOST;
@@ -210,7 +223,7 @@ ze_result_t zeMemGetAllocProperties_(ze_context_handle_t hContext, const void* p
         props->id = reinterpret_cast<uintptr_t>(info.base);
         props->pageSize = std::max<size_t>(info.alignment, 4096);
         if (phDevice && info.kind != hal::MemoryKind::host) *phDevice = handle_of(owner);
-        return export_fd(props, owner, info);
+        return export_fd(props, owner, info, ptr);
     });
 }
 

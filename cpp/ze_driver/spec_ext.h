@@ -170,6 +170,14 @@ ze_result_t ZE_APICALL zetDeviceGetConcurrentMetricGroupsExp(zet_device_handle_t
 ze_result_t ZE_APICALL zetMetricGroupGetGlobalTimestampsExp(zet_metric_group_handle_t hMetricGroup,
                                                             ze_bool_t synchronizedWithHost, uint64_t* globalTimestamp,
                                                             uint64_t* metricTimestamp);
+// IPC handles returned to the driver by their exporter, and an IPC memory handle made from,
+// or read back as, the fd it carries (API 1.6).
+ze_result_t ZE_APICALL zeMemPutIpcHandle(ze_context_handle_t hContext, ze_ipc_mem_handle_t handle);
+ze_result_t ZE_APICALL zeEventPoolPutIpcHandle(ze_context_handle_t hContext, ze_ipc_event_pool_handle_t hIpc);
+ze_result_t ZE_APICALL zeMemGetIpcHandleFromFileDescriptorExp(ze_context_handle_t hContext, uint64_t handle,
+                                                              ze_ipc_mem_handle_t* pIpcHandle);
+ze_result_t ZE_APICALL zeMemGetFileDescriptorFromIpcHandleExp(ze_context_handle_t hContext,
+                                                              ze_ipc_mem_handle_t ipcHandle, uint64_t* pHandle);
 #ifndef ZE_IMMEDIATE_COMMAND_LIST_APPEND_EXP_NAME
 #define ZE_IMMEDIATE_COMMAND_LIST_APPEND_EXP_NAME "ZE_experimental_immediate_command_list_append"
 #endif

@@ -282,6 +282,21 @@ ze_result_t CudaDevice::export_dma_buf(uint32_t group, int* fd, size_t* size) {
     return export_->export_fd(fd, size);
 }
 
+ze_result_t CudaDevice::flush_inbound_writes() {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    int options = 0;
+    if (!api_.cuFlushGPUDirectRDMAWrites ||
+        api_.cuDeviceGetAttribute(&options, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS, device_) !=
+            CUDA_SUCCESS ||
+        !(options & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST))
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    if (ze_result_t r = ready(); r != ZE_RESULT_SUCCESS) return r;
+    ContextScope scope(api_, ctx_);
+    // To the owner: the writes become visible to this device's own later work.
+    return check(api_.cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+                                                  CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER));
+}
+
 bool CudaDevice::can_access_peer(const hal::Device& other) const {
     const auto* peer = dynamic_cast<const CudaDevice*>(&other);
     if (!peer) return false;

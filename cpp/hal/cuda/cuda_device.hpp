@@ -54,6 +54,9 @@ public:
     ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
     hal::VirtualMemory* virtual_memory() override { return virtual_memory_supported_ ? &virtual_memory_ : nullptr; }
     ze_result_t lose() override { return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; }
+    // cuFlushGPUDirectRDMAWrites of the device's context, where the driver and the device
+    // offer it (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS); else UNSUPPORTED_FEATURE.
+    ze_result_t flush_inbound_writes() override;
     // cuDeviceCanAccessPeer between two CUDA devices (a device accesses itself).
     bool can_access_peer(const hal::Device& other) const override;
     // Access as can_access_peer; atomics from cuDeviceGetP2PAttribute; bandwidth unknown (0).

@@ -33,10 +33,12 @@ namespace zehal::cuda {
     X(cuEventSynchronize) X(cuEventQuery) X(cuStreamWaitEvent) X(cuModuleLoadDataEx) X(cuFuncGetAttribute)         \
     X(cuFuncSetAttribute) X(cuCtxSynchronize) X(cuDeviceCanAccessPeer)         \
     X(cuDeviceGetP2PAttribute) X(cuCtxEnablePeerAccess) X(cuMemcpyPeerAsync)
-// Entry points of newer drivers (CUDA 12.4) zehal uses when they are there: the kernels
-// and parameters of a cubin. Null in the table when the driver lacks them.
+// Entry points of newer drivers zehal uses when they are there: the kernels and parameters
+// of a cubin (CUDA 12.4), the flush of GPUDirect RDMA writes (CUDA 11.3). Null in the table
+// when the driver lacks them.
 #define ZEHAL_CUDA_OPTIONAL_FUNCTIONS(X) \
-    X(cuModuleGetFunctionCount) X(cuModuleEnumerateFunctions) X(cuFuncGetName) X(cuFuncGetParamInfo)
+    X(cuModuleGetFunctionCount) X(cuModuleEnumerateFunctions) X(cuFuncGetName) X(cuFuncGetParamInfo) \
+    X(cuFlushGPUDirectRDMAWrites)
 // clang-format on
 
 // The table; load once with driver_api().

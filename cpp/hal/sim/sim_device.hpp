@@ -72,6 +72,13 @@ public:
                                     uint32_t ordinal, void** out) override;
     ze_result_t export_allocation(const void* base, int* fd) override;
     hal::VirtualMemory* virtual_memory() override { return virtual_memory_.get(); }
+    // The device's memory is the process's: a full fence orders every write that reached it
+    // before the commands queued after this call.
+    ze_result_t flush_inbound_writes() override {
+        if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        return ZE_RESULT_SUCCESS;
+    }
     ze_result_t lose() override;
     // Every sim device of the process accesses every other's memory (docs/devices.md).
     bool can_access_peer(const hal::Device& other) const override;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <new>
 
+#include "hal/import_fd.hpp"
 #include "hal/sim/sim_device.hpp"
 
 namespace zehal::sim {
@@ -45,6 +46,9 @@ public:
         if (auto device = device_.lock()) device->unreserve(size());
     }
     int fd() const noexcept { return fd_; }
+    // Sealed against shrinking where made here (do_create_physical); an import's copy is the
+    // importer's fd, checked importable when it came in.
+    int file() const noexcept override { return fd_; }
 
 private:
     const int fd_;
@@ -92,8 +96,10 @@ ze_result_t SimVirtualMemory::do_create_physical(hal::MemoryKind kind, size_t si
                                                 : ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     if (!device_.count_allocation()) return out_of_memory;
     if (on_device && !device_.reserve(size)) return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
-    const int fd = memfd_create(on_device ? "zehal-sim-physical-device" : "zehal-sim-physical-host", MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    // Sealed against shrinking, so that another process may map it (an IPC handle, contract §11).
+    const int fd = memfd_create(on_device ? "zehal-sim-physical-device" : "zehal-sim-physical-host",
+                                MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0 || !hal::seal_against_shrinking(fd)) {
         if (fd >= 0) close(fd);
         if (on_device) device_.unreserve(size);
         return out_of_memory;

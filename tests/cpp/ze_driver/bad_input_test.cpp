@@ -153,8 +153,6 @@ TEST_F(BadInputTest, UnimplementedFunctionsAreUnsupported) {
     ze_image_desc_t id{};
     ze_image_handle_t image = nullptr;
     EXPECT_EQ(zeImageCreate(context, device, &id, &image), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
-    ze_ipc_mem_handle_t ipc{};
-    EXPECT_EQ(zeMemGetIpcHandle(context, dev, &ipc), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
     uint32_t count = 0;
     EXPECT_EQ(zesDeviceEnumPowerDomains(reinterpret_cast<zes_device_handle_t>(device), &count, nullptr),
               ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "hal/import_fd.hpp"
 #include "hal/sim/sim_virtual_memory.hpp"
 #include "support/in_child.hpp"
 #include "support/sim_fixture.hpp"
@@ -57,6 +58,34 @@ TEST(SimVirtualMemory, EveryDeviceHasIt) {
     EXPECT_EQ(d->virtual_memory()->page_size(64u << 20, &page), ZE_RESULT_SUCCESS);
     EXPECT_EQ(page, sim::SimVirtualMemory::kLargePageSize);
     EXPECT_EQ(d->virtual_memory()->page_size(1, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+}
+
+// The physical memory behind an address and the address's offset into it; the file that
+// holds its pages, sealed against shrinking so that another process may map it.
+TEST(SimVirtualMemory, PhysicalMemoryAtAnAddress) {
+    auto d = sim_device();
+    VirtualMemory& vm = *d->virtual_memory();
+    void* v = reserve(vm, 3 * kPage);
+    ASSERT_NE(v, nullptr);
+    auto p = physical(vm, 2 * kPage);
+    ASSERT_EQ(vm.map(at(v, kPage), kPage, p, kPage, MemoryAccess::read_write), ZE_RESULT_SUCCESS);
+    std::shared_ptr<PhysicalMemory> found;
+    size_t offset = 0;
+    EXPECT_EQ(vm.physical_at(at(v, kPage + 8), &found, &offset), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(found, p);
+    EXPECT_EQ(offset, kPage + 8);
+    EXPECT_EQ(vm.physical_at(v, &found, &offset), ZE_RESULT_ERROR_INVALID_ARGUMENT);                 // not mapped
+    EXPECT_EQ(vm.physical_at(at(v, 2 * kPage), &found, &offset), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // past it
+    int local = 0;
+    EXPECT_EQ(vm.physical_at(&local, &found, &offset), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(vm.physical_at(v, nullptr, &offset), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    uint64_t bytes = 0;
+    ASSERT_GE(p->file(), 0);
+    EXPECT_EQ(hal::check_import_fd(p->file(), &bytes), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(bytes, 2 * kPage);
+    EXPECT_EQ(vm.unmap(at(v, kPage), kPage), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(vm.physical_at(at(v, kPage), &found, &offset), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(vm.free(v, 3 * kPage), ZE_RESULT_SUCCESS);
 }
 
 TEST(SimVirtualMemory, FillAndCopyAcrossSeveralPhysicalMemories) {
