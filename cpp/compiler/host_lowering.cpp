@@ -96,6 +96,46 @@ llvm::Value* emit_query(llvm::IRBuilder<>& b, llvm::Value* context, Query query,
     return b.CreateSelect(in_range, value, b.getInt64(is_size ? 1 : 0));
 }
 
+// OpenCL C 2.0's casts of a generic pointer to a named space (the translator's
+// __to_global, __to_local, __to_private). On the host every space is process memory, so
+// the space of a pointer is where it points: into the group's __local memory, into the
+// work-item's stack (its private memory), else global memory. The cast gives the pointer,
+// or null when it points elsewhere (and null for null).
+enum class GenericCast { to_global, to_local, to_private };
+
+std::optional<GenericCast> generic_cast_of(llvm::StringRef name) {
+    if (name == "__to_global") return GenericCast::to_global;
+    if (name == "__to_local") return GenericCast::to_local;
+    if (name == "__to_private") return GenericCast::to_private;
+    return std::nullopt;
+}
+
+llvm::Value* emit_generic_cast(llvm::IRBuilder<>& b, llvm::Value* context, GenericCast cast, llvm::Value* pointer,
+                               llvm::Type* result) {
+    auto field = [&](uint64_t offset) { return load_field(b, context, offset, b.getInt64(0)); };
+    // [begin, begin + bytes) holds p when p - begin < bytes, unsigned.
+    auto inside = [&](llvm::Value* p, llvm::Value* begin, llvm::Value* bytes) {
+        return b.CreateICmpULT(b.CreateSub(p, begin), bytes);
+    };
+    llvm::Value* p = b.CreatePtrToInt(pointer, b.getInt64Ty());
+    llvm::Value* in_local = inside(p, field(kLocalMemoryOffset), field(kLocalBytesOffset));
+    llvm::Value* private_begin = field(kPrivateBeginOffset);
+    llvm::Value* in_private = inside(p, private_begin, b.CreateSub(field(kPrivateEndOffset), private_begin));
+    llvm::Value* keep = nullptr;
+    switch (cast) {
+        case GenericCast::to_global:
+            keep = b.CreateNot(b.CreateOr(in_local, in_private));
+            break;
+        case GenericCast::to_local:
+            keep = in_local;
+            break;
+        case GenericCast::to_private:
+            keep = in_private;
+            break;
+    }
+    return b.CreateIntToPtr(b.CreateSelect(keep, p, b.getInt64(0)), result);
+}
+
 // Gives every defined function a last parameter, the work-item context, and passes it
 // on at every call between them. Returns the map from old to new functions.
 std::map<llvm::Function*, llvm::Function*> thread_context(llvm::Module& module) {
@@ -158,7 +198,8 @@ std::map<llvm::Function*, llvm::Function*> thread_context(llvm::Module& module) 
     return threaded;
 }
 
-// Rewrites the calls of work-item functions, barriers and fences in `function`.
+// Rewrites the calls of work-item functions, generic-pointer casts, barriers and fences in
+// `function`.
 void lower_work_item_calls(llvm::Function& function, llvm::FunctionCallee barrier) {
     llvm::Argument* context = function.getArg(function.arg_size() - 1);
     std::vector<llvm::CallInst*> calls;
@@ -181,6 +222,11 @@ void lower_work_item_calls(llvm::Function& function, llvm::FunctionCallee barrie
         } else if (is_barrier(name)) {
             llvm::CallInst* replacement = b.CreateCall(barrier, {context});
             replacement->addFnAttr(llvm::Attribute::Convergent);
+            call->eraseFromParent();
+        } else if (auto cast = generic_cast_of(name); cast && call->arg_size() == 1 &&
+                                                      call->getArgOperand(0)->getType()->isPointerTy() &&
+                                                      call->getType()->isPointerTy()) {
+            call->replaceAllUsesWith(emit_generic_cast(b, context, *cast, call->getArgOperand(0), call->getType()));
             call->eraseFromParent();
         } else if (is_fence(name)) {
             b.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
