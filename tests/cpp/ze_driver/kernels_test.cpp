@@ -85,6 +85,33 @@ protected:
         return k;
     }
 
+    // Runs spec_constants(out) of a module built with `constants` (null: none) and reads out.
+    std::vector<int64_t> run_spec_constants(const ze_module_constants_t* constants, void* out) {
+        const std::vector<uint8_t> bytes = spirv("spec_constants");
+        ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC,
+                            nullptr,
+                            ZE_MODULE_FORMAT_IL_SPIRV,
+                            bytes.size(),
+                            bytes.data(),
+                            "",
+                            constants};
+        ze_module_handle_t m = nullptr;
+        EXPECT_EQ(zeModuleCreate(context, device, &md, &m, nullptr), ZE_RESULT_SUCCESS);
+        if (!m) return {};
+        ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "spec_constants"};
+        ze_kernel_handle_t k = nullptr;
+        EXPECT_EQ(zeKernelCreate(m, &kd, &k), ZE_RESULT_SUCCESS);
+        std::memset(out, 0, 4 * sizeof(int64_t));
+        EXPECT_EQ(zeKernelSetArgumentValue(k, 0, sizeof out, &out), ZE_RESULT_SUCCESS);
+        const ze_group_count_t groups{1, 1, 1};
+        EXPECT_EQ(zeCommandListAppendLaunchKernel(list, k, &groups, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
+        finish(list);
+        EXPECT_EQ(zeKernelDestroy(k), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(zeModuleDestroy(m), ZE_RESULT_SUCCESS);
+        const auto* values = static_cast<const int64_t*>(out);
+        return {values[0], values[1], values[2], values[3]};
+    }
+
     void* shared = nullptr;
     void* shared2 = nullptr;
     std::vector<ze_module_handle_t> modules;
@@ -375,6 +402,52 @@ TEST_F(ZeKernels, IndirectLaunchBadInput) {
     EXPECT_EQ(zeCommandListAppendLaunchKernelIndirect(copy_list, k, groups, nullptr, 0, nullptr),
               ZE_RESULT_ERROR_INVALID_ARGUMENT);
     ZE_OK(zeCommandListDestroy(copy_list));
+}
+
+// Specialization constants replace the defaults of the constants named; the others keep
+// theirs, and a module built without constants afterwards has every default again.
+TEST_F(ZeKernels, SpecializationConstantsSetTheModulesValues) {
+    const uint64_t wide = 1234;
+    const int16_t narrow = -5;
+    const bool truth = true;
+    uint32_t ids[] = {0, 2, 3};
+    const void* values[] = {&wide, &narrow, &truth};
+    const ze_module_constants_t constants{3, ids, values};
+    EXPECT_EQ(run_spec_constants(&constants, shared), (std::vector<int64_t>{1234, 30, -5, 1}));
+    EXPECT_EQ(run_spec_constants(nullptr, shared), (std::vector<int64_t>{10, 30, -3, 0}));
+    const uint32_t small = 77;
+    uint32_t one_id[] = {1};
+    const void* one_value[] = {&small};
+    const ze_module_constants_t one{1, one_id, one_value};
+    EXPECT_EQ(run_spec_constants(&one, shared), (std::vector<int64_t>{10, 77, -3, 0}));
+}
+
+TEST_F(ZeKernels, SpecializationConstantsBadInput) {
+    const std::vector<uint8_t> bytes = spirv("spec_constants");
+    const uint64_t value = 1;
+    uint32_t missing[] = {7};
+    const void* values[] = {&value};
+    ze_module_constants_t constants{1, missing, values};
+    ze_module_desc_t md{
+        ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, bytes.size(), bytes.data(), "", &constants};
+    ze_module_handle_t m = nullptr;
+    ze_module_build_log_handle_t log = nullptr;
+    EXPECT_EQ(zeModuleCreate(context, device, &md, &m, &log), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(m, nullptr);
+    ASSERT_NE(log, nullptr);
+    size_t size = 0;
+    ZE_OK(zeModuleBuildLogGetString(log, &size, nullptr));
+    std::string text(size, '\0');
+    ZE_OK(zeModuleBuildLogGetString(log, &size, text.data()));
+    EXPECT_NE(text.find("specialization constant 7"), std::string::npos) << text;
+    ZE_OK(zeModuleBuildLogDestroy(log));
+    constants.pConstantIds = nullptr;
+    EXPECT_EQ(zeModuleCreate(context, device, &md, &m, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    uint32_t present[] = {0};
+    const void* null_value[] = {nullptr};
+    constants = {1, present, null_value};
+    EXPECT_EQ(zeModuleCreate(context, device, &md, &m, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(m, nullptr);
 }
 
 TEST_F(ZeKernels, CopyEnginesRunNoKernels) {
