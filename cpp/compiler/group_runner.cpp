@@ -2,6 +2,7 @@
 // group, fibers on ucontext.
 #include "group_runner.hpp"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -116,6 +117,30 @@ private:
     size_t count_ = 0;
 };
 
+// The bounds of the calling thread's stack: the private memory of the work-items a group
+// entry runs in a loop on this thread. Empty when the system cannot say (then no pointer
+// counts as private).
+struct StackBounds {
+    uint8_t* begin = nullptr;
+    uint8_t* end = nullptr;
+};
+
+StackBounds read_thread_stack() {
+    StackBounds bounds;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) {
+        return bounds;
+    }
+    void* base = nullptr;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attr, &base, &size) == 0) {
+        bounds.begin = static_cast<uint8_t*>(base);
+        bounds.end = bounds.begin + size;
+    }
+    pthread_attr_destroy(&attr);
+    return bounds;
+}
+
 // The work-items of one group as fibers.
 struct FiberGroup {
     GroupEntry entry = nullptr;
@@ -146,6 +171,7 @@ struct ThreadScratch {
     FiberGroup fibers;
     std::vector<void*> local_pointers;  // the group's __local arguments
     std::vector<void*> slots;           // the argument slots of the entry
+    StackBounds stack = read_thread_stack();
 };
 thread_local ThreadScratch scratch;
 
@@ -194,6 +220,8 @@ void run_fibers(GroupRun* run) {
         c.local_id[0] = i % size[0];
         c.local_id[1] = (i / size[0]) % size[1];
         c.local_id[2] = i / (size[0] * size[1]);
+        c.private_begin = scratch.stacks.stack(i);
+        c.private_end = c.private_begin + kFiberStackBytes;
         c.fiber = &group;
         ucontext_t& fiber = group.fibers[i];
         getcontext(&fiber);
@@ -304,6 +332,9 @@ ze_result_t run_groups(const HostKernel& kernel, uint64_t local_bytes, const Lau
         }
         c.work_dim = work_dim;
         c.local_memory = memory;
+        c.local_bytes = group_bytes;
+        c.private_begin = s.stack.begin;
+        c.private_end = s.stack.end;
         if (kernel.per_work_item && !s.stacks.reserve(items)) {
             faulted.store(true, std::memory_order_relaxed);
             std::lock_guard lock(message_mutex);

@@ -26,7 +26,7 @@ namespace zehal::compiler {
 namespace {
 
 // Bumped when the lowering changes what an object file holds.
-constexpr std::string_view kHostFormat = "host-v2";
+constexpr std::string_view kHostFormat = "host-v4";
 
 class HostModuleImpl final : public HostModule {
 public:

@@ -96,6 +96,46 @@ llvm::Value* emit_query(llvm::IRBuilder<>& b, llvm::Value* context, Query query,
     return b.CreateSelect(in_range, value, b.getInt64(is_size ? 1 : 0));
 }
 
+// OpenCL C 2.0's casts of a generic pointer to a named space (the translator's
+// __to_global, __to_local, __to_private). On the host every space is process memory, so
+// the space of a pointer is where it points: into the group's __local memory, into the
+// work-item's stack (its private memory), else global memory. The cast gives the pointer,
+// or null when it points elsewhere (and null for null).
+enum class GenericCast { to_global, to_local, to_private };
+
+std::optional<GenericCast> generic_cast_of(llvm::StringRef name) {
+    if (name == "__to_global") return GenericCast::to_global;
+    if (name == "__to_local") return GenericCast::to_local;
+    if (name == "__to_private") return GenericCast::to_private;
+    return std::nullopt;
+}
+
+llvm::Value* emit_generic_cast(llvm::IRBuilder<>& b, llvm::Value* context, GenericCast cast, llvm::Value* pointer,
+                               llvm::Type* result) {
+    auto field = [&](uint64_t offset) { return load_field(b, context, offset, b.getInt64(0)); };
+    // [begin, begin + bytes) holds p when p - begin < bytes, unsigned.
+    auto inside = [&](llvm::Value* p, llvm::Value* begin, llvm::Value* bytes) {
+        return b.CreateICmpULT(b.CreateSub(p, begin), bytes);
+    };
+    llvm::Value* p = b.CreatePtrToInt(pointer, b.getInt64Ty());
+    llvm::Value* in_local = inside(p, field(kLocalMemoryOffset), field(kLocalBytesOffset));
+    llvm::Value* private_begin = field(kPrivateBeginOffset);
+    llvm::Value* in_private = inside(p, private_begin, b.CreateSub(field(kPrivateEndOffset), private_begin));
+    llvm::Value* keep = nullptr;
+    switch (cast) {
+        case GenericCast::to_global:
+            keep = b.CreateNot(b.CreateOr(in_local, in_private));
+            break;
+        case GenericCast::to_local:
+            keep = in_local;
+            break;
+        case GenericCast::to_private:
+            keep = in_private;
+            break;
+    }
+    return b.CreateIntToPtr(b.CreateSelect(keep, p, b.getInt64(0)), result);
+}
+
 // Gives every defined function a last parameter, the work-item context, and passes it
 // on at every call between them. Returns the map from old to new functions.
 std::map<llvm::Function*, llvm::Function*> thread_context(llvm::Module& module) {
@@ -158,7 +198,8 @@ std::map<llvm::Function*, llvm::Function*> thread_context(llvm::Module& module) 
     return threaded;
 }
 
-// Rewrites the calls of work-item functions, barriers and fences in `function`.
+// Rewrites the calls of work-item functions, generic-pointer casts, barriers and fences in
+// `function`.
 void lower_work_item_calls(llvm::Function& function, llvm::FunctionCallee barrier) {
     llvm::Argument* context = function.getArg(function.arg_size() - 1);
     std::vector<llvm::CallInst*> calls;
@@ -181,6 +222,11 @@ void lower_work_item_calls(llvm::Function& function, llvm::FunctionCallee barrie
         } else if (is_barrier(name)) {
             llvm::CallInst* replacement = b.CreateCall(barrier, {context});
             replacement->addFnAttr(llvm::Attribute::Convergent);
+            call->eraseFromParent();
+        } else if (auto cast = generic_cast_of(name); cast && call->arg_size() == 1 &&
+                                                      call->getArgOperand(0)->getType()->isPointerTy() &&
+                                                      call->getType()->isPointerTy()) {
+            call->replaceAllUsesWith(emit_generic_cast(b, context, *cast, call->getArgOperand(0), call->getType()));
             call->eraseFromParent();
         } else if (is_fence(name)) {
             b.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
@@ -276,6 +322,39 @@ uint64_t lower_local_variables(llvm::Module& module) {
     return bytes;
 }
 
+// Vector loads and stores keep only their element's alignment, and pointer parameters
+// promise none (the translator marks a float4* parameter `align 16`, from which the
+// optimiser would raise the accesses' alignment again). OpenCL asks a vector pointer to be
+// aligned to the whole vector, but GPUs run kernels on buffers aligned only to the element
+// (the conformance suite passes such buffers), where an aligned vector instruction of the
+// host faults. Unaligned vector instructions cost nothing on aligned data.
+void relax_vector_alignment(llvm::Module& module) {
+    const llvm::DataLayout& layout = module.getDataLayout();
+    auto element_align = [&](llvm::Type* type) {
+        return layout.getABITypeAlign(llvm::cast<llvm::VectorType>(type)->getElementType());
+    };
+    for (llvm::Function& function : module) {
+        for (unsigned i = 0; i < function.arg_size(); ++i) {
+            function.removeParamAttr(i, llvm::Attribute::Alignment);
+        }
+        for (llvm::BasicBlock& block : function) {
+            for (llvm::Instruction& inst : block) {
+                if (auto* call = llvm::dyn_cast<llvm::CallBase>(&inst)) {
+                    for (unsigned i = 0; i < call->arg_size(); ++i) {
+                        call->removeParamAttr(i, llvm::Attribute::Alignment);
+                    }
+                } else if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst); load && load->getType()->isVectorTy()) {
+                    load->setAlignment(std::min(load->getAlign(), element_align(load->getType())));
+                } else if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst);
+                           store && store->getValueOperand()->getType()->isVectorTy()) {
+                    store->setAlignment(
+                        std::min(store->getAlign(), element_align(store->getValueOperand()->getType())));
+                }
+            }
+        }
+    }
+}
+
 // Whether `kernel` reaches a barrier.
 bool reaches_barrier(llvm::Function& kernel, llvm::Function* barrier) {
     std::set<llvm::Function*> seen{&kernel};
@@ -328,6 +407,7 @@ ze_result_t lower_for_host(llvm::Module& module, const llvm::DataLayout& layout,
         lower_work_item_calls(*function, barrier);
     }
     const uint64_t local_bytes = lower_local_variables(module);
+    relax_vector_alignment(module);
     for (llvm::Function& function : module) {
         function.setCallingConv(llvm::CallingConv::C);
         if (function.isDeclaration() && function.getName().startswith("_Z") && define_builtin(function)) {

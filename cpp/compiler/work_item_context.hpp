@@ -15,8 +15,11 @@ struct WorkItemContext {
     uint64_t num_groups[3];
     uint64_t global_offset[3];
     uint64_t work_dim;
-    uint8_t* local_memory;  // the group's static __local variables
-    void* fiber;            // the runtime's state for barrier(), null in work-item loops
+    uint8_t* local_memory;   // the group's static __local variables, then its __local arguments
+    uint64_t local_bytes;    // the bytes of the group's __local memory, from local_memory
+    uint8_t* private_begin;  // the work-item's private memory: the stack it runs on
+    uint8_t* private_end;
+    void* fiber;  // the runtime's state for barrier(), null in work-item loops
 };
 
 // Byte offsets of the fields, as the lowering writes them into the IR.
@@ -27,8 +30,11 @@ inline constexpr uint64_t kNumGroupsOffset = offsetof(WorkItemContext, num_group
 inline constexpr uint64_t kGlobalOffsetOffset = offsetof(WorkItemContext, global_offset);
 inline constexpr uint64_t kWorkDimOffset = offsetof(WorkItemContext, work_dim);
 inline constexpr uint64_t kLocalMemoryOffset = offsetof(WorkItemContext, local_memory);
+inline constexpr uint64_t kLocalBytesOffset = offsetof(WorkItemContext, local_bytes);
+inline constexpr uint64_t kPrivateBeginOffset = offsetof(WorkItemContext, private_begin);
+inline constexpr uint64_t kPrivateEndOffset = offsetof(WorkItemContext, private_end);
 inline constexpr uint64_t kFiberOffset = offsetof(WorkItemContext, fiber);
-static_assert(sizeof(WorkItemContext) == 144, "the lowering copies 144 bytes");
+static_assert(sizeof(WorkItemContext) == 168, "the lowering copies 168 bytes");
 
 // The runtime's barrier: called by lowered kernels (symbol "zehal_work_group_barrier").
 extern "C" void zehal_work_group_barrier(WorkItemContext* context);

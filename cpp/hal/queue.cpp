@@ -68,6 +68,17 @@ ze_result_t Queue::append_launch(Kernel& kernel, const GroupCount& groups, const
     return do_append_launch(kernel, groups, launch, signal, waits);
 }
 
+ze_result_t Queue::append_launch_indirect(std::span<const KernelRef> kernels, const GroupCount* groups,
+                                          const uint32_t* count, const EventRef& signal,
+                                          std::span<const EventRef> waits) {
+    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    PlacedIndirectLaunch launch;
+    if (ze_result_t r = check_launch_indirect(*this, kernels, groups, count, signal, waits, &launch);
+        r != ZE_RESULT_SUCCESS)
+        return r;
+    return do_append_launch_indirect(kernels, groups, count, launch, signal, waits);
+}
+
 ze_result_t Queue::host_synchronize(uint64_t timeout_ns) {
     if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     return do_host_synchronize(timeout_ns);

@@ -70,6 +70,20 @@ public:
     // timestamps are the kernel's start and end.
     ze_result_t append_launch(Kernel& kernel, const GroupCount& groups, const EventRef& signal,
                               std::span<const EventRef> waits);
+    // Launches `kernels` one after the other, each as append_launch launches it, with group
+    // counts read from memory when the command runs, not when it is appended (so a command
+    // before it on this queue may write them): kernel i runs over groups[i], and with a
+    // `count` only the first min(*count, kernels.size()) kernels run. A group count that
+    // reads zero in some dimension runs none of that kernel's work-items. `groups`
+    // (kernels.size() GroupCount) and `count` (a uint32_t; may be null for one kernel) are
+    // operands the command reads, 4-byte aligned (else INVALID_ARGUMENT). INVALID_SIZE for
+    // no kernels, INVALID_NULL_HANDLE for a null kernel, INVALID_NULL_POINTER for null
+    // `groups` or, with several kernels, null `count`; each kernel as append_launch checks
+    // it. `signal` is signalled once the last kernel
+    // completed; its kernel timestamps are the first kernel's start and the last one's end.
+    // UNSUPPORTED_FEATURE where the backend cannot read the counts in queue order.
+    ze_result_t append_launch_indirect(std::span<const KernelRef> kernels, const GroupCount* groups,
+                                       const uint32_t* count, const EventRef& signal, std::span<const EventRef> waits);
     // Waits until every submitted command completed or `timeout_ns` passed
     // (NOT_READY on timeout).
     ze_result_t host_synchronize(uint64_t timeout_ns);
@@ -116,6 +130,10 @@ protected:
     // `launch`: the kernel's snapshot and its pointer arguments placed (check_launch).
     virtual ze_result_t do_append_launch(Kernel& kernel, const GroupCount& groups, PlacedLaunch& launch,
                                          const EventRef& signal, std::span<const EventRef> waits) = 0;
+    // `launch`: the placed group counts, count and each kernel's launch (check_launch_indirect).
+    virtual ze_result_t do_append_launch_indirect(std::span<const KernelRef> kernels, const GroupCount* groups,
+                                                  const uint32_t* count, PlacedIndirectLaunch& launch,
+                                                  const EventRef& signal, std::span<const EventRef> waits) = 0;
     virtual ze_result_t do_host_synchronize(uint64_t timeout_ns) = 0;
     // Takes the command back when the backend can. This default is a queue that cannot:
     // every command counts as started (NOT_READY).

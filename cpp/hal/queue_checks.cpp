@@ -43,6 +43,17 @@ ze_result_t place_pointers(CommandTarget& target, const Kernel& kernel, PlacedLa
     return ZE_RESULT_SUCCESS;
 }
 
+// The arguments of a launch of `kernel` into *placed: the snapshot of a KernelState
+// kernel's arguments (KernelState::snapshot's errors) and its pointers placed; nothing for
+// a kernel that keeps its arguments elsewhere.
+ze_result_t place_launch(CommandTarget& target, Kernel& kernel, PlacedLaunch* placed) {
+    const auto* state = dynamic_cast<const KernelState*>(&kernel);
+    if (!state) return ZE_RESULT_SUCCESS;
+    if (ze_result_t r = state->snapshot(&placed->args); r != ZE_RESULT_SUCCESS) return r;
+    placed->snapshot = true;
+    return place_pointers(target, kernel, placed);
+}
+
 }  // namespace
 
 PlacedOperand::PlacedOperand(PlacedOperand&& other) noexcept
@@ -138,13 +149,40 @@ ze_result_t check_launch(CommandTarget& target, Kernel& kernel, const GroupCount
                          std::span<const EventRef> waits, PlacedLaunch* placed) {
     if (!target.owns_kernel(kernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (ze_result_t r = check_group_count(groups, target.properties()); r != ZE_RESULT_SUCCESS) return r;
-    if (placed) {
-        if (const auto* state = dynamic_cast<const KernelState*>(&kernel)) {
-            if (ze_result_t r = state->snapshot(&placed->args); r != ZE_RESULT_SUCCESS) return r;
-            placed->snapshot = true;
-            if (ze_result_t r = place_pointers(target, kernel, placed); r != ZE_RESULT_SUCCESS) return r;
-        }
+    if (placed)
+        if (ze_result_t r = place_launch(target, kernel, placed); r != ZE_RESULT_SUCCESS) return r;
+    return check_events(target, signal, waits);
+}
+
+ze_result_t check_launch_indirect(CommandTarget& target, std::span<const KernelRef> kernels, const GroupCount* groups,
+                                  const uint32_t* count, const EventRef& signal, std::span<const EventRef> waits,
+                                  PlacedIndirectLaunch* placed) {
+    if (kernels.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
+    for (const KernelRef& kernel : kernels) {
+        if (!kernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        if (!target.owns_kernel(*kernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     }
+    if (!groups || (!count && kernels.size() > 1)) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (reinterpret_cast<uintptr_t>(groups) % alignof(uint32_t) ||
+        reinterpret_cast<uintptr_t>(count) % alignof(uint32_t))
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    PlacedIndirectLaunch unplaced;
+    PlacedIndirectLaunch& out = placed ? *placed : unplaced;
+    if (placed) {
+        try {
+            out.launches.resize(kernels.size());
+        } catch (const std::bad_alloc&) {
+            return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        }
+        for (size_t i = 0; i < kernels.size(); ++i)
+            if (ze_result_t r = place_launch(target, *kernels[i], &out.launches[i]); r != ZE_RESULT_SUCCESS) return r;
+    }
+    if (ze_result_t r = place(target, groups, kernels.size() * sizeof(GroupCount), OperandUse::read, &out.groups);
+        r != ZE_RESULT_SUCCESS)
+        return r;
+    if (count)
+        if (ze_result_t r = place(target, count, sizeof *count, OperandUse::read, &out.count); r != ZE_RESULT_SUCCESS)
+            return r;
     return check_events(target, signal, waits);
 }
 

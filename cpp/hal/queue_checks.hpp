@@ -98,6 +98,14 @@ struct PlacedLaunch {
     std::vector<PlacedOperand> pointers;
 };
 
+// An indirect launch as the queue checked it: the group counts and the kernel count placed
+// (held), and each kernel's launch (PlacedLaunch, in the order of the kernels).
+struct PlacedIndirectLaunch {
+    PlacedOperand groups;
+    PlacedOperand count;
+    std::vector<PlacedLaunch> launches;
+};
+
 // The largest fill pattern, in bytes.
 inline constexpr size_t kMaxFillPattern = 128;
 
@@ -146,6 +154,15 @@ ze_result_t check_query_kernel_timestamps(CommandTarget& target, std::span<const
 // byte; read: a kernel's extent is its own business), placed and held into *placed.
 ze_result_t check_launch(CommandTarget& target, Kernel& kernel, const GroupCount& groups, const EventRef& signal,
                          std::span<const EventRef> waits, PlacedLaunch* placed);
+// An indirect launch: no kernels (INVALID_SIZE), a null kernel (INVALID_NULL_HANDLE), a
+// kernel of another device (INVALID_ARGUMENT), null `groups` or, with several kernels,
+// null `count` (INVALID_NULL_POINTER), `groups` or `count` not 4-byte aligned
+// (INVALID_ARGUMENT); with `placed`, each kernel's arguments as check_launch places them;
+// the group counts (kernels.size() of them) and the count, both read, placed and held into
+// *placed when given.
+ze_result_t check_launch_indirect(CommandTarget& target, std::span<const KernelRef> kernels, const GroupCount* groups,
+                                  const uint32_t* count, const EventRef& signal, std::span<const EventRef> waits,
+                                  PlacedIndirectLaunch* placed);
 // A cancel: a null event (INVALID_NULL_HANDLE), one of another device.
 ze_result_t check_cancel(const CommandTarget& target, const EventRef& signal);
 

@@ -36,6 +36,9 @@ ze_result_t check(const Command& c, const hal::Device& device) {
             // The kernel's arguments were checked as they were set (KernelObject).
             if (!c.kernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
             return hal::check_launch(target, *c.kernel, c.groups, c.signal, c.waits, nullptr);
+        case Command::Kind::launch_indirect:
+            return hal::check_launch_indirect(target, c.kernels, c.indirect_groups, c.indirect_count, c.signal, c.waits,
+                                              nullptr);
     }
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
 }
@@ -57,6 +60,8 @@ ze_result_t run(const Command& c, hal::Queue& queue) {
                 c.queried, c.dst, c.offsets.empty() ? nullptr : c.offsets.data(), c.signal, c.waits);
         case Command::Kind::launch:
             return queue.append_launch(*c.kernel, c.groups, c.signal, c.waits);
+        case Command::Kind::launch_indirect:
+            return queue.append_launch_indirect(c.kernels, c.indirect_groups, c.indirect_count, c.signal, c.waits);
     }
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
 }

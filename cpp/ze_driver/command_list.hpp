@@ -24,6 +24,7 @@ struct Command {
         write_timestamp,   // the device's global timestamp (ticks, uint64) into dst
         query_timestamps,  // the kernel timestamps of `queried` into dst (+ offsets)
         launch,            // `kernel` over `groups` work-groups
+        launch_indirect,   // `kernels` over the group counts at `indirect_groups` (and `indirect_count`)
     };
     Kind kind = Kind::barrier;
     void* dst = nullptr;
@@ -34,9 +35,12 @@ struct Command {
     std::vector<hal::EventRef> waits;
     hal::EventRef reset_event;
     std::vector<hal::EventRef> queried;
-    std::vector<size_t> offsets;  // empty: packed results
-    hal::KernelRef kernel;        // launch: what it runs, with its arguments and group size
-    hal::GroupCount groups{};     // launch: work-groups per dimension
+    std::vector<size_t> offsets;                       // empty: packed results
+    hal::KernelRef kernel;                             // launch: what it runs, with its arguments and group size
+    hal::GroupCount groups{};                          // launch: work-groups per dimension
+    std::vector<hal::KernelRef> kernels;               // launch_indirect: what it runs, in order
+    const hal::GroupCount* indirect_groups = nullptr;  // launch_indirect: read when it runs
+    const uint32_t* indirect_count = nullptr;          // launch_indirect: how many run (null: one kernel)
 };
 
 // The commands of a closed regular list; shared with executions, never changed.

@@ -36,8 +36,65 @@ ze_result_t zeCommandListAppendLaunchKernel_(ze_command_list_handle_t hCommandLi
     });
 }
 
+// An indirect launch of `kernels` (count handles at `handles`): each kernel as
+// zeCommandListAppendLaunchKernel takes it, the group counts and the kernel count read by
+// the device when the command runs (hal::Queue::append_launch_indirect); UNSUPPORTED_FEATURE
+// where the device cannot (CUDA).
+ze_result_t append_indirect(ze_command_list_handle_t hCommandList, uint32_t count, const ze_kernel_handle_t* handles,
+                            const uint32_t* pCountBuffer, const ze_group_count_t* pLaunchArgumentsBuffer,
+                            ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+    std::shared_ptr<CommandListObject> list;
+    if (ze_result_t r = command_lists().get(hCommandList, &list); r != ZE_RESULT_SUCCESS) return r;
+    if (!handles || !pLaunchArgumentsBuffer) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (count == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (list->ordinal() != hal::kComputeOrdinal) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    Command c;
+    c.kind = Command::Kind::launch_indirect;
+    c.kernels.resize(count);
+    for (uint32_t i = 0; i < count; ++i) {
+        std::shared_ptr<KernelObject> kernel;
+        if (ze_result_t r = kernels().get(handles[i], &kernel); r != ZE_RESULT_SUCCESS) return r;
+        if (kernel->module().device != list->device()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (ze_result_t r = kernel->launchable(!list->immediate(), &c.kernels[i]); r != ZE_RESULT_SUCCESS) return r;
+    }
+    // ze_group_count_t is three uint32_t, as hal::GroupCount.
+    static_assert(sizeof(ze_group_count_t) == sizeof(hal::GroupCount));
+    c.indirect_groups = reinterpret_cast<const hal::GroupCount*>(pLaunchArgumentsBuffer);
+    c.indirect_count = pCountBuffer;
+    if (ze_result_t r = optional_event(hSignalEvent, &c.signal); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = wait_list(numWaitEvents, phWaitEvents, &c.waits); r != ZE_RESULT_SUCCESS) return r;
+    return list->append(std::move(c));
+}
+
+ze_result_t zeCommandListAppendLaunchKernelIndirect_(ze_command_list_handle_t hCommandList, ze_kernel_handle_t hKernel,
+                                                     const ze_group_count_t* pLaunchArgumentsBuffer,
+                                                     ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                     ze_event_handle_t* phWaitEvents) {
+    return ze_guarded([&] {
+        return append_indirect(hCommandList, 1, &hKernel, nullptr, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents,
+                               phWaitEvents);
+    });
+}
+
+// The first *pCountBuffer of the kernels run (at most numKernels), kernel i over
+// pLaunchArgumentsBuffer[i]; the signal event is signalled after the last.
+ze_result_t zeCommandListAppendLaunchMultipleKernelsIndirect_(ze_command_list_handle_t hCommandList,
+                                                              uint32_t numKernels, ze_kernel_handle_t* phKernels,
+                                                              const uint32_t* pCountBuffer,
+                                                              const ze_group_count_t* pLaunchArgumentsBuffer,
+                                                              ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                              ze_event_handle_t* phWaitEvents) {
+    return ze_guarded([&] {
+        if (!pCountBuffer) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        return append_indirect(hCommandList, numKernels, phKernels, pCountBuffer, pLaunchArgumentsBuffer, hSignalEvent,
+                               numWaitEvents, phWaitEvents);
+    });
+}
+
 const Entry kEntries[] = {
     ZEHAL_ENTRY(zeCommandListAppendLaunchKernel, zeCommandListAppendLaunchKernel_),
+    ZEHAL_ENTRY(zeCommandListAppendLaunchKernelIndirect, zeCommandListAppendLaunchKernelIndirect_),
+    ZEHAL_ENTRY(zeCommandListAppendLaunchMultipleKernelsIndirect, zeCommandListAppendLaunchMultipleKernelsIndirect_),
 };
 
 }  // namespace

@@ -2,10 +2,12 @@
 // format, their kernel names and native binary, and the build log of a creation.
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "chain.hpp"
 #include "dispatch.hpp"
 #include "kernel_object.hpp"
+#include "spirv_specialization.hpp"
 #include "common/c_boundary.hpp"
 
 namespace zehal::ze_driver {
@@ -19,11 +21,12 @@ void give_log(ze_module_build_log_handle_t* phBuildLog, std::string text) {
     *phBuildLog = to_handle<ze_module_build_log_handle_t>(build_logs().add(std::move(log)));
 }
 
-// What zeModuleCreate does not take: specialization constants and several programs linked
-// into one module (ze_module_program_exp_desc_t); the reason, or "" when neither is asked.
+// What zeModuleCreate does not take: specialization constants of a native module (they are
+// SPIR-V's) and several programs linked into one module (ze_module_program_exp_desc_t); the
+// reason, or "" when neither is asked.
 std::string unsupported_input(const ze_module_desc_t* desc) {
-    if (desc->pConstants && desc->pConstants->numConstants > 0)
-        return "zehal: specialization constants are not supported";
+    if (desc->format == ZE_MODULE_FORMAT_NATIVE && desc->pConstants && desc->pConstants->numConstants > 0)
+        return "zehal: specialization constants apply to SPIR-V modules, not native ones";
     const auto* next = static_cast<const ChainLink*>(desc->pNext);
     if (has_stype(desc, {ZE_STRUCTURE_TYPE_MODULE_DESC}) && find_link(next, ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC))
         return "zehal: modules of several programs (ze_module_program_exp_desc_t) are not supported";
@@ -51,12 +54,24 @@ ze_result_t zeModuleCreate_(ze_context_handle_t hContext, ze_device_handle_t hDe
         }
         const auto format = desc->format == ZE_MODULE_FORMAT_NATIVE ? hal::ModuleFormat::native
                                                                     : hal::ModuleFormat::spirv;
+        std::span<const uint8_t> binary{desc->pInputModule, desc->inputSize};
+        std::vector<uint8_t> specialized;
+        std::string log;
+        if (const ze_module_constants_t* constants = desc->pConstants; constants && constants->numConstants > 0) {
+            if (!constants->pConstantIds || !constants->pConstantValues) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+            const ze_result_t r = specialize_spirv(binary, {constants->pConstantIds, constants->numConstants},
+                                                   {constants->pConstantValues, constants->numConstants}, &specialized,
+                                                   &log);
+            if (r != ZE_RESULT_SUCCESS) {
+                give_log(phBuildLog, std::move(log));
+                return r;
+            }
+            binary = specialized;
+        }
         const std::string_view flags = desc->pBuildFlags ? desc->pBuildFlags : "";
         auto object = std::make_shared<ModuleObject>();
         object->device = d;
-        std::string log;
-        const ze_result_t r = d->device->create_module(format, {desc->pInputModule, desc->inputSize}, flags,
-                                                       &object->module, &log);
+        const ze_result_t r = d->device->create_module(format, binary, flags, &object->module, &log);
         give_log(phBuildLog, std::move(log));
         if (r != ZE_RESULT_SUCCESS) return r;
         *phModule = to_handle<ze_module_handle_t>(modules().add(std::move(object)));

@@ -388,6 +388,12 @@ bool CudaQueue::owns_kernel(const hal::Kernel& kernel) const noexcept {
     return k && &k->module().device() == device_.get();
 }
 
+ze_result_t CudaQueue::do_append_launch_indirect(std::span<const hal::KernelRef>, const hal::GroupCount*,
+                                                 const uint32_t*, hal::PlacedIndirectLaunch&, const hal::EventRef&,
+                                                 std::span<const hal::EventRef>) {
+    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+}
+
 ze_result_t CudaQueue::do_append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, hal::PlacedLaunch& launch,
                                         const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
     auto& k = static_cast<CudaKernel&>(kernel);

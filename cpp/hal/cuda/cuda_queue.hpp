@@ -70,6 +70,13 @@ private:
     // INVALID_ARGUMENT.
     ze_result_t do_append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, hal::PlacedLaunch& launch,
                                  const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    // UNSUPPORTED_FEATURE: a stream launches with the grid given at enqueue time, and
+    // neither a host function nor a kernel (without dynamic parallelism) can launch a kernel
+    // in stream order, so counts in device memory cannot be read when the launch runs
+    // without a host wait in the caller.
+    ze_result_t do_append_launch_indirect(std::span<const hal::KernelRef> kernels, const hal::GroupCount* groups,
+                                          const uint32_t* count, hal::PlacedIndirectLaunch& launch,
+                                          const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
     // cuStreamSynchronize for no limit, else polls cuStreamQuery. Streams cannot take
     // commands back: cancel is the base's (NOT_READY).
     ze_result_t do_host_synchronize(uint64_t timeout_ns) override;

@@ -2,6 +2,8 @@
 // ZeModule, ZeKernel and ZeQueue's launch hook.
 #include "hal/level_zero/level_zero_module.hpp"
 
+#include <algorithm>
+#include <mutex>
 #include <new>
 #include <utility>
 
@@ -183,6 +185,32 @@ ze_result_t ZeKernel::append_launch(ze_command_list_handle_t list, const ze_grou
                                                                     static_cast<uint32_t>(waits.size()), waits.data());
 }
 
+ze_result_t ZeKernel::append_launch_indirect(ze_command_list_handle_t list, std::span<const hal::KernelRef> kernels,
+                                             const ze_group_count_t* groups, const uint32_t* count,
+                                             ze_event_handle_t signal, std::span<ze_event_handle_t> waits) {
+    std::vector<ZeKernel*> locked;
+    std::vector<ze_kernel_handle_t> handles;
+    std::vector<std::unique_lock<std::mutex>> locks;
+    try {
+        for (const hal::KernelRef& k : kernels) {
+            locked.push_back(static_cast<ZeKernel*>(k.get()));
+            handles.push_back(locked.back()->handle_);
+        }
+        std::sort(locked.begin(), locked.end());
+        locked.erase(std::unique(locked.begin(), locked.end()), locked.end());
+        locks.reserve(locked.size());
+    } catch (const std::bad_alloc&) {
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    for (ZeKernel* k : locked) locks.emplace_back(k->mu_);
+    const ZeApi& api = static_cast<ZeKernel&>(*kernels[0]).module_->device()->api();
+    const auto wait_count = static_cast<uint32_t>(waits.size());
+    if (!count)
+        return api.zeCommandListAppendLaunchKernelIndirect(list, handles[0], groups, signal, wait_count, waits.data());
+    return api.zeCommandListAppendLaunchMultipleKernelsIndirect(
+        list, static_cast<uint32_t>(handles.size()), handles.data(), count, groups, signal, wait_count, waits.data());
+}
+
 // ---------------------------------------------------------------- ZeQueue
 
 bool ZeQueue::owns_kernel(const hal::Kernel& kernel) const noexcept {
@@ -198,6 +226,18 @@ ze_result_t ZeQueue::do_append_launch(hal::Kernel& kernel, const hal::GroupCount
     std::lock_guard lock(mu_);
     ++submitted_;
     return device_->check(static_cast<ZeKernel&>(kernel).append_launch(list_, count, events.signal, events.waits));
+}
+
+ze_result_t ZeQueue::do_append_launch_indirect(std::span<const hal::KernelRef> kernels, const hal::GroupCount* groups,
+                                               const uint32_t* count, hal::PlacedIndirectLaunch&,
+                                               const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
+    Events events;
+    if (ze_result_t r = events_of(signal, waits, &events); r != ZE_RESULT_SUCCESS) return r;
+    static_assert(sizeof(hal::GroupCount) == sizeof(ze_group_count_t), "three uint32_t, as the driver reads them");
+    const auto* counts = reinterpret_cast<const ze_group_count_t*>(groups);
+    std::lock_guard lock(mu_);
+    ++submitted_;
+    return device_->check(ZeKernel::append_launch_indirect(list_, kernels, counts, count, events.signal, events.waits));
 }
 
 }  // namespace zehal::level_zero

@@ -70,6 +70,12 @@ public:
     // argument changes while the driver captures them.
     ze_result_t append_launch(ze_command_list_handle_t list, const ze_group_count_t& groups, ze_event_handle_t signal,
                               std::span<ze_event_handle_t> waits);
+    // Appends the indirect launch of `kernels` (ZeKernels of one device) to `list`, with
+    // the driver's indirect launch of one kernel when `count` is null, else of several,
+    // under every kernel's lock (taken in address order, once per kernel).
+    static ze_result_t append_launch_indirect(ze_command_list_handle_t list, std::span<const hal::KernelRef> kernels,
+                                              const ze_group_count_t* groups, const uint32_t* count,
+                                              ze_event_handle_t signal, std::span<ze_event_handle_t> waits);
 
 private:
     const std::shared_ptr<ZeModule> module_;

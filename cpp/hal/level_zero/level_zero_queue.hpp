@@ -59,6 +59,10 @@ private:
     // The kernel keeps its arguments in the driver, which checks them (no snapshot here).
     ze_result_t do_append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, hal::PlacedLaunch& launch,
                                  const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    // The driver's own indirect launches, which read the counts when they run.
+    ze_result_t do_append_launch_indirect(std::span<const hal::KernelRef> kernels, const hal::GroupCount* groups,
+                                          const uint32_t* count, hal::PlacedIndirectLaunch& launch,
+                                          const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
     // The driver's list synchronization where it has one, else a barrier and its event.
     // Immediate command lists cannot take commands back: cancel is the base's (NOT_READY).
     ze_result_t do_host_synchronize(uint64_t timeout_ns) override;

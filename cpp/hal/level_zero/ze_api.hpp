@@ -32,6 +32,7 @@ namespace zehal::level_zero {
     X(zeModuleGetNativeBinary) X(zeModuleBuildLogGetString) X(zeModuleBuildLogDestroy)               \
     X(zeKernelCreate) X(zeKernelDestroy) X(zeKernelSetArgumentValue) X(zeKernelSetGroupSize)         \
     X(zeKernelSuggestGroupSize) X(zeKernelGetProperties) X(zeCommandListAppendLaunchKernel)           \
+    X(zeCommandListAppendLaunchKernelIndirect) X(zeCommandListAppendLaunchMultipleKernelsIndirect)    \
     X(zeDeviceCanAccessPeer) X(zeDeviceGetP2PProperties)
 // clang-format on
 

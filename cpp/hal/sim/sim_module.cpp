@@ -3,6 +3,7 @@
 #include "hal/sim/sim_module.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <new>
 #include <utility>
 
@@ -127,12 +128,73 @@ ze_result_t SimLaunch::run(std::string* error) {
     return host_->run(index_, args, grid_, error);
 }
 
+ze_result_t SimLaunch::run_over(const hal::GroupCount& groups, std::string* error) {
+    if (groups[0] == 0 || groups[1] == 0 || groups[2] == 0) return ZE_RESULT_SUCCESS;
+    grid_.group_count = groups;
+    return run(error);
+}
+
+// ---------------------------------------------------------------- SimIndirectLaunch
+
+SimIndirectLaunch::SimIndirectLaunch(std::vector<std::unique_ptr<SimLaunch>> launches, const hal::GroupCount* groups,
+                                     const uint32_t* count)
+    : launches_(std::move(launches)),
+      groups_(groups),
+      count_(count) {
+    holds_.reserve(2);
+}
+
+SimIndirectLaunch::~SimIndirectLaunch() {
+    for (hal::PointerRegistry::InFlight* h : holds_) hal::PointerRegistry::release(h);
+}
+
+ze_result_t SimIndirectLaunch::run(std::string* error) {
+    // The counts as they are now, after every command before this one on the queue.
+    uint32_t count = static_cast<uint32_t>(launches_.size());
+    if (count_) count = std::min(count, *count_);
+    for (uint32_t i = 0; i < count; ++i) {
+        hal::GroupCount groups;
+        std::memcpy(groups.data(), &groups_[i], sizeof groups);
+        if (ze_result_t r = launches_[i]->run_over(groups, error); r != ZE_RESULT_SUCCESS) return r;
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
 // ---------------------------------------------------------------- SimQueue
 
 bool SimQueue::owns_kernel(const hal::Kernel& kernel) const noexcept {
     const auto* k = dynamic_cast<const SimKernel*>(&kernel);
     return k && k->module().belongs_to(device_->domain());
 }
+
+namespace {
+
+// The first exported memory a launch's pointer arguments point into (as a copy into it, the
+// launch is then an export write: the word there once the kernel ran).
+struct ExportWrite {
+    void* at = nullptr;
+    size_t bytes = 0;
+    uint32_t group = kNoExport;
+};
+
+// Hands the holds of `launch`'s pointer arguments to `run` and finds its export write
+// (unless `write` already has one).
+void take_pointers(const SimKernel& kernel, hal::PlacedLaunch& launch, SimLaunch* run, ExportWrite* write) {
+    const std::vector<hal::KernelArg>& sig = kernel.properties().args;
+    for (size_t i = 0; i < launch.pointers.size(); ++i) {
+        const hal::Allocation& a = launch.pointers[i].operand.allocation;
+        if (hal::PointerRegistry::InFlight* held = launch.pointers[i].take_hold()) run->keep(held);
+        if (write->group == kNoExport && sig[i].kind == hal::KernelArgKind::global &&
+            SimDevice::export_group_of(a) != kNoExport) {
+            write->group = SimDevice::export_group_of(a);
+            write->at = const_cast<void*>(run->args().pointer(i));
+            const uintptr_t end = reinterpret_cast<uintptr_t>(a.info.base) + a.info.size;
+            write->bytes = std::min<size_t>(sizeof(uint32_t), end - reinterpret_cast<uintptr_t>(write->at));
+        }
+    }
+}
+
+}  // namespace
 
 ze_result_t SimQueue::do_append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, hal::PlacedLaunch& launch,
                                        const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
@@ -145,26 +207,37 @@ ze_result_t SimQueue::do_append_launch(hal::Kernel& kernel, const hal::GroupCoun
     } catch (const std::bad_alloc&) {
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
-    // The pointer arguments stay held until the launch is over. The first one into exported
-    // memory makes the launch an export write (as a copy into it is): the word there once
-    // the kernel ran.
-    void* exported = nullptr;
-    size_t exported_bytes = 0;
-    uint32_t export_group = kNoExport;
-    const std::vector<hal::KernelArg>& sig = k.properties().args;
-    for (size_t i = 0; i < launch.pointers.size(); ++i) {
-        const hal::Allocation& a = launch.pointers[i].operand.allocation;
-        if (hal::PointerRegistry::InFlight* held = launch.pointers[i].take_hold()) run->keep(held);
-        if (export_group == kNoExport && sig[i].kind == hal::KernelArgKind::global &&
-            SimDevice::export_group_of(a) != kNoExport) {
-            export_group = SimDevice::export_group_of(a);
-            exported = const_cast<void*>(run->args().pointer(i));
-            const uintptr_t end = reinterpret_cast<uintptr_t>(a.info.base) + a.info.size;
-            exported_bytes = std::min<size_t>(sizeof(uint32_t), end - reinterpret_cast<uintptr_t>(exported));
+    // The pointer arguments stay held until the launch is over.
+    ExportWrite write;
+    take_pointers(k, launch, run, &write);
+    return submit(CommandKind::kernel, write.at, nullptr, write.bytes, nullptr, 0, write.group, signal, waits, {}, {},
+                  {}, &work);
+}
+
+ze_result_t SimQueue::do_append_launch_indirect(std::span<const hal::KernelRef> kernels, const hal::GroupCount* groups,
+                                                const uint32_t* count, hal::PlacedIndirectLaunch& launch,
+                                                const hal::EventRef& signal, std::span<const hal::EventRef> waits) {
+    std::unique_ptr<KernelWork> work;
+    SimIndirectLaunch* indirect = nullptr;
+    ExportWrite write;
+    try {
+        std::vector<std::unique_ptr<SimLaunch>> runs;
+        runs.reserve(kernels.size());
+        for (size_t i = 0; i < kernels.size(); ++i) {
+            auto& k = static_cast<SimKernel&>(*kernels[i]);
+            runs.push_back(std::make_unique<SimLaunch>(k.module().host(), k.index(), std::move(launch.launches[i].args),
+                                                       hal::GroupCount{1, 1, 1}));
+            take_pointers(k, launch.launches[i], runs.back().get(), &write);
         }
+        work = std::make_unique<SimIndirectLaunch>(std::move(runs), groups, count);
+        indirect = static_cast<SimIndirectLaunch*>(work.get());
+        indirect->keep(launch.groups.take_hold());
+        indirect->keep(launch.count.take_hold());
+    } catch (const std::bad_alloc&) {
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
-    return submit(CommandKind::kernel, exported, nullptr, exported_bytes, nullptr, 0, export_group, signal, waits, {},
-                  {}, {}, &work);
+    return submit(CommandKind::kernel, write.at, nullptr, write.bytes, nullptr, 0, write.group, signal, waits, {}, {},
+                  {}, &work);
 }
 
 }  // namespace zehal::sim

@@ -91,12 +91,39 @@ public:
     void keep(hal::PointerRegistry::InFlight* held) { holds_.push_back(held); }
 
     ze_result_t run(std::string* error) override;
+    // Runs the kernel over `groups` instead of the launch's own group count: none of its
+    // work-items when a count is zero (an indirect launch's counts, read when it runs).
+    ze_result_t run_over(const hal::GroupCount& groups, std::string* error);
 
 private:
     const std::shared_ptr<const compiler::HostModule> host_;
     const uint32_t index_;
     const hal::LaunchSnapshot args_;
     compiler::LaunchGrid grid_;
+    std::vector<hal::PointerRegistry::InFlight*> holds_;
+};
+
+// An indirect launch as one engine command: kernels run one after the other, each over
+// the group count it reads from memory when it starts, the first *count of them when a
+// count is given (hal::Queue::append_launch_indirect). The memory of the counts and of every
+// kernel's pointer arguments is held until the command is over.
+class SimIndirectLaunch final : public KernelWork {
+public:
+    SimIndirectLaunch(std::vector<std::unique_ptr<SimLaunch>> launches, const hal::GroupCount* groups,
+                      const uint32_t* count);
+    ~SimIndirectLaunch() override;
+    SimIndirectLaunch(const SimIndirectLaunch&) = delete;
+    SimIndirectLaunch& operator=(const SimIndirectLaunch&) = delete;
+
+    // Takes over a hold of hal::PointerRegistry (null: nothing).
+    void keep(hal::PointerRegistry::InFlight* held) { holds_.push_back(held); }
+
+    ze_result_t run(std::string* error) override;
+
+private:
+    const std::vector<std::unique_ptr<SimLaunch>> launches_;
+    const hal::GroupCount* const groups_;
+    const uint32_t* const count_;
     std::vector<hal::PointerRegistry::InFlight*> holds_;
 };
 

@@ -43,6 +43,10 @@ private:
                                                   std::span<const hal::EventRef> waits) override;
     ze_result_t do_append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, hal::PlacedLaunch& launch,
                                  const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
+    // Reads the group counts when the engine reaches the command (SimIndirectLaunch).
+    ze_result_t do_append_launch_indirect(std::span<const hal::KernelRef> kernels, const hal::GroupCount* groups,
+                                          const uint32_t* count, hal::PlacedIndirectLaunch& launch,
+                                          const hal::EventRef& signal, std::span<const hal::EventRef> waits) override;
     ze_result_t do_host_synchronize(uint64_t timeout_ns) override;
     // Takes back a command the engine has not started.
     ze_result_t do_cancel(const hal::EventRef& signal) override;

@@ -316,6 +316,29 @@ TEST(HostKernels, MathAndIntegerBuiltins) {
     EXPECT_FLOAT_EQ(dots[1], 256 + 4 + 9 + 16);
 }
 
+// Buffers of float4 aligned only to their float elements (as GPUs accept them): the
+// kernel's vector loads and stores run on them without faulting.
+TEST(HostKernels, VectorAccessesNeedOnlyElementAlignment) {
+    ZEHAL_REQUIRE_COMPILER();
+    auto built = build_host("math_builtins");
+    ASSERT_TRUE(built.module);
+    alignas(64) float in_storage[9] = {0, 1, -4, 9, 0.25f, -16, 2, 3, 4};
+    alignas(64) float out_storage[9] = {};
+    std::vector<float> dots(2, 0);
+    float* in = in_storage + 1;  // 4-byte aligned, not 16
+    float* out = out_storage + 1;
+    Args args;
+    args.value(in).value(out).value(dots.data());
+    std::string error;
+    ASSERT_EQ(built.module->run(built.index("vector_builtins"), args.launch(), grid_1d(2, 1), &error),
+              ZE_RESULT_SUCCESS)
+        << error;
+    for (int i = 0; i < 8; ++i) {
+        EXPECT_FLOAT_EQ(out[i], std::fmax(std::sqrt(std::fabs(in[i])), 0.5f)) << i;
+    }
+    EXPECT_FLOAT_EQ(dots[1], 256 + 4 + 9 + 16);
+}
+
 TEST(HostKernels, RejectsArgumentsThatDoNotMatch) {
     ZEHAL_REQUIRE_COMPILER();
     auto built = build_host("buffers");

@@ -152,6 +152,49 @@ TEST_P(KernelContract, PointerArgumentsAreOperands) {
     // What the launch itself uses is held: sim_kernel_test frees it under a queued launch.)
 }
 
+// Indirect launches read their group counts (and kernel count) in queue order, when they
+// run: a copy into the counts queued before the launch decides how many groups run. CUDA
+// cannot read them in stream order: UNSUPPORTED_FEATURE there.
+TEST_P(KernelContract, IndirectLaunchesReadTheirCountsInQueueOrder) {
+    auto m = module("buffers");
+    ZEHAL_SKIP_WITHOUT_MODULES();
+    auto a = kernel(m, "fill_uint"), b = kernel(m, "fill_uint");
+    ASSERT_TRUE(a && b);
+    Allocation host(device_, hal::MemoryKind::host, 2 * kCount * 4);
+    Allocation dst(device_, hal::MemoryKind::device, 2 * kCount * 4), counts(device_, hal::MemoryKind::device, 64);
+    const uint32_t one = 1, two = 2;
+    ASSERT_EQ(set_pointer(*a, 0, dst.ptr()), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(a->set_argument(1, sizeof one, &one), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(set_pointer(*b, 0, dst.as<uint32_t>() + kCount), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(b->set_argument(1, sizeof two, &two), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(a->set_group_size(16, 1, 1), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(b->set_group_size(16, 1, 1), ZE_RESULT_SUCCESS);
+    // Group counts 3 and 5, then the kernel count 2, staged in host memory.
+    const uint32_t staged[7] = {3, 1, 1, 5, 1, 1, 2};
+    std::memset(host.ptr(), 0, 2 * kCount * 4);
+    std::memcpy(host.ptr(), staged, sizeof staged);
+    auto q = queue(hal::kComputeOrdinal);
+    ASSERT_EQ(q->append_copy(dst.ptr(), host.ptr(), 2 * kCount * 4, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_copy(counts.ptr(), host.ptr(), sizeof staged, nullptr, {}), ZE_RESULT_SUCCESS);
+    const hal::KernelRef kernels[] = {a, b};
+    const auto* groups = counts.as<hal::GroupCount>();
+    const auto* count = counts.as<uint32_t>() + 6;
+    const ze_result_t launched = q->append_launch_indirect(kernels, groups, count, nullptr, {});
+    if (std::string(GetParam().name) == "cuda") {
+        EXPECT_EQ(launched, ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        EXPECT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+        return;
+    }
+    ASSERT_EQ(launched, ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_copy(host.ptr(), dst.ptr(), 2 * kCount * 4, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    const uint32_t* out = host.as<uint32_t>();
+    for (uint32_t i = 0; i < kCount; ++i) {
+        ASSERT_EQ(out[i], i < 3 * 16 ? one : 0u) << i;
+        ASSERT_EQ(out[kCount + i], i < 5 * 16 ? two : 0u) << i;
+    }
+}
+
 TEST_P(KernelContract, LaunchesRunInQueueOrderWithCopiesAndTimestamps) {
     auto m = module("buffers");
     ZEHAL_SKIP_WITHOUT_MODULES();

@@ -112,6 +112,32 @@ TEST(CudaKernels, NativePtxModulesListTheirKernelsAndLaunch) {
     EXPECT_LE(ts.global_end, after);
 }
 
+// A stream cannot read a launch's group counts from device memory in stream order: an
+// indirect launch is UNSUPPORTED_FEATURE once its arguments pass the queue's checks, and
+// queues nothing.
+TEST(CudaKernels, IndirectLaunchesAreUnsupported) {
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_CUDA(dev);
+    hal::ModuleRef m;
+    std::string log;
+    ASSERT_EQ(dev->create_module(hal::ModuleFormat::native, bytes_of(kFillPtx), "", &m, &log), ZE_RESULT_SUCCESS)
+        << log;
+    hal::KernelRef k;
+    ASSERT_EQ(m->create_kernel("fill_u32", &k), ZE_RESULT_SUCCESS);
+    Memory out(dev, hal::MemoryKind::device, kCount * 4), counts(dev, hal::MemoryKind::device, 64);
+    const void* p = out.ptr;
+    const uint32_t value = 1;
+    ASSERT_EQ(k->set_argument(0, sizeof p, &p), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(k->set_argument(1, sizeof value, &value), ZE_RESULT_SUCCESS);
+    std::shared_ptr<hal::Queue> q;
+    ASSERT_EQ(dev->create_queue(hal::kComputeOrdinal, 0, &q), ZE_RESULT_SUCCESS);
+    const hal::KernelRef kernels[] = {k};
+    EXPECT_EQ(q->append_launch_indirect(kernels, nullptr, nullptr, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(q->append_launch_indirect(kernels, static_cast<const hal::GroupCount*>(counts.ptr), nullptr, nullptr, {}),
+              ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    EXPECT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+}
+
 TEST(CudaKernels, ABadNativeModuleIsABuildFailureWithTheJitLog) {
     hal::DeviceRef dev;
     ZEHAL_REQUIRE_CUDA(dev);

@@ -1,10 +1,11 @@
 // Kernels on the sim device beyond the contract suite: __local arguments, the kernel's trace
-// records, a free under a queued launch, and a kernel that faults (it loses the device, the
-// process lives on). Skips with the reason where zehal was built without the compiler.
+// records, a free under a queued launch, indirect launches, and a kernel that faults (it
+// loses the device, the process lives on). Skips with the reason where zehal was built without the compiler.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -149,6 +150,106 @@ TEST(SimKernels, FreeingMemoryOfAQueuedLaunchWaitsForIt) {
     freer.join();
     EXPECT_EQ(freed, ZE_RESULT_SUCCESS);
     EXPECT_EQ(done->query(), ZE_RESULT_SUCCESS);  // the launch ran before the memory went
+}
+
+// Whether each of `n` uint32_t at `p` is `value` for the first `count` and 0 after.
+::testing::AssertionResult filled(const uint32_t* p, size_t n, size_t count, uint32_t value) {
+    for (size_t i = 0; i < n; ++i)
+        if (p[i] != (i < count ? value : 0u))
+            return ::testing::AssertionFailure() << "[" << i << "] = " << p[i] << ", " << count << " filled";
+    return ::testing::AssertionSuccess();
+}
+
+// The group counts are read when the launch runs: a copy queued before it (held back by
+// an event until both are queued) decides how many groups run; a count of zero runs none.
+TEST(SimKernels, AnIndirectLaunchReadsItsGroupCountsWhenItRuns) {
+    auto d = sim_device();
+    ZEHAL_KERNEL_OR_SKIP(k, d, "buffers", "fill_uint");
+    constexpr uint32_t kGroup = 4, kItems = 256;
+    Memory dst(d, hal::MemoryKind::shared, kItems * 4), counts(d, hal::MemoryKind::device, 2 * 12);
+    Memory staged(d, hal::MemoryKind::host, 2 * 12);
+    const uint32_t initial[6] = {1, 1, 1, 1, 1, 1}, later[6] = {6, 2, 1, 0, 3, 1};
+    std::memcpy(counts.ptr(), initial, sizeof initial);
+    std::memcpy(staged.ptr(), later, sizeof later);
+    std::memset(dst.ptr(), 0, kItems * 4);
+    const uint32_t value = 7;
+    ASSERT_EQ(set_pointer(*k, 0, dst.ptr()), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(k->set_argument(1, sizeof value, &value), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(k->set_group_size(kGroup, 1, 1), ZE_RESULT_SUCCESS);
+    auto q = queue(d, hal::kComputeOrdinal);
+    auto events = pool(d, 3, hal::kPoolHostVisible | hal::kPoolKernelTimestamp);
+    const hal::EventRef gate = event(events, 0), first = event(events, 1), second = event(events, 2);
+    const hal::EventRef waits[] = {gate};
+    const hal::KernelRef kernels[] = {k};
+    const auto* groups = counts.get<hal::GroupCount>();
+    ASSERT_EQ(q->append_copy(counts.ptr(), staged.ptr(), sizeof later, nullptr, waits), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_launch_indirect(kernels, groups, nullptr, first, {}), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(first->query(), ZE_RESULT_NOT_READY);
+    ASSERT_EQ(gate->host_signal(), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    // 6 x 2 groups of 4: get_global_id(0) covers 24 items (fill_uint writes dimension 0).
+    EXPECT_TRUE(filled(dst.get<uint32_t>(), kItems, 6 * kGroup, value));
+    std::memset(dst.ptr(), 0, kItems * 4);
+    ASSERT_EQ(q->append_launch_indirect(kernels, groups + 1, nullptr, second, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(second->query(), ZE_RESULT_SUCCESS);
+    EXPECT_TRUE(filled(dst.get<uint32_t>(), kItems, 0, value));
+}
+
+// Several kernels in one command: the first *count of them run, each over its own counts.
+TEST(SimKernels, AnIndirectLaunchOfSeveralKernelsRunsTheFirstCount) {
+    auto d = sim_device();
+    ZEHAL_KERNEL_OR_SKIP(a, d, "buffers", "fill_uint");
+    std::string why;
+    hal::KernelRef b = kernel_of(d, "buffers", "fill_uint", &why);
+    ASSERT_TRUE(b) << why;
+    constexpr uint32_t kItems = 64;
+    Memory dst_a(d, hal::MemoryKind::shared, kItems * 4), dst_b(d, hal::MemoryKind::shared, kItems * 4);
+    Memory args(d, hal::MemoryKind::shared, 2 * 12 + 4);
+    const uint32_t one = 1, two = 2;
+    ASSERT_EQ(set_pointer(*a, 0, dst_a.ptr()), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(a->set_argument(1, sizeof one, &one), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(set_pointer(*b, 0, dst_b.ptr()), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(b->set_argument(1, sizeof two, &two), ZE_RESULT_SUCCESS);
+    auto* groups = args.get<hal::GroupCount>();
+    groups[0] = {5, 1, 1};
+    groups[1] = {9, 1, 1};
+    auto* count = reinterpret_cast<uint32_t*>(args.get() + 2 * 12);
+    const hal::KernelRef kernels[] = {a, b};
+    auto q = queue(d, hal::kComputeOrdinal);
+    for (uint32_t n : {1u, 2u, 7u}) {
+        std::memset(dst_a.ptr(), 0, kItems * 4);
+        std::memset(dst_b.ptr(), 0, kItems * 4);
+        *count = n;
+        ASSERT_EQ(q->append_launch_indirect(kernels, groups, count, nullptr, {}), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+        EXPECT_TRUE(filled(dst_a.get<uint32_t>(), kItems, 5, one)) << n;
+        EXPECT_TRUE(filled(dst_b.get<uint32_t>(), kItems, n >= 2 ? 9 : 0, two)) << n;
+    }
+}
+
+TEST(SimKernels, AnIndirectLaunchChecksItsArguments) {
+    auto d = sim_device();
+    ZEHAL_KERNEL_OR_SKIP(k, d, "buffers", "fill_uint");
+    Memory args(d, hal::MemoryKind::shared, 64);
+    const auto* groups = args.get<hal::GroupCount>();
+    const auto* count = reinterpret_cast<const uint32_t*>(args.get() + 24);
+    const hal::KernelRef one[] = {k}, two[] = {k, k}, none[] = {nullptr};
+    auto q = queue(d, hal::kComputeOrdinal);
+    EXPECT_EQ(q->append_launch_indirect({}, groups, count, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(q->append_launch_indirect(none, groups, nullptr, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(q->append_launch_indirect(one, nullptr, nullptr, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(q->append_launch_indirect(two, groups, nullptr, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    const auto* misaligned = reinterpret_cast<const hal::GroupCount*>(args.get() + 2);
+    EXPECT_EQ(q->append_launch_indirect(one, misaligned, nullptr, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    // Arguments unset.
+    EXPECT_EQ(q->append_launch_indirect(one, groups, nullptr, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    const uint32_t value = 1;
+    ASSERT_EQ(set_pointer(*k, 0, args.ptr()), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(k->set_argument(1, sizeof value, &value), ZE_RESULT_SUCCESS);
+    // The counts past the end of their allocation.
+    EXPECT_EQ(q->append_launch_indirect(two, groups + 5, count, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
 }
 
 TEST(SimKernels, TheDeviceSaysWhatItBuildsAndHasNoNativeStreams) {
