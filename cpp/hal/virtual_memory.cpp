@@ -351,8 +351,7 @@ bool VirtualMemory::pointer_info(const void* p, PointerInfo* out) const {
     return true;
 }
 
-ze_result_t VirtualMemory::physical_at(const void* p, std::shared_ptr<PhysicalMemory>* physical,
-                                       size_t* offset) const {
+ze_result_t VirtualMemory::physical_at(const void* p, std::shared_ptr<PhysicalMemory>* physical, size_t* offset) const {
     if (!p || !physical || !offset) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     std::shared_lock state(state_mu_);
     const Reservation* r = reservation_of(address(p), 1);

@@ -34,13 +34,14 @@ extern "C" ze_result_t zehal_ze_unsupported() {
 const std::unordered_map<std::string_view, void (*)()>& implemented() {
     static const auto* map = [] {
         auto* m = new std::unordered_map<std::string_view, void (*)()>;
-        for (auto family :
-             {driver_entries(), memory_entries(), event_entries(), command_entries(), metric_entries(),
-              last_error_entries(), region_copy_entries(), immediate_append_entries(), device_kernel_limits_entries(),
-              metric_group_exp_entries(), memory_hints_entries(), module_entries(), kernel_entries(), launch_entries(),
-              virtual_memory_entries(), metric_streamer_entries(), metric_query_entries(), metric_calculate_entries(),
-              ipc_memory_entries(), ipc_event_pool_entries(), system_barrier_entries(),
-              object_query_entries()})
+        for (auto family : {driver_entries(),           memory_entries(),           event_entries(),
+                            command_entries(),          metric_entries(),           last_error_entries(),
+                            region_copy_entries(),      immediate_append_entries(), device_kernel_limits_entries(),
+                            metric_group_exp_entries(), memory_hints_entries(),     module_entries(),
+                            kernel_entries(),           launch_entries(),           virtual_memory_entries(),
+                            metric_streamer_entries(),  metric_query_entries(),     metric_calculate_entries(),
+                            ipc_memory_entries(),       ipc_event_pool_entries(),   system_barrier_entries(),
+                            object_query_entries()})
             for (const Entry& e : family) m->emplace(e.name, e.address);
         return m;
     }();

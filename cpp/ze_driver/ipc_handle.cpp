@@ -56,7 +56,8 @@ ze_result_t make_ipc_handle(int fd, uint32_t kind, uint64_t offset, uint64_t siz
 ze_result_t read_ipc_handle(const ze_ipc_mem_handle_t& raw, IpcMemoryHandle* out) {
     IpcMemoryHandle h;
     std::memcpy(&h, raw.data, sizeof h);
-    if (h.magic != kIpcMemoryMagic || h.zero[0] != 0 || h.zero[1] != 0 || h.fd < 0 || h.pid <= 0 || h.size == 0 || h.offset >= h.size)
+    if (h.magic != kIpcMemoryMagic || h.zero[0] != 0 || h.zero[1] != 0 || h.fd < 0 || h.pid <= 0 || h.size == 0 ||
+        h.offset >= h.size)
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     *out = h;
     return ZE_RESULT_SUCCESS;

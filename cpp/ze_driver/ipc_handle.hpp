@@ -13,14 +13,14 @@ namespace zehal::ze_driver {
 // first, as in Intel's driver: programs that pass the handle over a UNIX socket send those
 // four bytes as an fd (SCM_RIGHTS) and write the number received in their place.
 struct IpcMemoryHandle {
-    int32_t fd;       // the file holding the memory: the exporter's fd, or the receiver's
-    uint32_t magic;   // kIpcMemoryMagic: a handle of this driver, of this layout
-    int32_t pid;      // the exporting process
-    uint32_t kind;    // hal::MemoryKind of the exported allocation
-    uint64_t dev;     // st_dev of the file: tells the file from another under the same fd number
-    uint64_t ino;     // st_ino of the file
-    uint64_t offset;  // the exported pointer's offset in its allocation (and in the file)
-    uint64_t size;    // bytes of the allocation, mapped from the file's start
+    int32_t fd;        // the file holding the memory: the exporter's fd, or the receiver's
+    uint32_t magic;    // kIpcMemoryMagic: a handle of this driver, of this layout
+    int32_t pid;       // the exporting process
+    uint32_t kind;     // hal::MemoryKind of the exported allocation
+    uint64_t dev;      // st_dev of the file: tells the file from another under the same fd number
+    uint64_t ino;      // st_ino of the file
+    uint64_t offset;   // the exported pointer's offset in its allocation (and in the file)
+    uint64_t size;     // bytes of the allocation, mapped from the file's start
     uint64_t zero[2];  // 0
 };
 static_assert(sizeof(IpcMemoryHandle) == ZE_MAX_IPC_HANDLE_SIZE, "a handle fills ze_ipc_mem_handle_t");

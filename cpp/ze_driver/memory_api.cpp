@@ -56,8 +56,14 @@ ze_result_t export_request(const Desc* desc, uint32_t desc_stype, bool* exportab
 ze_result_t allocate(DeviceObject* d, hal::MemoryKind kind, size_t size, size_t alignment, uint32_t ordinal,
                      bool export_requested, void** pptr) {
     if (ordinal >= d->device->properties().memory_ordinals) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (d->device->exportable_kinds() & (1u << static_cast<uint32_t>(kind)))
-        return d->device->allocate_exportable(kind, size, alignment, 0, ordinal, pptr);
+    if (d->device->exportable_kinds() & (1u << static_cast<uint32_t>(kind))) {
+        const ze_result_t r = d->device->allocate_exportable(kind, size, alignment, 0, ordinal, pptr);
+        // An allocation nobody asked to export is still made when the exportable one is not
+        // (a process out of file descriptors: each exportable allocation holds one); it then
+        // exports nothing.
+        if (r == ZE_RESULT_SUCCESS || export_requested) return r;
+        return d->device->allocate(kind, size, alignment, 0, ordinal, pptr);
+    }
     if (export_requested) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     return d->device->allocate(kind, size, alignment, 0, ordinal, pptr);
 }

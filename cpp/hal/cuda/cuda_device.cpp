@@ -294,7 +294,7 @@ ze_result_t CudaDevice::flush_inbound_writes() {
     ContextScope scope(api_, ctx_);
     // To the owner: the writes become visible to this device's own later work.
     return check(api_.cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
-                                                  CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER));
+                                                 CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER));
 }
 
 bool CudaDevice::can_access_peer(const hal::Device& other) const {

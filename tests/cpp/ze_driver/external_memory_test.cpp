@@ -3,6 +3,7 @@
 // imported with ze_external_memory_import_fd_t, in this process and in a child process.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "../support/child_exit.hpp"
+#include "../support/in_child.hpp"
 #include "../support/open_fds.hpp"
 #include "ze_fixture.hpp"
 
@@ -192,6 +194,35 @@ TEST_F(ExternalMemory, HostAndSharedAllocationsExportToo) {
         EXPECT_EQ(zeMemFree(context, host_view), ZE_RESULT_SUCCESS);
         EXPECT_EQ(zeMemFree(context, p), ZE_RESULT_SUCCESS);
     }
+}
+
+// Every allocation of the sim device holds a file descriptor (it exports, as on Intel's
+// driver); a process out of descriptors still gets the allocations it did not ask to export.
+TEST_F(ExternalMemory, AllocationsOutlastTheProcessesFileDescriptors) {
+    zehal::test::in_child([&] {
+        const int first_free = dup(0);
+        ASSERT_GE(first_free, 0);
+        close(first_free);
+        const rlimit low{static_cast<rlim_t>(first_free + 8), static_cast<rlim_t>(first_free + 8)};
+        ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+        ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+        std::vector<void*> mem(32, nullptr);
+        for (void*& p : mem) ASSERT_EQ(zeMemAllocDevice(context, &dd, 4096, 64, device, &p), ZE_RESULT_SUCCESS);
+        // The last ones hold no descriptor: they export nothing, and an allocation that asks
+        // to export is refused.
+        int fd = -1;
+        EXPECT_EQ(export_fd(mem.back(), &fd), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+        void* exported = nullptr;
+        EXPECT_NE(alloc_exportable(4096, &exported), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(exported, nullptr);
+        // Copies through them work as through any allocation.
+        std::memset(host, 0x3D, 64);
+        ASSERT_EQ(zeCommandListAppendMemoryCopy(list, mem.back(), host, 64, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(zeCommandListAppendMemoryCopy(list, host2, mem.back(), 64, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
+        finish(list);
+        EXPECT_EQ(std::memcmp(host, host2, 64), 0);
+        for (void* p : mem) EXPECT_EQ(zeMemFree(context, p), ZE_RESULT_SUCCESS);
+    });
 }
 
 TEST_F(ExternalMemory, BadExportRequestsAreRefused) {

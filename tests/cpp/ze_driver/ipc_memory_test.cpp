@@ -178,8 +178,8 @@ TEST_F(IpcMemory, HandleCarriesTheExportFd) {
     fill(mem, 0x3C, kBytes);
     ze_external_memory_export_fd_t ef{ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_EXPORT_FD, nullptr,
                                       ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF, -1};
-    ze_memory_allocation_properties_t props{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES, &ef,
-                                            ZE_MEMORY_TYPE_UNKNOWN, 0, 0};
+    ze_memory_allocation_properties_t props{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES, &ef, ZE_MEMORY_TYPE_UNKNOWN,
+                                            0, 0};
     ZE_OK(zeMemGetAllocProperties(context, mem, &props, nullptr));
     ze_ipc_mem_handle_t handle{};
     ZE_OK(zeMemGetIpcHandle(context, mem, &handle));
@@ -243,8 +243,8 @@ TEST_F(IpcMemory, ReservedRangeSharesItsPhysicalMemory) {
     // The handle's fd is the physical memory's, which zeMemGetAllocProperties exports too.
     ze_external_memory_export_fd_t ef{ZE_STRUCTURE_TYPE_EXTERNAL_MEMORY_EXPORT_FD, nullptr,
                                       ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF, -1};
-    ze_memory_allocation_properties_t props{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES, &ef,
-                                            ZE_MEMORY_TYPE_UNKNOWN, 0, 0};
+    ze_memory_allocation_properties_t props{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES, &ef, ZE_MEMORY_TYPE_UNKNOWN,
+                                            0, 0};
     ZE_OK(zeMemGetAllocProperties(context, mapped, &props, nullptr));
     uint64_t fd = 0;
     ZE_OK(to_fd(context, handle, &fd));

@@ -20,8 +20,8 @@ protected:
         std::ifstream file(std::string(ZEHAL_SPIRV_KERNEL_DIR) + "/attributes.spv", std::ios::binary);
         const std::vector<uint8_t> spirv{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
         ASSERT_FALSE(spirv.empty());
-        ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spirv.size(),
-                            spirv.data(), "", nullptr};
+        ze_module_desc_t md{
+            ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spirv.size(), spirv.data(), "", nullptr};
         ZE_OK(zeModuleCreate(context, device, &md, &module, nullptr));
         for (auto [name, out] : {std::pair{"reqd_size", &sized}, std::pair{"empty", &plain}}) {
             ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, name};
