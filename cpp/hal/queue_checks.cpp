@@ -138,14 +138,17 @@ ze_result_t check_launch(CommandTarget& target, Kernel& kernel, const GroupCount
                          std::span<const EventRef> waits, PlacedLaunch* placed) {
     if (!target.owns_kernel(kernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (ze_result_t r = check_group_count(groups, target.properties()); r != ZE_RESULT_SUCCESS) return r;
-    if (placed) {
-        if (const auto* state = dynamic_cast<const KernelState*>(&kernel)) {
-            if (ze_result_t r = state->snapshot(&placed->args); r != ZE_RESULT_SUCCESS) return r;
-            placed->snapshot = true;
-            if (ze_result_t r = place_pointers(target, kernel, placed); r != ZE_RESULT_SUCCESS) return r;
-        }
-    }
+    if (placed)
+        if (ze_result_t r = check_launch_arguments(target, kernel, placed); r != ZE_RESULT_SUCCESS) return r;
     return check_events(target, signal, waits);
+}
+
+ze_result_t check_launch_arguments(CommandTarget& target, const Kernel& kernel, PlacedLaunch* placed) {
+    const auto* state = dynamic_cast<const KernelState*>(&kernel);
+    if (!state) return ZE_RESULT_SUCCESS;
+    if (ze_result_t r = state->snapshot(&placed->args); r != ZE_RESULT_SUCCESS) return r;
+    placed->snapshot = true;
+    return place_pointers(target, kernel, placed);
 }
 
 ze_result_t check_cancel(const CommandTarget& target, const EventRef& signal) { return check_event(target, signal); }

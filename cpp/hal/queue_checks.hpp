@@ -146,6 +146,10 @@ ze_result_t check_query_kernel_timestamps(CommandTarget& target, std::span<const
 // byte; read: a kernel's extent is its own business), placed and held into *placed.
 ze_result_t check_launch(CommandTarget& target, Kernel& kernel, const GroupCount& groups, const EventRef& signal,
                          std::span<const EventRef> waits, PlacedLaunch* placed);
+// The arguments of a launch of `kernel` as check_launch checks and places them into *placed
+// (nothing for a kernel that is not a KernelState): for a kernel whose launch is recorded
+// before any queue runs it.
+ze_result_t check_launch_arguments(CommandTarget& target, const Kernel& kernel, PlacedLaunch* placed);
 // A cancel: a null event (INVALID_NULL_HANDLE), one of another device.
 ze_result_t check_cancel(const CommandTarget& target, const EventRef& signal);
 
