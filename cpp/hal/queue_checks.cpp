@@ -43,17 +43,6 @@ ze_result_t place_pointers(CommandTarget& target, const Kernel& kernel, PlacedLa
     return ZE_RESULT_SUCCESS;
 }
 
-// The arguments of a launch of `kernel` into *placed: the snapshot of a KernelState
-// kernel's arguments (KernelState::snapshot's errors) and its pointers placed; nothing for
-// a kernel that keeps its arguments elsewhere.
-ze_result_t place_launch(CommandTarget& target, Kernel& kernel, PlacedLaunch* placed) {
-    const auto* state = dynamic_cast<const KernelState*>(&kernel);
-    if (!state) return ZE_RESULT_SUCCESS;
-    if (ze_result_t r = state->snapshot(&placed->args); r != ZE_RESULT_SUCCESS) return r;
-    placed->snapshot = true;
-    return place_pointers(target, kernel, placed);
-}
-
 }  // namespace
 
 PlacedOperand::PlacedOperand(PlacedOperand&& other) noexcept
@@ -150,7 +139,7 @@ ze_result_t check_launch(CommandTarget& target, Kernel& kernel, const GroupCount
     if (!target.owns_kernel(kernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (ze_result_t r = check_group_count(groups, target.properties()); r != ZE_RESULT_SUCCESS) return r;
     if (placed)
-        if (ze_result_t r = place_launch(target, kernel, placed); r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = check_launch_arguments(target, kernel, placed); r != ZE_RESULT_SUCCESS) return r;
     return check_events(target, signal, waits);
 }
 
@@ -175,7 +164,8 @@ ze_result_t check_launch_indirect(CommandTarget& target, std::span<const KernelR
             return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
         }
         for (size_t i = 0; i < kernels.size(); ++i)
-            if (ze_result_t r = place_launch(target, *kernels[i], &out.launches[i]); r != ZE_RESULT_SUCCESS) return r;
+            if (ze_result_t r = check_launch_arguments(target, *kernels[i], &out.launches[i]); r != ZE_RESULT_SUCCESS)
+                return r;
     }
     if (ze_result_t r = place(target, groups, kernels.size() * sizeof(GroupCount), OperandUse::read, &out.groups);
         r != ZE_RESULT_SUCCESS)
@@ -184,6 +174,14 @@ ze_result_t check_launch_indirect(CommandTarget& target, std::span<const KernelR
         if (ze_result_t r = place(target, count, sizeof *count, OperandUse::read, &out.count); r != ZE_RESULT_SUCCESS)
             return r;
     return check_events(target, signal, waits);
+}
+
+ze_result_t check_launch_arguments(CommandTarget& target, const Kernel& kernel, PlacedLaunch* placed) {
+    const auto* state = dynamic_cast<const KernelState*>(&kernel);
+    if (!state) return ZE_RESULT_SUCCESS;
+    if (ze_result_t r = state->snapshot(&placed->args); r != ZE_RESULT_SUCCESS) return r;
+    placed->snapshot = true;
+    return place_pointers(target, kernel, placed);
 }
 
 ze_result_t check_cancel(const CommandTarget& target, const EventRef& signal) { return check_event(target, signal); }

@@ -163,6 +163,10 @@ ze_result_t check_launch(CommandTarget& target, Kernel& kernel, const GroupCount
 ze_result_t check_launch_indirect(CommandTarget& target, std::span<const KernelRef> kernels, const GroupCount* groups,
                                   const uint32_t* count, const EventRef& signal, std::span<const EventRef> waits,
                                   PlacedIndirectLaunch* placed);
+// The arguments of a launch of `kernel` as check_launch checks and places them into *placed
+// (nothing for a kernel that is not a KernelState): for a kernel whose launch is recorded
+// before any queue runs it.
+ze_result_t check_launch_arguments(CommandTarget& target, const Kernel& kernel, PlacedLaunch* placed);
 // A cancel: a null event (INVALID_NULL_HANDLE), one of another device.
 ze_result_t check_cancel(const CommandTarget& target, const EventRef& signal);
 

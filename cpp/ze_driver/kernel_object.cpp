@@ -1,6 +1,6 @@
 #include "kernel_object.hpp"
 
-#include <cstring>
+#include "hal/queue_checks.hpp"
 
 namespace zehal::ze_driver {
 
@@ -50,21 +50,6 @@ uint32_t KernelObject::indirect_access() const {
     return indirect_access_;
 }
 
-ze_result_t KernelObject::check_pointers() const {
-    const std::vector<hal::KernelArg>& signature = kernel_->properties().args;
-    for (size_t i = 0; i < args_.size(); ++i) {
-        const hal::KernelArgKind kind = signature[i].kind;
-        if (kind != hal::KernelArgKind::global && kind != hal::KernelArgKind::constant) continue;
-        const Argument& a = args_[i];
-        void* ptr = nullptr;
-        if (a.bytes.size() == sizeof ptr) std::memcpy(&ptr, a.bytes.data(), sizeof ptr);
-        if (ptr)
-            if (ze_result_t r = module_->device->device->check_operand(ptr, 1); r != ZE_RESULT_SUCCESS)
-                return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    }
-    return ZE_RESULT_SUCCESS;
-}
-
 ze_result_t KernelObject::launchable(bool copy, hal::KernelRef* out) const {
     std::lock_guard lock(mu_);
     for (const Argument& a : args_)
@@ -73,7 +58,6 @@ ze_result_t KernelObject::launchable(bool copy, hal::KernelRef* out) const {
         *out = kernel_;
         return ZE_RESULT_SUCCESS;
     }
-    if (ze_result_t r = check_pointers(); r != ZE_RESULT_SUCCESS) return r;
     hal::KernelRef k;
     if (ze_result_t r = module_->module->create_kernel(kernel_->properties().name, &k); r != ZE_RESULT_SUCCESS)
         return r;
@@ -87,6 +71,11 @@ ze_result_t KernelObject::launchable(bool copy, hal::KernelRef* out) const {
     if (group_size_[0] != 0)
         if (ze_result_t r = k->set_group_size(group_size_[0], group_size_[1], group_size_[2]); r != ZE_RESULT_SUCCESS)
             return r;
+    // Its pointer arguments as a queue checks them when the launch is queued, now, against the
+    // device (Device::check_operand): an execution then finds its operands valid.
+    hal::DeviceTarget target(*module_->device->device);
+    hal::PlacedLaunch placed;
+    if (ze_result_t r = hal::check_launch_arguments(target, *k, &placed); r != ZE_RESULT_SUCCESS) return r;
     *out = std::move(k);
     return ZE_RESULT_SUCCESS;
 }

@@ -58,8 +58,9 @@ public:
     // arguments when the launch is queued: immediate lists); with `copy` true it is a new
     // HAL kernel of the module carrying the current arguments and group size, which later
     // calls on this object do not change (regular lists, whose launches are queued at
-    // execution), and each non-null pointer argument is checked now as the device checks
-    // an operand (Device::check_operand), so that an execution finds its operands valid.
+    // execution), its arguments checked now as a queue checks a launch's
+    // (hal::check_launch_arguments against the device), so that an execution finds its
+    // operands valid.
     ze_result_t launchable(bool copy, hal::KernelRef* out) const;
 
 private:
@@ -70,9 +71,6 @@ private:
         size_t size = 0;
         std::vector<uint8_t> bytes;
     };
-
-    // Each non-null pointer argument is memory the device may use (called under mu_).
-    ze_result_t check_pointers() const;
 
     const std::shared_ptr<ModuleObject> module_;  // kept alive: the kernel's code is its
     const hal::KernelRef kernel_;

@@ -34,4 +34,15 @@ inline ze_result_t metric_group_of(zet_metric_group_handle_t handle, metrics::Me
     return *out ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 }
 
+// What a metric object is made for (zetMetricQueryPoolCreate, zetMetricStreamerOpen): a live
+// context, the device (*out_device) and the group (*out_group); the look-ups' errors in that order.
+inline ze_result_t metric_target(zet_context_handle_t context, zet_device_handle_t device,
+                                 zet_metric_group_handle_t group, DeviceObject** out_device,
+                                 metrics::MetricGroupRef* out_group) {
+    std::shared_ptr<ContextObject> c;
+    if (ze_result_t r = contexts().get(context, &c); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = device_of(device, out_device); r != ZE_RESULT_SUCCESS) return r;
+    return metric_group_of(group, out_group);
+}
+
 }  // namespace zehal::ze_driver

@@ -12,12 +12,9 @@ ze_result_t zetMetricQueryPoolCreate_(zet_context_handle_t hContext, zet_device_
                                       zet_metric_group_handle_t hMetricGroup, const zet_metric_query_pool_desc_t* desc,
                                       zet_metric_query_pool_handle_t* phMetricQueryPool) {
     return ze_guarded([&] {
-        std::shared_ptr<ContextObject> c;
-        if (ze_result_t r = contexts().get(hContext, &c); r != ZE_RESULT_SUCCESS) return r;
         DeviceObject* d = nullptr;
-        if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
         metrics::MetricGroupRef g;
-        if (ze_result_t r = metric_group_of(hMetricGroup, &g); r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = metric_target(hContext, hDevice, hMetricGroup, &d, &g); r != ZE_RESULT_SUCCESS) return r;
         if (!desc || !phMetricQueryPool) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         if (desc->type != ZET_METRIC_QUERY_POOL_TYPE_PERFORMANCE && desc->type != ZET_METRIC_QUERY_POOL_TYPE_EXECUTION)
             return ZE_RESULT_ERROR_INVALID_ENUMERATION;

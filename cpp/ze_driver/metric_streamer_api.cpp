@@ -28,12 +28,9 @@ ze_result_t zetMetricStreamerOpen_(zet_context_handle_t hContext, zet_device_han
                                    ze_event_handle_t hNotificationEvent,
                                    zet_metric_streamer_handle_t* phMetricStreamer) {
     return ze_guarded([&] {
-        std::shared_ptr<ContextObject> c;
-        if (ze_result_t r = contexts().get(hContext, &c); r != ZE_RESULT_SUCCESS) return r;
         DeviceObject* d = nullptr;
-        if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
         metrics::MetricGroupRef g;
-        if (ze_result_t r = metric_group_of(hMetricGroup, &g); r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = metric_target(hContext, hDevice, hMetricGroup, &d, &g); r != ZE_RESULT_SUCCESS) return r;
         if (!desc || !phMetricStreamer) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         hal::EventRef notification;
         if (ze_result_t r = optional_event(hNotificationEvent, &notification); r != ZE_RESULT_SUCCESS) return r;

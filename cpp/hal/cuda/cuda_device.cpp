@@ -1,7 +1,6 @@
 #include "hal/cuda/cuda_device.hpp"
 
 #include <algorithm>
-#include <bit>
 
 #include "hal/cuda/cuda_event.hpp"
 #include "hal/cuda/cuda_module.hpp"
@@ -19,12 +18,6 @@ namespace {
 constexpr uint64_t kGlobalTimerHz = 1'000'000'000;
 // The alignment an imported dma-buf is documented with (Level Zero's import alignment).
 constexpr size_t kImportAlignment = 4096;
-
-// Allocation flags accepted (cached/uncached bias hints, as the sim device; CUDA has no
-// use for them), the alignment of `alignment` 0 and the largest one (as the sim device).
-constexpr uint32_t kValidAllocationFlags = 0xF;
-constexpr size_t kDefaultAlignment = 64;
-constexpr size_t kMaxAlignment = size_t{1} << 30;
 
 }  // namespace
 
@@ -165,18 +158,10 @@ ze_result_t CudaDevice::hold_memory(const void* p, size_t size, hal::PointerRegi
     return hal::find_operand(memory_, host_->registry, p, size, nullptr, held);
 }
 
-ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
-                                 void** out) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if ((kind != hal::MemoryKind::host && kind != hal::MemoryKind::device && kind != hal::MemoryKind::shared) ||
-        (flags & ~kValidAllocationFlags))
-        return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-    if (ordinal >= props_.memory_ordinals) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    if (alignment == 0) alignment = kDefaultAlignment;
-    if (!std::has_single_bit(alignment) || alignment > kMaxAlignment) return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
-    if (kind != hal::MemoryKind::host && size > props_.max_allocation_bytes) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+// CUDA has no use for the allocation flags (cached and uncached bias hints) nor for memory
+// ordinals beyond its one.
+ze_result_t CudaDevice::do_allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t, uint32_t,
+                                    void** out) {
     if (ze_result_t r = ready(); r != ZE_RESULT_SUCCESS) return r;
 
     ContextScope scope(api_, ctx_);
@@ -200,9 +185,7 @@ ze_result_t CudaDevice::allocate(hal::MemoryKind kind, size_t size, size_t align
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t CudaDevice::free(void* ptr) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!ptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t CudaDevice::do_free(void* ptr) {
     hal::Allocation a;
     if (memory_.remove(ptr, &a)) {
         ContextScope scope(api_, ctx_);
@@ -226,16 +209,13 @@ ze_result_t CudaDevice::free(void* ptr) {
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 }
 
-ze_result_t CudaDevice::check_operand(const void* ptr, size_t size) const {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+ze_result_t CudaDevice::do_check_operand(const void* ptr, size_t size) const {
     hal::Operand operand;
     if (auto r = find_virtual(ptr, size, hal::OperandUse::read, &operand)) return *r;
     return operand_cache().find(ptr, size, &operand);
 }
 
-ze_result_t CudaDevice::pointer_info(const void* ptr, hal::PointerInfo* out) const {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!ptr || !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t CudaDevice::do_pointer_info(const void* ptr, hal::PointerInfo* out) const {
     hal::Allocation a;
     if (!memory_.find(ptr, &a) && !host_->registry.find(ptr, &a))
         return virtual_memory_.pointer_info(ptr, out) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -243,19 +223,15 @@ ze_result_t CudaDevice::pointer_info(const void* ptr, hal::PointerInfo* out) con
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t CudaDevice::create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+ze_result_t CudaDevice::do_create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) {
     return CudaQueue::create(std::static_pointer_cast<CudaDevice>(shared_from_this()), ordinal, index, out);
 }
 
-ze_result_t CudaDevice::create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+ze_result_t CudaDevice::do_create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) {
     return CudaEventPool::create(std::static_pointer_cast<CudaDevice>(shared_from_this()), count, flags, out);
 }
 
-ze_result_t CudaDevice::global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!host_ns || !device_ticks) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t CudaDevice::do_global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) {
     if (ze_result_t r = ready(); r != ZE_RESULT_SUCCESS) return r;
     return clock_.now(host_ns, device_ticks);
 }
@@ -270,13 +246,7 @@ hal::TraceSource* CudaDevice::trace_source() {
     return trace_.get();
 }
 
-ze_result_t CudaDevice::export_dma_buf(uint32_t group, int* fd, size_t* size) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!fd || !size) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    const std::vector<hal::MetricGroupInfo>& groups = metric_groups();
-    if (group >= groups.size() || !(groups[group].type_flags & hal::kGroupExportDmaBuf))
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (!props_.dma_buf_export) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+ze_result_t CudaDevice::do_export_dma_buf(uint32_t, int* fd, size_t* size) {
     if (ze_result_t r = ready(); r != ZE_RESULT_SUCCESS) return r;
     ContextScope scope(api_, ctx_);
     return export_->export_fd(fd, size);
@@ -305,11 +275,8 @@ bool CudaDevice::can_access_peer(const hal::Device& other) const {
     return api_.cuDeviceCanAccessPeer(&can, device_, peer->device_) == CUDA_SUCCESS && can != 0;
 }
 
-ze_result_t CudaDevice::peer_properties(const hal::Device& other, hal::PeerProperties* out) const {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t CudaDevice::do_peer_properties(const hal::Device& other, hal::PeerProperties* out) const {
     const auto* peer = dynamic_cast<const CudaDevice*>(&other);
-    if (peer && peer->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     *out = hal::PeerProperties{};
     out->access = can_access_peer(other);
     if (peer == this) {
@@ -349,11 +316,7 @@ bool CudaDevice::waits_for_event(const hal::Event& event) const noexcept {
     return dynamic_cast<const CudaEvent*>(&event) != nullptr;
 }
 
-ze_result_t CudaDevice::import_dma_buf(int fd, size_t size, void** out) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (fd < 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+ze_result_t CudaDevice::do_import_dma_buf(int fd, size_t size, void** out) {
     if (ze_result_t r = ready(); r != ZE_RESULT_SUCCESS) return r;
     ContextScope scope(api_, ctx_);
     void* p = nullptr;

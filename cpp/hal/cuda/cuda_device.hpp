@@ -37,30 +37,16 @@ public:
 
     const hal::DeviceProperties& properties() const override { return props_; }
     std::string_view backend_name() const override { return "cuda"; }
-    ze_result_t allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
-                         void** out) override;
-    ze_result_t free(void* ptr) override;
-    ze_result_t pointer_info(const void* ptr, hal::PointerInfo* out) const override;
-    ze_result_t check_operand(const void* ptr, size_t size) const override;
-    ze_result_t create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) override;
-    ze_result_t create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) override;
-    ze_result_t create_module(hal::ModuleFormat format, std::span<const uint8_t> binary, std::string_view build_flags,
-                              std::shared_ptr<hal::Module>* out, std::string* log) override;
-    ze_result_t record_on_stream(uintptr_t stream, const hal::EventRef& event, hal::StreamMark mark) override;
-    ze_result_t global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) override;
+    // True once a CUDA call returned an error that leaves the context unusable.
+    bool lost() const noexcept override { return lost_.load(std::memory_order_acquire); }
     const std::vector<hal::MetricGroupInfo>& metric_groups() const override;
     hal::TraceSource* trace_source() override;
-    ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
-    ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
     hal::VirtualMemory* virtual_memory() override { return virtual_memory_supported_ ? &virtual_memory_ : nullptr; }
-    ze_result_t lose() override { return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; }
     // cuFlushGPUDirectRDMAWrites of the device's context, where the driver and the device
     // offer it (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS); else UNSUPPORTED_FEATURE.
     ze_result_t flush_inbound_writes() override;
     // cuDeviceCanAccessPeer between two CUDA devices (a device accesses itself).
     bool can_access_peer(const hal::Device& other) const override;
-    // Access as can_access_peer; atomics from cuDeviceGetP2PAttribute; bandwidth unknown (0).
-    ze_result_t peer_properties(const hal::Device& other, hal::PeerProperties* out) const override;
     bool owns_event(const hal::Event& event) const noexcept override;
     // Its own events and every other CUDA device's: an event's flag is portable pinned memory
     // at one address in every context (unified addressing), which a stream waits on.
@@ -84,8 +70,6 @@ public:
     void flush_printf() noexcept { printf_flush_.flush(api_, ctx_); }
     // The trace source when the export group may need probes, else null.
     CudaTrace* trace() noexcept { return trace_.get(); }
-    // True once a CUDA call returned an error that leaves the context unusable.
-    bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
     // The ze_result_t of `r`, marking the device lost on a sticky error.
     ze_result_t check(CUresult r) noexcept;
     // A cache that places operands of this device's copies (hal::find_operand: memory of
@@ -106,6 +90,24 @@ public:
     ze_result_t use_peer(CudaDevice& peer);
 
 private:
+    // hal::Device's hooks (hal/device.hpp): the arguments are checked.
+    ze_result_t do_allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
+                            void** out) override;
+    ze_result_t do_free(void* ptr) override;
+    ze_result_t do_pointer_info(const void* ptr, hal::PointerInfo* out) const override;
+    ze_result_t do_check_operand(const void* ptr, size_t size) const override;
+    ze_result_t do_create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) override;
+    ze_result_t do_create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) override;
+    ze_result_t do_create_module(hal::ModuleFormat format, std::span<const uint8_t> binary,
+                                 std::string_view build_flags, std::shared_ptr<hal::Module>* out,
+                                 std::string* log) override;
+    ze_result_t do_record_on_stream(uintptr_t stream, const hal::EventRef& event, hal::StreamMark mark) override;
+    ze_result_t do_global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) override;
+    ze_result_t do_export_dma_buf(uint32_t group, int* fd, size_t* size) override;
+    ze_result_t do_import_dma_buf(int fd, size_t size, void** out) override;
+    // Access as can_access_peer; atomics from cuDeviceGetP2PAttribute; bandwidth unknown (0).
+    ze_result_t do_peer_properties(const hal::Device& other, hal::PeerProperties* out) const override;
+
     ze_result_t set_up();
 
     const DriverApi& api_;

@@ -18,9 +18,6 @@ std::atomic_ref<uint32_t> flag_of(EventSlot* slot) noexcept { return std::atomic
 
 ze_result_t CudaEventPool::create(const std::shared_ptr<CudaDevice>& device, uint32_t count, uint32_t flags,
                                   std::shared_ptr<hal::EventPool>* out) {
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (count == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    if (flags & ~hal::kPoolValidFlags) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
     if (count > kMaxEvents) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
     if (ze_result_t r = device->ready(); r != ZE_RESULT_SUCCESS) return r;
     std::shared_ptr<CudaEventPool> pool;

@@ -80,7 +80,8 @@ public:
     // Most events one pool holds (as the sim device).
     static constexpr uint32_t kMaxEvents = 1u << 20;
 
-    // A pool of `count` events with EventPoolFlag `flags` on `device` (ready).
+    // A pool of `count` events with EventPoolFlag `flags` on `device` (ready), as
+    // hal::Device::create_event_pool checked them; UNSUPPORTED_SIZE above kMaxEvents.
     static ze_result_t create(const std::shared_ptr<CudaDevice>& device, uint32_t count, uint32_t flags,
                               std::shared_ptr<hal::EventPool>* out);
     CudaEventPool(std::shared_ptr<CudaDevice> device, uint32_t count, uint32_t flags);

@@ -1,4 +1,4 @@
-// Kernels of the CUDA backend: CudaDevice::create_module and record_on_stream, CudaModule,
+// Kernels of the CUDA backend: CudaDevice::do_create_module and do_record_on_stream, CudaModule,
 // CudaKernel and CudaQueue's launch hook.
 #include "hal/cuda/cuda_module.hpp"
 
@@ -194,27 +194,16 @@ LocalLayout layout_locals(std::span<const size_t> local_sizes) {
 
 // ---------------------------------------------------------------- CudaDevice
 
-ze_result_t CudaDevice::create_module(hal::ModuleFormat format, std::span<const uint8_t> binary,
-                                      std::string_view build_flags, std::shared_ptr<hal::Module>* out,
-                                      std::string* log) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (format != hal::ModuleFormat::spirv && format != hal::ModuleFormat::native)
-        return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-    if (binary.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
+ze_result_t CudaDevice::do_create_module(hal::ModuleFormat format, std::span<const uint8_t> binary,
+                                         std::string_view build_flags, std::shared_ptr<hal::Module>* out,
+                                         std::string* log) {
     if (ze_result_t r = ready(); r != ZE_RESULT_SUCCESS) return r;
-    std::string scratch;
     return CudaModule::create(std::static_pointer_cast<CudaDevice>(shared_from_this()), format, binary, build_flags,
-                              out, log ? log : &scratch);
+                              out, log);
 }
 
-ze_result_t CudaDevice::record_on_stream(uintptr_t stream, const hal::EventRef& event, hal::StreamMark mark) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+ze_result_t CudaDevice::do_record_on_stream(uintptr_t stream, const hal::EventRef& event, hal::StreamMark mark) {
     CudaEvent* e = cuda_event_of(event, *this);
-    if (!e) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (!e->records_timestamps()) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-    if (mark != hal::StreamMark::start && mark != hal::StreamMark::end) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
     if (ze_result_t r = ready(); r != ZE_RESULT_SUCCESS) return r;
     ContextScope scope(api_, ctx_);
     auto* s = reinterpret_cast<CUstream>(stream);

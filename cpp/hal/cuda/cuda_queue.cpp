@@ -65,12 +65,6 @@ size_t period_of(const uint8_t* pattern, size_t size) noexcept {
 
 ze_result_t CudaQueue::create(const std::shared_ptr<CudaDevice>& device, uint32_t ordinal, uint32_t index,
                               std::shared_ptr<hal::Queue>* out) {
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    const hal::DeviceProperties& p = device->properties();
-    const uint32_t engines = ordinal == hal::kComputeOrdinal ? p.compute_engines
-                             : ordinal == hal::kCopyOrdinal  ? p.copy_engines
-                                                             : 0;
-    if (index >= engines) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (ze_result_t r = device->ready(); r != ZE_RESULT_SUCCESS) return r;
     const DriverApi& api = device->api();
     ContextScope scope(api, device->context());

@@ -26,7 +26,8 @@ namespace zehal::cuda {
 // (ForeignCudaMemory): device memory of this device is used as device memory.
 class CudaQueue final : public hal::Queue {
 public:
-    // A queue on `device` (ready) for engine `index` of group `ordinal`.
+    // A queue on `device` (ready) for engine `index` of group `ordinal` (hal::Device checked
+    // both).
     static ze_result_t create(const std::shared_ptr<CudaDevice>& device, uint32_t ordinal, uint32_t index,
                               std::shared_ptr<hal::Queue>* out);
     CudaQueue(std::shared_ptr<CudaDevice> device, uint32_t ordinal, uint32_t index, CUstream stream);

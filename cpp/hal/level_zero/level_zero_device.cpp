@@ -1,7 +1,6 @@
 #include "hal/level_zero/level_zero_device.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 
 #include "hal/level_zero/ext_types.hpp"
@@ -15,13 +14,8 @@ namespace {
 
 // The alignment an imported dma-buf is documented with (Level Zero's import alignment).
 constexpr size_t kImportAlignment = 4096;
-// Allocation flags accepted (cached/uncached bias hints, as the other backends), those
-// passed on to the driver (the bias bits every version of the API knows), the alignment of
-// `alignment` 0 and the largest one.
-constexpr uint32_t kValidAllocationFlags = 0xF;
+// Allocation flags passed on to the driver (the bias bits every version of the API knows).
 constexpr uint32_t kDriverAllocationFlags = 0x3;
-constexpr size_t kDefaultAlignment = 64;
-constexpr size_t kMaxAlignment = size_t{1} << 30;
 
 void append_limit(std::string* limits, const std::string& why) {
     if (!limits->empty()) *limits += "; ";
@@ -160,19 +154,8 @@ hal::OperandCache ZeDevice::operand_cache() const noexcept {
     return hal::OperandCache(memory_, driver_->host->registry);
 }
 
-ze_result_t ZeDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
-                               void** out) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if ((kind != hal::MemoryKind::host && kind != hal::MemoryKind::device && kind != hal::MemoryKind::shared) ||
-        (flags & ~kValidAllocationFlags))
-        return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-    if (ordinal >= props_.memory_ordinals) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    if (alignment == 0) alignment = kDefaultAlignment;
-    if (!std::has_single_bit(alignment) || alignment > kMaxAlignment) return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
-    if (kind != hal::MemoryKind::host && size > props_.max_allocation_bytes) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
-
+ze_result_t ZeDevice::do_allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
+                                  void** out) {
     ze_device_mem_alloc_desc_t device_desc{};
     device_desc.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC;
     device_desc.flags = flags & kDriverAllocationFlags;
@@ -212,9 +195,7 @@ ze_result_t ZeDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignme
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t ZeDevice::free(void* ptr) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!ptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t ZeDevice::do_free(void* ptr) {
     hal::Allocation a;
     if (memory_.remove(ptr, &a) || driver_->host->registry.remove(ptr, &a)) {
         // Host memory may come from another driver's context: the tag names it.
@@ -223,50 +204,35 @@ ze_result_t ZeDevice::free(void* ptr) {
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 }
 
-ze_result_t ZeDevice::check_operand(const void* ptr, size_t size) const {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+ze_result_t ZeDevice::do_check_operand(const void* ptr, size_t size) const {
     hal::Operand operand;
     return operand_cache().find(ptr, size, &operand);
 }
 
-ze_result_t ZeDevice::pointer_info(const void* ptr, hal::PointerInfo* out) const {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!ptr || !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t ZeDevice::do_pointer_info(const void* ptr, hal::PointerInfo* out) const {
     hal::Allocation a;
     if (!memory_.find(ptr, &a) && !driver_->host->registry.find(ptr, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     *out = a.info;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t ZeDevice::create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+ze_result_t ZeDevice::do_create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) {
     return ZeQueue::create(std::static_pointer_cast<ZeDevice>(shared_from_this()), ordinal, index, out);
 }
 
-ze_result_t ZeDevice::create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+ze_result_t ZeDevice::do_create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) {
     return ZeEventPool::create(std::static_pointer_cast<ZeDevice>(shared_from_this()), count, flags, out);
 }
 
-ze_result_t ZeDevice::global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!host_ns || !device_ticks) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t ZeDevice::do_global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) {
     return check(api().zeDeviceGetGlobalTimestamps(device_, host_ns, device_ticks));
 }
 
-ze_result_t ZeDevice::export_dma_buf(uint32_t group, int* fd, size_t* size) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!fd || !size) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (group >= groups_.infos.size() || !(groups_.infos[group].type_flags & hal::kGroupExportDmaBuf))
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+ze_result_t ZeDevice::do_export_dma_buf(uint32_t group, int* fd, size_t* size) {
     return check(export_group_memory(api(), groups_.handles[group], fd, size));
 }
 
-ze_result_t ZeDevice::import_dma_buf(int fd, size_t size, void** out) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (fd < 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+ze_result_t ZeDevice::do_import_dma_buf(int fd, size_t size, void** out) {
     // A device that exports its metric memory as a dma-buf takes that back even where its
     // driver reports no general dma-buf import (zehal's own driver on a CUDA device); the
     // driver refuses any other fd.
@@ -315,9 +281,7 @@ bool ZeDevice::can_access_peer(const hal::Device& other) const {
     return api().zeDeviceCanAccessPeer(device_, peer->device_, &can) == ZE_RESULT_SUCCESS && can;
 }
 
-ze_result_t ZeDevice::peer_properties(const hal::Device& other, hal::PeerProperties* out) const {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t ZeDevice::do_peer_properties(const hal::Device& other, hal::PeerProperties* out) const {
     *out = hal::PeerProperties{};
     const ZeDevice* peer = same_driver(*this, other);
     if (!peer) return ZE_RESULT_SUCCESS;

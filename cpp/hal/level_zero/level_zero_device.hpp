@@ -28,25 +28,12 @@ public:
 
     const hal::DeviceProperties& properties() const override { return props_; }
     std::string_view backend_name() const override { return "level_zero"; }
-    ze_result_t allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
-                         void** out) override;
-    ze_result_t free(void* ptr) override;
-    ze_result_t pointer_info(const void* ptr, hal::PointerInfo* out) const override;
-    ze_result_t check_operand(const void* ptr, size_t size) const override;
-    ze_result_t create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) override;
-    ze_result_t create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) override;
-    ze_result_t create_module(hal::ModuleFormat format, std::span<const uint8_t> binary, std::string_view build_flags,
-                              std::shared_ptr<hal::Module>* out, std::string* log) override;
-    ze_result_t record_on_stream(uintptr_t stream, const hal::EventRef& event, hal::StreamMark mark) override;
-    ze_result_t global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) override;
+    // True once a call returned DEVICE_LOST.
+    bool lost() const noexcept override { return lost_.load(std::memory_order_acquire); }
     const std::vector<hal::MetricGroupInfo>& metric_groups() const override { return groups_.infos; }
     hal::TraceSource* trace_source() override { return nullptr; }
-    ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
-    ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
-    ze_result_t lose() override { return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; }
-    // zeDeviceCanAccessPeer and zeDeviceGetP2PProperties, passed through (devices of one driver).
+    // zeDeviceCanAccessPeer, passed through (devices of one driver).
     bool can_access_peer(const hal::Device& other) const override;
-    ze_result_t peer_properties(const hal::Device& other, hal::PeerProperties* out) const override;
     // Devices of one driver share its context, where USM of one is an operand of the other's lists.
     bool copies_peer_memory(const hal::Device& other) const override;
     bool owns_event(const hal::Event& event) const noexcept override;
@@ -59,8 +46,6 @@ public:
     uint32_t ze_ordinal(uint32_t ordinal) const noexcept {
         return ordinal == hal::kCopyOrdinal ? copy_group_ : compute_group_;
     }
-    // True once a call returned DEVICE_LOST.
-    bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
     // `r`, marking the device lost when it is DEVICE_LOST.
     ze_result_t check(ze_result_t r) noexcept;
     // A cache that places operands of this device's copies (hal::find_operand: memory of
@@ -69,6 +54,23 @@ public:
     hal::OperandCache operand_cache() const noexcept;
 
 private:
+    // hal::Device's hooks (hal/device.hpp): the arguments are checked.
+    ze_result_t do_allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
+                            void** out) override;
+    ze_result_t do_free(void* ptr) override;
+    ze_result_t do_pointer_info(const void* ptr, hal::PointerInfo* out) const override;
+    ze_result_t do_check_operand(const void* ptr, size_t size) const override;
+    ze_result_t do_create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) override;
+    ze_result_t do_create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) override;
+    ze_result_t do_create_module(hal::ModuleFormat format, std::span<const uint8_t> binary,
+                                 std::string_view build_flags, std::shared_ptr<hal::Module>* out,
+                                 std::string* log) override;
+    ze_result_t do_global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) override;
+    ze_result_t do_export_dma_buf(uint32_t group, int* fd, size_t* size) override;
+    ze_result_t do_import_dma_buf(int fd, size_t size, void** out) override;
+    // zeDeviceGetP2PProperties, passed through (devices of one driver).
+    ze_result_t do_peer_properties(const hal::Device& other, hal::PeerProperties* out) const override;
+
     // Engine groups, memory and import capability into props_; false with *why.
     bool describe_engines(std::string* why);
     // Metric groups into groups_ (none when the driver has no metrics) and whether their

@@ -16,15 +16,7 @@ static_assert(hal::kPoolKernelMappedTimestamp == kEventPoolFlagKernelMappedTimes
 
 ze_result_t ZeEventPool::create(const std::shared_ptr<ZeDevice>& device, uint32_t count, uint32_t flags,
                                 std::shared_ptr<hal::EventPool>* out) {
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (count == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    if (flags & ~hal::kPoolValidFlags) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
     if (count > kMaxEvents) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
-    const uint32_t caps = device->properties().timestamp_flags;
-    if ((flags & hal::kPoolKernelTimestamp) && !(caps & hal::kTimestampKernel))
-        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-    if ((flags & hal::kPoolKernelMappedTimestamp) && !(caps & hal::kTimestampSynchronized))
-        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     // The hal's pool flags are Level Zero's values; every hal event is host-visible. IPC
     // pools are not shared by zehal, so the flag is kept but not passed on.
     ze_event_pool_desc_t desc{};

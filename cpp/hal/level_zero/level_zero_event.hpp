@@ -42,7 +42,8 @@ public:
     // Most events one pool holds (as the other backends).
     static constexpr uint32_t kMaxEvents = 1u << 20;
 
-    // A pool of `count` events with EventPoolFlag `flags` on `device`.
+    // A pool of `count` events with EventPoolFlag `flags` on `device`, as
+    // hal::Device::create_event_pool checked them; UNSUPPORTED_SIZE above kMaxEvents.
     static ze_result_t create(const std::shared_ptr<ZeDevice>& device, uint32_t count, uint32_t flags,
                               std::shared_ptr<hal::EventPool>* out);
     ZeEventPool(std::shared_ptr<ZeDevice> device, uint32_t count, uint32_t flags, ze_event_pool_handle_t handle);

@@ -1,4 +1,4 @@
-// Modules, kernels and launches of the level_zero backend: ZeDevice::create_module,
+// Modules, kernels and launches of the level_zero backend: ZeDevice::do_create_module,
 // ZeModule, ZeKernel and ZeQueue's launch hook.
 #include "hal/level_zero/level_zero_module.hpp"
 
@@ -42,21 +42,11 @@ void describe_compute(const ZeApi& api, ze_device_handle_t device, hal::DevicePr
     props->max_local_bytes = c.maxSharedLocalMemory;
 }
 
-ze_result_t ZeDevice::create_module(hal::ModuleFormat format, std::span<const uint8_t> binary,
-                                    std::string_view build_flags, std::shared_ptr<hal::Module>* out, std::string* log) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (format != hal::ModuleFormat::spirv && format != hal::ModuleFormat::native)
-        return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-    if (binary.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
+ze_result_t ZeDevice::do_create_module(hal::ModuleFormat format, std::span<const uint8_t> binary,
+                                       std::string_view build_flags, std::shared_ptr<hal::Module>* out,
+                                       std::string* log) {
     return ZeModule::create(std::static_pointer_cast<ZeDevice>(shared_from_this()), format, binary, build_flags, out,
                             log);
-}
-
-ze_result_t ZeDevice::record_on_stream(uintptr_t, const hal::EventRef& event, hal::StreamMark) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;  // Level Zero has no foreign streams to write on
 }
 
 // ---------------------------------------------------------------- ZeModule

@@ -25,12 +25,6 @@ void host_fill(void* dst, const void* pattern, size_t pattern_size, size_t size)
 
 ze_result_t ZeQueue::create(const std::shared_ptr<ZeDevice>& device, uint32_t ordinal, uint32_t index,
                             std::shared_ptr<hal::Queue>* out) {
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    const hal::DeviceProperties& p = device->properties();
-    const uint32_t engines = ordinal == hal::kComputeOrdinal ? p.compute_engines
-                             : ordinal == hal::kCopyOrdinal  ? p.copy_engines
-                                                             : 0;
-    if (index >= engines) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     const ZeApi& api = device->api();
     const ze_context_handle_t ctx = device->driver().context;
     ze_device_handle_t dev = device->handle();

@@ -20,7 +20,7 @@ namespace zehal::level_zero {
 // list to drain and move the bytes through host memory of the backend (pageable path).
 class ZeQueue final : public hal::Queue {
 public:
-    // A queue on `device` for engine `index` of group `ordinal`.
+    // A queue on `device` for engine `index` of group `ordinal` (hal::Device checked both).
     static ze_result_t create(const std::shared_ptr<ZeDevice>& device, uint32_t ordinal, uint32_t index,
                               std::shared_ptr<hal::Queue>* out);
     ZeQueue(std::shared_ptr<ZeDevice> device, uint32_t ordinal, uint32_t index, ze_command_list_handle_t list,

@@ -46,10 +46,6 @@ hal::DeviceProperties make_properties(const SimConfig& c, uint32_t number) {
     return p;
 }
 
-bool valid_kind(hal::MemoryKind kind) {
-    return kind == hal::MemoryKind::host || kind == hal::MemoryKind::device || kind == hal::MemoryKind::shared;
-}
-
 }  // namespace
 
 SimDevice::SimDevice(const SimConfig& config, std::shared_ptr<SimHostMemory> host)
@@ -120,27 +116,19 @@ void SimDevice::release(const hal::Allocation& a) noexcept {
     if (a.info.kind != hal::MemoryKind::host && !a.info.imported) unreserve(a.info.size);
 }
 
-ze_result_t SimDevice::allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
-                                void** out) {
-    return allocate_memory(kind, size, alignment, flags, ordinal, false, out);
+ze_result_t SimDevice::do_allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t, uint32_t,
+                                   void** out) {
+    return allocate_memory(kind, size, alignment, false, out);
 }
 
-ze_result_t SimDevice::allocate_exportable(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
-                                           uint32_t ordinal, void** out) {
-    return allocate_memory(kind, size, alignment, flags, ordinal, true, out);
+ze_result_t SimDevice::do_allocate_exportable(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t, uint32_t,
+                                              void** out) {
+    return allocate_memory(kind, size, alignment, true, out);
 }
 
-ze_result_t SimDevice::allocate_memory(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
-                                       uint32_t ordinal, bool exportable, void** out) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (!valid_kind(kind) || (flags & ~kValidAllocationFlags)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-    if (ordinal >= props_.memory_ordinals) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    if (alignment == 0) alignment = kDefaultAlignment;
-    if ((alignment & (alignment - 1)) || alignment > kMaxAlignment) return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
+ze_result_t SimDevice::allocate_memory(hal::MemoryKind kind, size_t size, size_t alignment, bool exportable,
+                                       void** out) {
     const bool on_device = kind != hal::MemoryKind::host;
-    if (on_device && size > props_.max_allocation_bytes) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
     const ze_result_t out_of_memory = on_device ? ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY
                                                 : ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     if (!count_allocation()) return out_of_memory;
@@ -162,8 +150,7 @@ ze_result_t SimDevice::allocate_memory(hal::MemoryKind kind, size_t size, size_t
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t SimDevice::free(void* ptr) {
-    if (!ptr) return lost() ? ZE_RESULT_ERROR_DEVICE_LOST : ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t SimDevice::do_free(void* ptr) {
     hal::Allocation a;
     // Each remove waits until no queued or running command holds the memory (docs/lifetimes.md).
     const bool device_memory = memory_.remove(ptr, &a);
@@ -174,13 +161,10 @@ ze_result_t SimDevice::free(void* ptr) {
     // remove waited for them).
     if (found && device_memory && lost()) gate_.wait_idle();
     if (found) release(a);
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     return found ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
 }
 
-ze_result_t SimDevice::pointer_info(const void* ptr, hal::PointerInfo* out) const {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!ptr || !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t SimDevice::do_pointer_info(const void* ptr, hal::PointerInfo* out) const {
     hal::Allocation a;
     if (!memory_.find(ptr, &a) && !host_->registry.find(ptr, &a))
         return virtual_memory_->pointer_info(ptr, out) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -188,8 +172,7 @@ ze_result_t SimDevice::pointer_info(const void* ptr, hal::PointerInfo* out) cons
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t SimDevice::check_operand(const void* ptr, size_t size) const {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+ze_result_t SimDevice::do_check_operand(const void* ptr, size_t size) const {
     hal::Allocation allocation;
     return find_memory(ptr, size, &allocation);
 }
@@ -210,11 +193,8 @@ ze_result_t SimDevice::find_memory(const void* p, size_t size, hal::Allocation* 
 
 bool SimDevice::can_access_peer(const hal::Device& other) const { return other.backend_name() == "sim"; }
 
-ze_result_t SimDevice::peer_properties(const hal::Device& other, hal::PeerProperties* out) const {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t SimDevice::do_peer_properties(const hal::Device& other, hal::PeerProperties* out) const {
     const auto* peer = dynamic_cast<const SimDevice*>(&other);
-    if (peer && peer->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     *out = hal::PeerProperties{};
     out->access = peer != nullptr;
     // One process's memory: atomics on it are the CPU's, coherent.
@@ -224,10 +204,7 @@ ze_result_t SimDevice::peer_properties(const hal::Device& other, hal::PeerProper
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t SimDevice::create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (ordinal > hal::kCopyOrdinal || index >= engines_[ordinal].size()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+ze_result_t SimDevice::do_create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) {
     Engine* engine = engines_[ordinal][index].get();
     try {
         auto state = std::make_shared<QueueState>(next_queue_id_.fetch_add(1, std::memory_order_relaxed), ordinal,
@@ -241,13 +218,11 @@ ze_result_t SimDevice::create_queue(uint32_t ordinal, uint32_t index, std::share
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t SimDevice::create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) {
+ze_result_t SimDevice::do_create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) {
     return domain_->create_pool(count, flags, out);
 }
 
-ze_result_t SimDevice::global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!host_ns || !device_ticks) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t SimDevice::do_global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) {
     // One host reading, and the ticks of that same instant; the host time as the
     // (test-only skewed) node clock reads it.
     const uint64_t host = host_now_ns();
@@ -256,12 +231,8 @@ ze_result_t SimDevice::global_timestamps(uint64_t* host_ns, uint64_t* device_tic
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t SimDevice::export_dma_buf(uint32_t group, int* fd, size_t* size) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!fd || !size) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t SimDevice::do_export_dma_buf(uint32_t group, int* fd, size_t* size) {
     const auto& groups = metric_groups();
-    if (group >= groups.size() || !(groups[group].type_flags & hal::kGroupExportDmaBuf))
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     std::lock_guard lock(export_mu_);
     ExportMemory& e = exports_[group];
     if (e.fd < 0) {
@@ -282,19 +253,15 @@ ze_result_t SimDevice::export_dma_buf(uint32_t group, int* fd, size_t* size) {
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t SimDevice::import_dma_buf(int fd, size_t size, void** out) {
+ze_result_t SimDevice::do_import_dma_buf(int fd, size_t size, void** out) {
     return import_file(hal::MemoryKind::device, fd, size, out);
 }
 
-ze_result_t SimDevice::import_host_dma_buf(int fd, size_t size, void** out) {
+ze_result_t SimDevice::do_import_host_dma_buf(int fd, size_t size, void** out) {
     return import_file(hal::MemoryKind::host, fd, size, out);
 }
 
 ze_result_t SimDevice::import_file(hal::MemoryKind kind, int fd, size_t size, void** out) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (fd < 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
     uint64_t bytes = 0;
     if (ze_result_t r = hal::check_import_fd(fd, &bytes); r != ZE_RESULT_SUCCESS) return r;
     if (size > bytes) return ZE_RESULT_ERROR_INVALID_SIZE;
@@ -321,9 +288,7 @@ ze_result_t SimDevice::import_file(hal::MemoryKind kind, int fd, size_t size, vo
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t SimDevice::export_allocation(const void* base, int* fd) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!base || !fd) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t SimDevice::do_export_allocation(const void* base, int* fd) {
     hal::Allocation a;
     if (!memory_.find(base, &a) && !host_->registry.find(base, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (a.info.base != base || a.export_fd < 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -349,7 +314,7 @@ bool SimDevice::waits_for_event(const hal::Event& event) const noexcept {
     return dynamic_cast<const hal::HostEvent*>(&event) != nullptr;
 }
 
-ze_result_t SimDevice::lose() {
+ze_result_t SimDevice::do_lose() {
     // Marks the domain (every event call answers DEVICE_LOST, event waiters wake), then
     // wakes the engines (they drop what is queued) and queue synchronizers.
     if (!domain_->lose()) return ZE_RESULT_ERROR_DEVICE_LOST;

@@ -29,12 +29,6 @@ namespace zehal::sim {
 // Every Device method is thread-safe (see hal/device.hpp); docs/sim.md has the choices.
 class SimDevice final : public hal::Device {
 public:
-    // Alignment of allocations asked with alignment 0.
-    static constexpr size_t kDefaultAlignment = 64;
-    // Largest alignment allocate accepts (UNSUPPORTED_ALIGNMENT above).
-    static constexpr size_t kMaxAlignment = 1ull << 30;
-    // Allocation flags accepted (Level Zero's device and host allocation flag bits).
-    static constexpr uint32_t kValidAllocationFlags = 0xF;
     // Memory kinds allocate_exportable gives (bit 1 << kind): host, device and shared.
     static constexpr uint32_t kExportableKinds = 0x7;
     // Bytes of each export group's memfd.
@@ -47,30 +41,14 @@ public:
 
     const hal::DeviceProperties& properties() const override { return props_; }
     std::string_view backend_name() const override { return "sim"; }
-    ze_result_t allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
-                         void** out) override;
-    ze_result_t free(void* ptr) override;
-    ze_result_t pointer_info(const void* ptr, hal::PointerInfo* out) const override;
-    ze_result_t check_operand(const void* ptr, size_t size) const override;
-    ze_result_t create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) override;
-    ze_result_t create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) override;
-    ze_result_t create_module(hal::ModuleFormat format, std::span<const uint8_t> binary, std::string_view build_flags,
-                              std::shared_ptr<hal::Module>* out, std::string* log) override;
-    ze_result_t record_on_stream(uintptr_t stream, const hal::EventRef& event, hal::StreamMark mark) override;
-    ze_result_t global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) override;
+    bool lost() const noexcept override { return domain_->lost(); }
     const std::vector<hal::MetricGroupInfo>& metric_groups() const override { return SimTrace::groups(); }
     hal::TraceSource* trace_source() override { return trace_source_.get(); }
     hal::CounterSource* counter_source() override { return trace_->counters(); }
-    ze_result_t export_dma_buf(uint32_t group, int* fd, size_t* size) override;
-    ze_result_t import_dma_buf(int fd, size_t size, void** out) override;
     // Any dma-buf, and any memfd sealed against shrinking (hal/import_fd.hpp).
     bool imports_any_dma_buf() const override { return true; }
-    ze_result_t import_host_dma_buf(int fd, size_t size, void** out) override;
     // Every kind: memory allocated for export lies in a memfd of its own.
     uint32_t exportable_kinds() const override { return kExportableKinds; }
-    ze_result_t allocate_exportable(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
-                                    uint32_t ordinal, void** out) override;
-    ze_result_t export_allocation(const void* base, int* fd) override;
     hal::VirtualMemory* virtual_memory() override { return virtual_memory_.get(); }
     // The device's memory is the process's: a full fence orders every write that reached it
     // before the commands queued after this call.
@@ -79,16 +57,13 @@ public:
         std::atomic_thread_fence(std::memory_order_seq_cst);
         return ZE_RESULT_SUCCESS;
     }
-    ze_result_t lose() override;
     // Every sim device of the process accesses every other's memory (docs/devices.md).
     bool can_access_peer(const hal::Device& other) const override;
-    ze_result_t peer_properties(const hal::Device& other, hal::PeerProperties* out) const override;
     bool owns_event(const hal::Event& event) const noexcept override;
     // Events of every sim device: an engine waiting for another device's event polls it.
     bool waits_for_event(const hal::Event& event) const noexcept override;
 
     // --- for the device's queues ---
-    bool lost() const noexcept { return domain_->lost(); }
     hal::EventDomain& domain() noexcept { return *domain_; }
     // The allocation of this device, of a peer sim device, or host memory of any backend,
     // holding [p, p + size), or the range itself when it is system memory (hal::find_operand):
@@ -115,7 +90,33 @@ public:
         return a.tag ? static_cast<uint32_t>(a.tag - 1) : kNoExport;
     }
 
+protected:
+    // The loss drops every queued command and free waits for the running ones: memory goes
+    // back on a lost device too (nothing leaks).
+    bool frees_when_lost() const noexcept override { return true; }
+
 private:
+    // hal::Device's hooks (hal/device.hpp): the arguments are checked.
+    ze_result_t do_allocate(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
+                            void** out) override;
+    ze_result_t do_free(void* ptr) override;
+    ze_result_t do_pointer_info(const void* ptr, hal::PointerInfo* out) const override;
+    ze_result_t do_check_operand(const void* ptr, size_t size) const override;
+    ze_result_t do_create_queue(uint32_t ordinal, uint32_t index, std::shared_ptr<hal::Queue>* out) override;
+    ze_result_t do_create_event_pool(uint32_t count, uint32_t flags, std::shared_ptr<hal::EventPool>* out) override;
+    ze_result_t do_create_module(hal::ModuleFormat format, std::span<const uint8_t> binary,
+                                 std::string_view build_flags, std::shared_ptr<hal::Module>* out,
+                                 std::string* log) override;
+    ze_result_t do_global_timestamps(uint64_t* host_ns, uint64_t* device_ticks) override;
+    ze_result_t do_export_dma_buf(uint32_t group, int* fd, size_t* size) override;
+    ze_result_t do_import_dma_buf(int fd, size_t size, void** out) override;
+    ze_result_t do_import_host_dma_buf(int fd, size_t size, void** out) override;
+    ze_result_t do_allocate_exportable(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags,
+                                       uint32_t ordinal, void** out) override;
+    ze_result_t do_export_allocation(const void* base, int* fd) override;
+    ze_result_t do_peer_properties(const hal::Device& other, hal::PeerProperties* out) const override;
+    ze_result_t do_lose() override;
+
     // One export group's memfd, made on first export.
     struct ExportMemory {
         int fd = -1;
@@ -130,9 +131,9 @@ private:
     void release(const hal::Allocation& a) noexcept;
     // import_dma_buf (device memory) and import_host_dma_buf (host memory).
     ze_result_t import_file(hal::MemoryKind kind, int fd, size_t size, void** out);
-    // allocate and allocate_exportable: memory over fresh pages, or over a memfd's.
-    ze_result_t allocate_memory(hal::MemoryKind kind, size_t size, size_t alignment, uint32_t flags, uint32_t ordinal,
-                                bool exportable, void** out);
+    // allocate and allocate_exportable (the sim device has no use for their flags and one
+    // memory ordinal): memory over fresh pages, or over a memfd's.
+    ze_result_t allocate_memory(hal::MemoryKind kind, size_t size, size_t alignment, bool exportable, void** out);
 
     const SimConfig config_;
     hal::DeviceProperties props_;

@@ -1,4 +1,4 @@
-// Kernels of the software device: SimDevice::create_module, SimModule, SimKernel, SimLaunch
+// Kernels of the software device: SimDevice::do_create_module, SimModule, SimKernel, SimLaunch
 // and SimQueue's launch hook.
 #include "hal/sim/sim_module.hpp"
 
@@ -33,23 +33,11 @@ void describe_kernels(hal::DeviceProperties* props) {
 
 // ---------------------------------------------------------------- SimDevice
 
-ze_result_t SimDevice::create_module(hal::ModuleFormat format, std::span<const uint8_t> binary,
-                                     std::string_view build_flags, std::shared_ptr<hal::Module>* out,
-                                     std::string* log) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (format != hal::ModuleFormat::spirv && format != hal::ModuleFormat::native)
-        return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-    if (binary.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
-    std::string scratch;
+ze_result_t SimDevice::do_create_module(hal::ModuleFormat, std::span<const uint8_t> binary,
+                                        std::string_view build_flags, std::shared_ptr<hal::Module>* out,
+                                        std::string* log) {
     // The native format of the sim device is the SPIR-V it was built from.
-    return SimModule::create(domain_, hal::KernelLimits::of(props_), binary, build_flags, out, log ? log : &scratch);
-}
-
-ze_result_t SimDevice::record_on_stream(uintptr_t, const hal::EventRef& event, hal::StreamMark) {
-    if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;  // the sim device has no native streams
+    return SimModule::create(domain_, hal::KernelLimits::of(props_), binary, build_flags, out, log);
 }
 
 // ---------------------------------------------------------------- SimModule

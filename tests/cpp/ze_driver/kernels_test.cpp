@@ -1,6 +1,9 @@
 // Modules, kernels and launches through the loader (SEMANTICS §9, §12), with the SPIR-V
 // kernels of tests/kernels built at build time. Skipped on a device that builds no SPIR-V
 // (zehal built without the compiler).
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -288,6 +291,31 @@ TEST_F(ZeKernels, GroupCountsOverTheMaximumAreRefusedAtAppend) {
     ZE_OK(zeCommandListCreate(context, device, &ld, &regular));
     EXPECT_EQ(zeCommandListAppendLaunchKernel(regular, k, &groups, nullptr, 0, nullptr),
               ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION);
+    ZE_OK(zeCommandListDestroy(regular));
+}
+
+// A pointer argument no command of the device may touch (pages not mapped) is refused at
+// append on both kinds of list, as a queue refuses it (hal::check_launch_arguments).
+TEST_F(ZeKernels, PointerArgumentsNoCommandMayTouchAreRefusedAtAppend) {
+    ze_kernel_handle_t k = kernel("buffers", "fill_uint");
+    const uint32_t value = 1;
+    ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof value, &value));
+    ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
+    ze_command_list_handle_t regular = nullptr;
+    ZE_OK(zeCommandListCreate(context, device, &ld, &regular));
+    // Unmapped last, so that nothing made here maps the page again before the appends.
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    void* gone = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(gone, MAP_FAILED);
+    ASSERT_EQ(munmap(gone, page), 0);
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof gone, &gone));
+    const ze_group_count_t groups{1, 1, 1};
+    EXPECT_EQ(zeCommandListAppendLaunchKernel(list, k, &groups, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(zeCommandListAppendLaunchKernel(regular, k, &groups, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    // The same kernel with memory of the device is recorded.
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof shared, &shared));
+    ZE_OK(zeCommandListAppendLaunchKernel(regular, k, &groups, nullptr, 0, nullptr));
     ZE_OK(zeCommandListDestroy(regular));
 }
 

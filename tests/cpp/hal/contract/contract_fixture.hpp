@@ -79,6 +79,7 @@ class EventContract : public HalContract {};
 class TimestampContract : public HalContract {};
 class TraceSourceContract : public HalContract {};
 class LostDeviceContract : public HalContract {};
+class DeviceContract : public HalContract {};
 // Kernels, with modules built from the SPIR-V of tests/kernels.
 class KernelContract : public HalContract {
 protected:
@@ -108,6 +109,7 @@ inline std::string backend_name(const testing::TestParamInfo<BackendProvider>& i
     INSTANTIATE_TEST_SUITE_P(Hal, TimestampContract, testing::Values(provider), backend_name);   \
     INSTANTIATE_TEST_SUITE_P(Hal, TraceSourceContract, testing::Values(provider), backend_name); \
     INSTANTIATE_TEST_SUITE_P(Hal, LostDeviceContract, testing::Values(provider), backend_name);  \
+    INSTANTIATE_TEST_SUITE_P(Hal, DeviceContract, testing::Values(provider), backend_name);      \
     INSTANTIATE_TEST_SUITE_P(Hal, KernelContract, testing::Values(provider), backend_name);      \
     }                                                                                            \
     static_assert(true, "a semicolon follows the macro")

@@ -125,7 +125,6 @@ TEST(CudaTrace, ExportImportAndWritesBecomeKind6Records) {
     size_t size = 0;
     EXPECT_EQ(dev->export_dma_buf(engine, &fd, &size), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(dev->export_dma_buf(99, &fd, &size), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(dev->export_dma_buf(exp, nullptr, &size), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     if (!dev->properties().dma_buf_export) {
         EXPECT_EQ(dev->export_dma_buf(exp, &fd, &size), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
         GTEST_SKIP() << "the device does not export dma-bufs";
@@ -140,9 +139,6 @@ TEST(CudaTrace, ExportImportAndWritesBecomeKind6Records) {
     EXPECT_EQ(size_again, size);
 
     void* p = nullptr;
-    EXPECT_EQ(dev->import_dma_buf(-1, size, &p), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(dev->import_dma_buf(fd, 0, &p), ZE_RESULT_ERROR_INVALID_SIZE);
-    EXPECT_EQ(dev->import_dma_buf(fd, size, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(dev->import_dma_buf(fd, size + 1, &p), ZE_RESULT_ERROR_INVALID_SIZE);
     const int memfd = memfd_create("not-a-dma-buf", 0);
     ASSERT_GE(memfd, 0);

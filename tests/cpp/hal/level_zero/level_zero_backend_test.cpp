@@ -141,8 +141,6 @@ TEST(LevelZeroBackend, ExportMemoryIsTheGroupsFdAndImportsBack) {
     int fd = -1;
     size_t size = 0;
     const std::vector<hal::MetricGroupInfo>& groups = dev->metric_groups();
-    EXPECT_EQ(dev->export_dma_buf(static_cast<uint32_t>(groups.size()), &fd, &size), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(dev->export_dma_buf(0, nullptr, &size), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     bool exported = false;
     for (uint32_t i = 0; i < groups.size(); ++i) {
         if (!(groups[i].type_flags & hal::kGroupExportDmaBuf)) {

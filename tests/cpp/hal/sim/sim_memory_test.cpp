@@ -82,25 +82,13 @@ TEST(SimMemory, AllocationFlags) {
         ASSERT_EQ(d->allocate(MemoryKind::device, 64, 0, flags, 0, &p), ZE_RESULT_SUCCESS);
         EXPECT_EQ(d->free(p), ZE_RESULT_SUCCESS);
     }
-    EXPECT_EQ(d->allocate(MemoryKind::device, 64, 0, 0x10, 0, &p), ZE_RESULT_ERROR_INVALID_ENUMERATION);
 }
 
-TEST(SimMemory, AllocateBadInput) {
+// Host memory has no size limit but the system's (the HAL's bad-input checks are the
+// contract suite's, tests/cpp/hal/contract/).
+TEST(SimMemory, HostMemoryIsBoundedByWhatTheSystemGives) {
     auto d = test::sim_device();
     void* p = reinterpret_cast<void*>(0x1234);
-    EXPECT_EQ(d->allocate(MemoryKind::device, 64, 0, 0, 0, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    EXPECT_EQ(d->allocate(static_cast<MemoryKind>(3), 64, 0, 0, 0, &p), ZE_RESULT_ERROR_INVALID_ENUMERATION);
-    EXPECT_EQ(d->allocate(MemoryKind::device, 64, 0, 0, 1, &p), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    for (MemoryKind kind : kKinds) {
-        EXPECT_EQ(d->allocate(kind, 0, 0, 0, 0, &p), ZE_RESULT_ERROR_INVALID_SIZE);
-        EXPECT_EQ(d->allocate(kind, 64, 3, 0, 0, &p), ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT);
-        EXPECT_EQ(d->allocate(kind, 64, 48, 0, 0, &p), ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT);
-        EXPECT_EQ(d->allocate(kind, 64, size_t{1} << 63, 0, 0, &p), ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT);
-    }
-    const uint64_t max = d->properties().max_allocation_bytes;
-    EXPECT_EQ(d->allocate(MemoryKind::device, max + 1, 0, 0, 0, &p), ZE_RESULT_ERROR_UNSUPPORTED_SIZE);
-    EXPECT_EQ(d->allocate(MemoryKind::shared, ~size_t{0}, 0, 0, 0, &p), ZE_RESULT_ERROR_UNSUPPORTED_SIZE);
-    // Host memory is bounded by what the system gives.
     EXPECT_EQ(d->allocate(MemoryKind::host, size_t{1} << 62, 0, 0, 0, &p), ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY);
     EXPECT_EQ(d->allocate(MemoryKind::host, ~size_t{0} - 4096, 0, 0, 0, &p), ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY);
     EXPECT_EQ(p, reinterpret_cast<void*>(0x1234));  // untouched on failure
@@ -109,33 +97,11 @@ TEST(SimMemory, AllocateBadInput) {
     EXPECT_NE(ok.ptr(), nullptr);
 }
 
-TEST(SimMemory, FreeErrors) {
-    auto d = test::sim_device();
-    auto other = test::sim_device();
-    int on_stack = 0;
-    void* p = nullptr;
-    ASSERT_EQ(d->allocate(MemoryKind::device, 256, 0, 0, 0, &p), ZE_RESULT_SUCCESS);
-    EXPECT_EQ(d->free(nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    EXPECT_EQ(d->free(&on_stack), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(d->free(static_cast<char*>(p) + 1), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    // Device memory belongs to its device only.
-    EXPECT_EQ(other->free(p), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    hal::PointerInfo info;
-    EXPECT_EQ(other->pointer_info(p, &info), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(d->pointer_info(p, &info), ZE_RESULT_SUCCESS);
-    EXPECT_EQ(d->free(p), ZE_RESULT_SUCCESS);
-    EXPECT_EQ(d->free(p), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // double free
-    EXPECT_EQ(d->pointer_info(p, &info), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-}
-
-TEST(SimMemory, PointerInfoErrors) {
+TEST(SimMemory, PointerInfoEndsWithTheAllocation) {
     auto d = test::sim_device();
     Memory m(d, MemoryKind::shared, 128);
     hal::PointerInfo info;
-    int on_stack = 0;
-    EXPECT_EQ(d->pointer_info(nullptr, &info), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    EXPECT_EQ(d->pointer_info(m.ptr(), nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    EXPECT_EQ(d->pointer_info(&on_stack, &info), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(d->pointer_info(m.get() + 127, &info), ZE_RESULT_SUCCESS);
     EXPECT_EQ(d->pointer_info(m.get() + 128, &info), ZE_RESULT_ERROR_INVALID_ARGUMENT);
 }
 
@@ -248,8 +214,6 @@ TEST(SimMemory, GlobalTimestamps) {
     auto d = test::sim_device(c);
     uint64_t host = 0;
     uint64_t ticks = 0;
-    EXPECT_EQ(d->global_timestamps(nullptr, &ticks), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
-    EXPECT_EQ(d->global_timestamps(&host, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     const uint64_t before = host_now_ns();
     ASSERT_EQ(d->global_timestamps(&host, &ticks), ZE_RESULT_SUCCESS);
     EXPECT_LE(before, host);
