@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -113,8 +114,12 @@ void finish_native_trace() {
     }
     if (t.watch) t.watch(nullptr);  // no more samples: the file is being finished
     t.stream->stop();               // disables and drains every device's tracer
-    for (const auto& tracer : t.tracers) tracer->destroy();  // the devices' tracer slots are free again
-    t.tracers.clear();
+    std::vector<std::shared_ptr<Tracer>> tracers;
+    {
+        std::lock_guard lock(t.mu);
+        tracers.swap(t.tracers);
+    }
+    for (const auto& tracer : tracers) tracer->destroy();  // the devices' tracer slots are free again
     t.stream->close_command();
     if (!t.mpi_samples) write_own_clock_sample(t, "end");
     std::string packet;
@@ -133,6 +138,29 @@ std::vector<MetricGroupRef> traced_groups(const hal::DeviceRef& device) {
         if (g->tracer_based() && (g->info().name == "EngineEvents" || (g->info().type_flags & hal::kGroupExportDmaBuf)))
             chosen.push_back(g);
     return chosen;
+}
+
+// Gives the tracer slot of device `label` to the program, which asks for a tracer of its own
+// (a device has one): the trace's tracer of it is drained into the file and ended, and an
+// instant on the process track says from when the device's records stop.
+void yield_device(const Tracer* tracer, const std::string& label) {
+    NativeTrace& t = *g_trace;
+    std::shared_ptr<Tracer> ours;
+    {
+        std::lock_guard lock(t.mu);
+        const auto it = std::find_if(t.tracers.begin(), t.tracers.end(),
+                                     [tracer](const auto& x) { return x.get() == tracer; });
+        if (it == t.tracers.end()) return;  // the trace is ending: it frees the slot itself
+        ours = *it;
+        t.tracers.erase(it);
+    }
+    t.stream->remove_tracer(ours.get());
+    ours->destroy();
+    std::string packet;
+    perfetto::append_event(packet, t.rank + 1, t.stream->local(host_now_ns()), EventKind::kInstant,
+                           t.stream->track_uuid(0), "device tracer handed to the program", 0,
+                           {{"device", label}});
+    t.stream->write(packet);
 }
 
 // Streams what `device` (device `index` of `backend`) does from now on into the trace, with
@@ -164,6 +192,9 @@ void trace_device(const hal::DeviceRef& device, std::string_view backend, uint32
                      static_cast<int>(why.size()), why.data());
         return;
     }
+    std::shared_ptr<DeviceMetrics> state;
+    if (DeviceMetrics::of(device, &state) == ZE_RESULT_SUCCESS)
+        state->set_tracer_yield([raw = tracer.get(), label] { yield_device(raw, label); });
     t.tracers.push_back(std::move(tracer));
     // Finished before the exit handlers of what the device's probe made (registered after the
     // one start() registers): the device is whole while its tracer is drained.

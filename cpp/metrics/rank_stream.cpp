@@ -268,6 +268,7 @@ ze_result_t RankStream::add_tracer(const std::shared_ptr<Tracer>& tracer, bool o
 }
 
 void RankStream::drain_source(Source& s) {
+    std::lock_guard draining(s.drain_mu);
     size_t size = s.tracer->available();
     if (size == 0) return;
     std::vector<std::byte> raw(size);
@@ -322,19 +323,34 @@ void RankStream::stop() {
         drain_api_calls();
         api_calls_ = false;
     }
-    for (const auto& s : sources_) {
-        s->tracer->disable(true);
-        // Disabled and drained: read answers NOT_READY once the ring is empty.
-        for (;;) {
-            size_t size = 0;
-            if (s->tracer->read(&size, nullptr) == ZE_RESULT_NOT_READY) break;
-            drain_source(*s);
-        }
-        std::lock_guard encoding(mu_);
-        close_command_locked(*s);  // nothing follows it: the tracer is drained
-        flush();
-    }
+    for (const auto& s : sources_) finish_source(*s);
     sources_.clear();
+}
+
+void RankStream::finish_source(Source& s) {
+    s.tracer->disable(true);
+    // Disabled and drained: read answers NOT_READY once the ring is empty.
+    for (;;) {
+        size_t size = 0;
+        if (s.tracer->read(&size, nullptr) == ZE_RESULT_NOT_READY) break;
+        drain_source(s);
+    }
+    std::lock_guard encoding(mu_);
+    close_command_locked(s);  // nothing follows it: the tracer is drained
+    flush();
+}
+
+void RankStream::remove_tracer(const Tracer* tracer) {
+    std::shared_ptr<Source> source;
+    {
+        std::lock_guard lock(thread_mu_);
+        const auto it = std::find_if(sources_.begin(), sources_.end(),
+                                     [tracer](const auto& s) { return s->tracer.get() == tracer; });
+        if (it == sources_.end()) return;
+        source = *it;
+        sources_.erase(it);
+    }
+    finish_source(*source);
 }
 
 int RankStream::close() {

@@ -84,6 +84,9 @@ public:
     // (never started, or stopped); INVALID_NULL_HANDLE for a null tracer; the decoder's
     // errors otherwise.
     ze_result_t add_tracer(const std::shared_ptr<Tracer>& tracer, bool on_rank_clock, const std::string& label);
+    // Stops draining `tracer`: disables it (waiting), drains what it holds and writes its open
+    // command, as stop() does for each tracer. Nothing when this stream does not drain it.
+    void remove_tracer(const Tracer* tracer);
     // Stops the thread, the API call log's recording and every tracer (waiting), and drains
     // what is left; each tracer's open command is written. Nothing when not started.
     void stop();
@@ -107,6 +110,7 @@ private:
         std::string label;                // leads its tracks' names; empty: none
         std::optional<Command> command;   // under mu_: the command whose records are being read
         std::optional<uint64_t> dropped;  // under mu_: the dropped count last written
+        std::mutex drain_mu;              // one reader of the tracer and its decoder at a time
     };
     // Track keys: source label, kind, metric name, then up to three numbers.
     using TrackKey = std::tuple<std::string, std::string, std::string, int64_t, int64_t, int64_t>;
@@ -122,6 +126,7 @@ private:
     void encode_api_call(std::string_view name, uint64_t start_ns, uint64_t end_ns, uint64_t thread);
     void flush();
     void drain_source(Source& s);
+    void finish_source(Source& s);
     void drain_once();
     void drain_api_calls();
     void run(uint64_t poll_ns);
