@@ -66,8 +66,8 @@ struct NativeTrace {
     std::unique_ptr<RankStream> stream;
     uint32_t rank = 0;
     std::string path;
-    std::mutex mu;                                // guards what follows
-    bool finished = false;                        // the file is complete: nothing more is added
+    std::mutex mu;                                 // guards what follows
+    bool finished = false;                         // the file is complete: nothing more is added
     std::vector<std::shared_ptr<Tracer>> tracers;  // the devices' tracers the stream drains
     bool mpi_samples = false;                      // zehal's MPI library gave clock samples
     WatchClockSamples watch = nullptr;             // that library's, when the process has it
@@ -158,8 +158,7 @@ void yield_device(const Tracer* tracer, const std::string& label) {
     ours->destroy();
     std::string packet;
     perfetto::append_event(packet, t.rank + 1, t.stream->local(host_now_ns()), EventKind::kInstant,
-                           t.stream->track_uuid(0), "device tracer handed to the program", 0,
-                           {{"device", label}});
+                           t.stream->track_uuid(0), "device tracer handed to the program", 0, {{"device", label}});
     t.stream->write(packet);
 }
 

@@ -44,9 +44,7 @@ std::string engine_label(const std::optional<uint64_t>& ordinal, const std::opti
 }
 
 // `name` led by a source's label, if it has one.
-std::string labelled(const std::string& label, std::string name) {
-    return label.empty() ? name : label + ": " + name;
-}
+std::string labelled(const std::string& label, std::string name) { return label.empty() ? name : label + ": " + name; }
 
 uint64_t monotonic_raw_ns() {
     timespec ts{};
@@ -131,8 +129,8 @@ void RankStream::encode_command(const Source& s, const Command& c) {
         perfetto::append_event(pending_, sequence_id_, end, EventKind::kSliceEnd, t, {});
     }
     if (depth) {
-        const uint64_t t =
-            track(s, {{}, "depth", "", key_of(ordinal), key_of(engine), sub}, "queue depth " + label, true);
+        const uint64_t t = track(s, {{}, "depth", "", key_of(ordinal), key_of(engine), sub}, "queue depth " + label,
+                                 true);
         perfetto::append_event(pending_, sequence_id_, end, EventKind::kCounter, t, {}, *depth);
     }
 }
@@ -147,8 +145,8 @@ void RankStream::close_command_locked(Source& s) {
 void RankStream::encode_entries(Source& s, std::span<const MetricEntry> entries, const std::vector<std::string>& names,
                                 uint64_t dropped, uint64_t now_ns) {
     for (const MetricEntry& e : entries)
-        encode_entry(s, e,
-                     e.metric_index < names.size() ? names[e.metric_index] : "metric " + std::to_string(e.metric_index));
+        encode_entry(
+            s, e, e.metric_index < names.size() ? names[e.metric_index] : "metric " + std::to_string(e.metric_index));
     if (s.dropped != dropped) {
         s.dropped = dropped;
         const uint64_t t = track(s, {{}, "dropped", "", kNone, kNone, kNone}, "dropped records", true);
@@ -220,8 +218,8 @@ void RankStream::flush() {
     pending_.clear();  // what could not be written is lost, and error_ says so
 }
 
-ze_result_t RankStream::make_source(const std::shared_ptr<Tracer>& tracer, bool on_rank_clock,
-                                    const std::string& label, std::shared_ptr<Source>* out) {
+ze_result_t RankStream::make_source(const std::shared_ptr<Tracer>& tracer, bool on_rank_clock, const std::string& label,
+                                    std::shared_ptr<Source>* out) {
     auto source = std::make_shared<Source>();
     if (ze_result_t r = Decoder::create(tracer, &source->decoder); r != ZE_RESULT_SUCCESS) return r;
     for (const MetricRef& m : source->decoder->metrics()) source->names.push_back(m->info().name);

@@ -142,7 +142,7 @@ private:
     std::string pending_;
     std::map<TrackKey, uint64_t> tracks_;
     std::unordered_map<uint64_t, uint64_t> api_tracks_;  // thread -> its API call track, as tracks_ holds it
-    Source caller_;                                       // the entries add_entries is given
+    Source caller_;                                      // the entries add_entries is given
 
     // The drain thread and what it reads, under thread_mu_ (set up by start(), ended by stop()).
     std::mutex stop_mu_;  // held through stop()
@@ -150,10 +150,10 @@ private:
     std::condition_variable wake_;
     bool quit_ = false;
     std::vector<std::shared_ptr<Source>> sources_;  // the tracers drained
-    bool api_calls_ = false;               // attached to the API call log
-    std::vector<LoggedApiCall> logged_;    // drained API calls, reused by the drain thread
-    std::vector<std::string> api_names_;   // the log's names by id, as far as seen
-    std::optional<uint64_t> api_dropped_;  // the log's dropped count last written
+    bool api_calls_ = false;                        // attached to the API call log
+    std::vector<LoggedApiCall> logged_;             // drained API calls, reused by the drain thread
+    std::vector<std::string> api_names_;            // the log's names by id, as far as seen
+    std::optional<uint64_t> api_dropped_;           // the log's dropped count last written
     std::thread thread_;
 };
 

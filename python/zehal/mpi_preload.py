@@ -46,7 +46,7 @@ def needed(path: str) -> list[str]:
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         return []
     try:
-        phoff, = struct.unpack_from("<Q", data, 0x20)
+        (phoff,) = struct.unpack_from("<Q", data, 0x20)
         phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
         loads, dynamic = [], None
         for k in range(phnum):

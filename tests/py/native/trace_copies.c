@@ -12,12 +12,12 @@
 #include <mpi.h>
 #endif
 
-#define CHECK(cond)                                                     \
-    do {                                                                \
-        if (!(cond)) {                                                  \
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
             fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                    \
-        }                                                               \
+            exit(1);                                                           \
+        }                                                                      \
     } while (0)
 
 static void copy(void* dst, const void* src, size_t size) {
