@@ -107,10 +107,12 @@ void on_mpi_clock_sample(const MpiClockSample* sample) {
 
 void finish_native_trace() {
     NativeTrace& t = *g_trace;
+    bool mpi_samples = false;
     {
         std::lock_guard lock(t.mu);
         if (t.finished) return;
-        t.finished = true;
+        t.finished = true;  // from now on the MPI library's samples are not written
+        mpi_samples = t.mpi_samples;
     }
     if (t.watch) t.watch(nullptr);  // no more samples: the file is being finished
     t.stream->stop();               // disables and drains every device's tracer
@@ -121,7 +123,7 @@ void finish_native_trace() {
     }
     for (const auto& tracer : tracers) tracer->destroy();  // the devices' tracer slots are free again
     t.stream->close_command();
-    if (!t.mpi_samples) write_own_clock_sample(t, "end");
+    if (!mpi_samples) write_own_clock_sample(t, "end");
     std::string packet;
     perfetto::append_event(packet, t.rank + 1, t.stream->local(host_now_ns()), EventKind::kInstant,
                            t.stream->track_uuid(0), "zehal.end");

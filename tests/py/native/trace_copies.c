@@ -1,13 +1,16 @@
 /* A C program on zehal's C API that tests run under `zehal trace`: copies on the default
- * device's copy engine 0, `argv[1]` of 4 KiB each (default 3), then one of 8 KiB. Built with
- * -DWITH_MPI (mpicc), it is an MPI program whose ranks take turns for the copies, in rank
- * order, ordered by barriers. Prints "ok" when everything succeeded. */
+ * device's copy engine 0, `argv[1]` of 4 KiB each (default 3), waits `argv[2]` seconds
+ * (default 0), then copies 8 KiB once. Built with -DWITH_MPI (mpicc), it is an MPI program
+ * whose ranks take turns for the last copy, in rank order, ordered by barriers. Prints "ok"
+ * when everything succeeded. */
+#define _POSIX_C_SOURCE 200809L
 #include <aml.h>
 #include <aml/area/ze.h>
 #include <aml/dma/ze.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #ifdef WITH_MPI
 #include <mpi.h>
 #endif
@@ -37,6 +40,8 @@ int main(int argc, char** argv) {
     void* device = aml_area_mmap(aml_area_ze_device, 8192, NULL);
     CHECK(host != NULL && device != NULL);
     for (int i = 0; i < copies; ++i) copy(device, host, 4096);
+    const struct timespec pause = {argc > 2 ? atoi(argv[2]) : 0, 0};
+    nanosleep(&pause, NULL);
     for (int turn = 0; turn < size; ++turn) {
         if (turn == rank) copy(device, host, 8192);
 #ifdef WITH_MPI
