@@ -76,7 +76,8 @@ def main() -> int:
             cwd=work,
             check=True,
         )
-        env = dict(os.environ, ZEHAL_BACKEND="sim", ZEHAL_TEST_CLOCK_SKEW=",".join(_SKEW[: args.ranks]))
+        os.environ["ZEHAL_TEST_CLOCK_SKEW"] = ",".join(_SKEW[: args.ranks])  # the ranks' and LocalClock's below
+        env = dict(os.environ, ZEHAL_BACKEND="sim")
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         zehal_trace = [sys.executable, "-m", "zehal", "trace", "-o", "run.pftrace", "--"]
         run = [
