@@ -195,7 +195,7 @@ void trace_device(const hal::DeviceRef& device, std::string_view backend, uint32
     }
     std::shared_ptr<DeviceMetrics> state;
     if (DeviceMetrics::of(device, &state) == ZE_RESULT_SUCCESS)
-        state->set_tracer_yield([raw = tracer.get(), label] { yield_device(raw, label); });
+        state->set_tracer_yield([ours = tracer.get(), label] { yield_device(ours, label); });
     t.tracers.push_back(std::move(tracer));
     // Finished before the exit handlers of what the device's probe made (registered after the
     // one start() registers): the device is whole while its tracer is drained.
