@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import sysconfig
 from pathlib import Path
 
@@ -85,7 +84,7 @@ def test_a_c_program_gets_its_devices_records(tmp_path):
 
 
 def test_the_preload_needs_a_program_of_the_same_mpi(tmp_path, monkeypatch):
-    assert "libc.so.6" in mpi_preload.needed(sys.executable) or mpi_preload.needed(sys.executable) == []
+    assert "libc.so.6" in mpi_preload.needed(shutil.which("sh") or "/bin/sh")
     assert mpi_preload.needed(str(_SOURCE)) == []  # not an ELF file
     lib = mpi_preload.library()
     if lib is None:
