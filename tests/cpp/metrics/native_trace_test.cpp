@@ -116,6 +116,11 @@ TEST(NativeTrace, StreamsTheRecordsOfDevicesProbedAfterItStarted) {
         if (!src || !dst) return 7;
         const int copied = aml_dma_copy_custom(dma, static_cast<aml_layout*>(dst), static_cast<aml_layout*>(src),
                                                aml_dma_ze_memcpy_op, reinterpret_cast<void*>(uintptr_t{4096}));
+        aml_area_munmap(memory, dst, 4096);
+        aml_area_munmap(host, src, 4096);
+        aml_dma_ze_destroy(&dma);
+        aml_area_ze_destroy(&memory);
+        aml_area_ze_destroy(&host);
         return copied == AML_SUCCESS ? 0 : 8;
     });
     ASSERT_EQ(status, 0);
