@@ -23,6 +23,11 @@ if(TARGET ze_zehal)
   install(TARGETS ze_zehal LIBRARY DESTINATION ${ZEHAL_LIBDIR})
 endif()
 
+# The MPI library of traced native programs beside it (zehal trace preloads it from there).
+if(TARGET zehal_mpi)
+  install(TARGETS zehal_mpi LIBRARY DESTINATION ${ZEHAL_LIBDIR})
+endif()
+
 # The SPIR-V translator's process beside the core library (cpp/compiler/spirv_reader.hpp).
 if(TARGET zehal_spirv_reader)
   install(TARGETS zehal_spirv_reader RUNTIME DESTINATION ${ZEHAL_LIBDIR})

@@ -1,6 +1,10 @@
 #include "hal/registry.hpp"
 
 #include <cstdlib>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "hal/cuda/cuda_backend.hpp"
 #include "hal/level_zero/level_zero_backend.hpp"
@@ -9,12 +13,37 @@
 namespace zehal::hal {
 namespace {
 
+// The devices announced so far and who watches for more (watch_devices).
+struct Watchers {
+    std::mutex mu;
+    std::vector<std::tuple<std::weak_ptr<Device>, std::string, uint32_t>> devices;  // not kept alive here
+    std::vector<DeviceWatch> watches;
+};
+
+Watchers& watchers() {
+    static auto* w = new Watchers;  // never destroyed: a probe may run until the process exits
+    return *w;
+}
+
+// Tells the watchers of the devices of a backend just probed; returns its status.
+BackendStatus announced(BackendStatus status) {
+    if (!status.available) return status;
+    Watchers& w = watchers();
+    std::lock_guard lock(w.mu);
+    const auto& devices = status.backend->devices();
+    for (uint32_t i = 0; i < devices.size(); ++i) {
+        w.devices.emplace_back(devices[i], status.name, i);
+        for (const DeviceWatch& watch : w.watches) watch(devices[i], status.name, i);
+    }
+    return status;
+}
+
 // A backend's status, probed on first use. Each backend has its own once-flag: the
 // level_zero probe loads zehal's own driver, which reaches cuda's and sim's on the same
 // thread (a shared flag would wait for itself there).
 template <BackendStatus (*Probe)()>
 const BackendStatus& probed() {
-    static const BackendStatus status = Probe();
+    static const BackendStatus status = announced(Probe());
     return status;
 }
 
@@ -59,6 +88,14 @@ ze_result_t default_device(DeviceRef* out) {
     if (backend->devices().empty()) return ZE_RESULT_ERROR_UNINITIALIZED;
     *out = backend->devices().front();
     return ZE_RESULT_SUCCESS;
+}
+
+void watch_devices(DeviceWatch watch) {
+    Watchers& w = watchers();
+    std::lock_guard lock(w.mu);
+    for (const auto& [device, backend, index] : w.devices)
+        if (const DeviceRef live = device.lock()) watch(live, backend, index);
+    w.watches.push_back(std::move(watch));
 }
 
 }  // namespace zehal::hal

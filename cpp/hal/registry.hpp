@@ -1,6 +1,7 @@
 // The backend registry: which backends exist here, in order level_zero, cuda, sim.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -24,5 +25,13 @@ ze_result_t find_backend(std::string_view name, std::shared_ptr<Backend>* out);
 ze_result_t default_backend(std::shared_ptr<Backend>* out);
 // First device of the default backend.
 ze_result_t default_device(DeviceRef* out);
+
+// Called with a device of a backend, the backend's name and the device's index in it.
+using DeviceWatch = std::function<void(const DeviceRef& device, std::string_view backend, uint32_t index)>;
+// Calls `watch` with every device of the backends probed so far, then with those of each
+// backend when it is probed, before the probe returns (so before anyone uses them). Calls
+// are serialised; `watch` must not use the registry (a probe may be under way on its
+// thread) and lives until the process exits.
+void watch_devices(DeviceWatch watch);
 
 }  // namespace zehal::hal

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <mutex>
+#include <utility>
 
 namespace zehal::metrics {
 
@@ -120,8 +121,19 @@ bool DeviceMetrics::active(uint32_t index) const {
 }
 
 ze_result_t DeviceMetrics::claim_tracer() {
+    std::function<void()> yield;
+    {
+        std::lock_guard lock(mu_);
+        if (!tracer_) {
+            tracer_ = true;
+            return ZE_RESULT_SUCCESS;
+        }
+        if (!yield_) return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
+        yield = std::exchange(yield_, nullptr);
+    }
+    yield();  // ends the holder, which releases the slot
     std::lock_guard lock(mu_);
-    if (tracer_) return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
+    if (tracer_) return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;  // another claim came first
     tracer_ = true;
     return ZE_RESULT_SUCCESS;
 }
@@ -129,6 +141,12 @@ ze_result_t DeviceMetrics::claim_tracer() {
 void DeviceMetrics::release_tracer() {
     std::lock_guard lock(mu_);
     tracer_ = false;
+    yield_ = nullptr;
+}
+
+void DeviceMetrics::set_tracer_yield(std::function<void()> yield) {
+    std::lock_guard lock(mu_);
+    yield_ = std::move(yield);
 }
 
 ze_result_t DeviceMetrics::claim_streamer() {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -98,10 +99,15 @@ public:
     // Whether group `index` is in the activated set.
     bool active(uint32_t index) const;
 
-    // Reserves the device's tracer slot; HANDLE_OBJECT_IN_USE when a tracer exists.
+    // Reserves the device's tracer slot; HANDLE_OBJECT_IN_USE when a tracer exists, unless
+    // it yields (set_tracer_yield): it is then asked to end first.
     ze_result_t claim_tracer();
-    // Frees the tracer slot.
+    // Frees the tracer slot (and forgets its holder's yield).
     void release_tracer();
+    // Lets the tracer holding the slot (the trace of a program without Python) give it up to
+    // the next claim: that claim calls `yield`, once, without this state's lock; `yield`
+    // ends the tracer, which frees the slot.
+    void set_tracer_yield(std::function<void()> yield);
     // Reserves the device's streamer slot; HANDLE_OBJECT_IN_USE when a streamer is open.
     ze_result_t claim_streamer();
     // Frees the streamer slot.
@@ -113,6 +119,7 @@ private:
     mutable std::mutex mu_;
     std::vector<bool> active_;
     bool tracer_ = false;
+    std::function<void()> yield_;  // the slot's holder gives it up (set_tracer_yield)
     bool streamer_ = false;
 };
 

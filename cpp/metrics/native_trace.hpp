@@ -1,8 +1,10 @@
 // The trace of a process that Python does not trace: a C program on zehal's C API or a
 // Level Zero program on zehal's driver, run under `zehal trace` (docs/tracing.md). Its
-// host API calls are streamed into its rank's file, as a Python process's are, and the
-// file is finished when the process exits; `zehal trace` (or `zehal trace --merge`) merges
-// the rank files.
+// host API calls and what its devices do (each device's tracer, from when its backend is
+// probed) are streamed into its rank's file, as a Python process's are, and the file is
+// finished when the process exits; `zehal trace` (or `zehal trace --merge`) merges the
+// rank files. Under MPI, the clock samples come from zehal's MPI library (cpp/mpi) when the
+// program runs with it.
 #pragma once
 
 namespace zehal::metrics {

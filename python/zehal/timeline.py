@@ -419,8 +419,13 @@ def _trace_streamed(cmd: list[str], output: str, fmt: str) -> int:
     env[trace_session.ENV_FORMAT] = fmt
     env.pop(_ACTIVE, None)
     if trace_session.launched_by_mpi():
-        # A native program's ranks name their run by the launcher's job id.
+        # A native program's ranks name their run by the launcher's job id, and measure their
+        # clocks through zehal's MPI library.
         env.pop(ENV_RUN, None)
+        if not _is_python(cmd[0]):
+            from . import mpi_preload
+
+            mpi_preload.preload(cmd, env)
         try:
             os.execvpe(cmd[0], cmd, env)
         except OSError as e:

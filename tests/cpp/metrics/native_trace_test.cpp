@@ -16,6 +16,12 @@
 #include <string>
 #include <thread>
 
+#include "aml.h"
+#include "aml/area/ze.h"
+#include "aml/dma/ze.h"
+#include "hal/registry.hpp"
+#include "metrics/metric_group.hpp"
+#include "metrics/tracer.hpp"
 #include "zehal/device.h"
 #include "zehal/events.h"
 
@@ -88,6 +94,70 @@ TEST(NativeTrace, RecordsTheCApiCallsAndFinishesTheFileAtExit) {
         EXPECT_NE(data.find(expected), std::string::npos) << expected;
     // The end marker comes last: the file was finished at exit.
     EXPECT_GT(data.rfind("zehal.end"), data.rfind("zehal_device_get_global_timestamps"));
+}
+
+TEST(NativeTrace, StreamsTheRecordsOfDevicesProbedAfterItStarted) {
+    const TempFolder tmp;
+    const fs::path output = tmp.path / "run.pftrace";
+    const int status = exit_status_of_child([&] {
+        clear_launcher_variables();
+        setenv("ZEHAL_TRACE_OUTPUT", output.c_str(), 1);
+        if (!start_native_trace()) return 2;
+        zehal_device_t device = nullptr;
+        if (zehal_device_get("sim", 0, &device) != ZE_RESULT_SUCCESS) return 3;
+        struct aml_area *host = nullptr, *memory = nullptr;
+        struct aml_dma* dma = nullptr;
+        if (aml_area_ze_host_create(&host, 0, 64) != AML_SUCCESS) return 4;
+        if (aml_area_ze_device_create(&memory, device, 0, 0, 64, AML_AREA_ZE_MMAP_DEVICE_FLAGS) != AML_SUCCESS)
+            return 5;
+        if (aml_dma_ze_create(&dma, device, 1, 0) != AML_SUCCESS) return 6;
+        void* src = aml_area_mmap(host, 4096, nullptr);
+        void* dst = aml_area_mmap(memory, 4096, nullptr);
+        if (!src || !dst) return 7;
+        const int copied = aml_dma_copy_custom(dma, static_cast<aml_layout*>(dst), static_cast<aml_layout*>(src),
+                                               aml_dma_ze_memcpy_op, reinterpret_cast<void*>(uintptr_t{4096}));
+        aml_area_munmap(memory, dst, 4096);
+        aml_area_munmap(host, src, 4096);
+        aml_dma_ze_destroy(&dma);
+        aml_area_ze_destroy(&memory);
+        aml_area_ze_destroy(&host);
+        return copied == AML_SUCCESS ? 0 : 8;
+    });
+    ASSERT_EQ(status, 0);
+    const std::string data = read_file(tmp.path / "run.pftrace.ranks" / "rank-00000.pftrace");
+    for (const char* expected : {"sim device 0: copy engine 0", "sim device 0: queue depth copy engine 0",
+                                 "sim device 0: dropped records", "BytesMoved"})
+        EXPECT_NE(data.find(expected), std::string::npos) << expected;
+    EXPECT_GT(data.rfind("zehal.end"), data.rfind("BytesMoved"));
+}
+
+TEST(NativeTrace, AProgramsOwnTracerTakesTheDeviceOverFromTheTrace) {
+    const TempFolder tmp;
+    const fs::path output = tmp.path / "run.pftrace";
+    const int status = exit_status_of_child([&] {
+        clear_launcher_variables();
+        setenv("ZEHAL_TRACE_OUTPUT", output.c_str(), 1);
+        if (!start_native_trace()) return 2;
+        std::shared_ptr<hal::Backend> sim;
+        if (hal::find_backend("sim", &sim) != ZE_RESULT_SUCCESS) return 3;
+        const hal::DeviceRef& device = sim->devices().front();
+        std::vector<MetricGroupRef> groups;
+        if (metric_groups(device, &groups) != ZE_RESULT_SUCCESS) return 4;
+        std::vector<MetricGroupRef> engine;
+        for (const MetricGroupRef& g : groups)
+            if (g->info().name == "EngineEvents") engine.push_back(g);
+        if (engine.size() != 1 || activate(device, engine) != ZE_RESULT_SUCCESS) return 5;
+        const MetricGroup* raw[] = {engine.front().get()};
+        std::shared_ptr<Tracer> mine;
+        if (Tracer::create(device, raw, nullptr, nullptr, &mine) != ZE_RESULT_SUCCESS) return 6;
+        std::shared_ptr<Tracer> second;  // the device's one tracer is the program's now
+        if (Tracer::create(device, raw, nullptr, nullptr, &second) != ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE) return 7;
+        return mine->destroy() == ZE_RESULT_SUCCESS ? 0 : 8;
+    });
+    ASSERT_EQ(status, 0);
+    const std::string data = read_file(tmp.path / "run.pftrace.ranks" / "rank-00000.pftrace");
+    EXPECT_NE(data.find("device tracer handed to the program"), std::string::npos);
+    EXPECT_NE(data.find("zehal.end"), std::string::npos);
 }
 
 TEST(NativeTrace, StartsOnlyWhenAskedAndNotOverAnotherTrace) {
