@@ -171,6 +171,11 @@ public:
     // backend can, another device's (every sim device's). Signals, resets and timestamp
     // queries stay with the event's own device (owns_event).
     virtual bool waits_for_event(const Event& event) const noexcept { return owns_event(event); }
+    // True when commands of this device may signal `event`: its own events, and where the
+    // backend can, another device's event without timestamps (one flag every device of the
+    // backend writes; a timestamp would be another device's ticks). A Level Zero event pool
+    // made for every device of a context is signalled by each device's lists.
+    virtual bool signals_event(const Event& event) const noexcept { return owns_event(event); }
     // Makes writes that reached the device's memory from outside the device (the host, a
     // peer, a NIC's RDMA) visible to its later commands (Level Zero's zeContextSystemBarrier).
     // UNSUPPORTED_FEATURE where the backend has no such flush.

@@ -96,6 +96,8 @@ bool Queue::owns_event(const Event& event) const noexcept { return device().owns
 
 bool Queue::waits_for_event(const Event& event) const noexcept { return device().waits_for_event(event); }
 
+bool Queue::signals_event(const Event& event) const noexcept { return device().signals_event(event); }
+
 const DeviceProperties& Queue::properties() const noexcept { return device().properties(); }
 
 }  // namespace zehal::hal

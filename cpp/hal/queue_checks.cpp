@@ -70,10 +70,12 @@ bool DeviceTarget::owns_event(const Event& event) const noexcept { return device
 
 bool DeviceTarget::waits_for_event(const Event& event) const noexcept { return device_.waits_for_event(event); }
 
+bool DeviceTarget::signals_event(const Event& event) const noexcept { return device_.signals_event(event); }
+
 const DeviceProperties& DeviceTarget::properties() const noexcept { return device_.properties(); }
 
 ze_result_t check_events(const CommandTarget& target, const EventRef& signal, std::span<const EventRef> waits) {
-    if (signal && !target.owns_event(*signal)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (signal && !target.signals_event(*signal)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     for (const EventRef& w : waits) {
         if (!w) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
         if (!target.waits_for_event(*w)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -146,6 +148,9 @@ ze_result_t check_launch(CommandTarget& target, Kernel& kernel, const GroupCount
 ze_result_t check_launch_indirect(CommandTarget& target, std::span<const KernelRef> kernels, const GroupCount* groups,
                                   const uint32_t* count, const EventRef& signal, std::span<const EventRef> waits,
                                   PlacedIndirectLaunch* placed) {
+    // Refused where the backend cannot read the counts in queue order, at append (so a
+    // regular list records nothing its execution would refuse).
+    if (!target.properties().indirect_launches) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     if (kernels.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
     for (const KernelRef& kernel : kernels) {
         if (!kernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;

@@ -45,6 +45,8 @@ public:
     virtual bool owns_event(const Event& event) const noexcept = 0;
     // True when the device's commands may wait for `event` (Device::waits_for_event).
     virtual bool waits_for_event(const Event& event) const noexcept = 0;
+    // True when the device's commands may signal `event` (Device::signals_event).
+    virtual bool signals_event(const Event& event) const noexcept = 0;
     // True when `kernel` is a kernel of a module of the device.
     virtual bool owns_kernel(const Kernel& kernel) const noexcept = 0;
     // The device's properties (the launch limits).
@@ -65,6 +67,7 @@ public:
                              PointerRegistry::InFlight** held) override;
     bool owns_event(const Event& event) const noexcept override;
     bool waits_for_event(const Event& event) const noexcept override;
+    bool signals_event(const Event& event) const noexcept override;
     bool owns_kernel(const Kernel&) const noexcept override { return true; }
     const DeviceProperties& properties() const noexcept override;
 

@@ -58,6 +58,7 @@ struct DeviceProperties {
     uint32_t timestamp_flags = 0;              // TimestampCapability bits
     bool dma_buf_export = false;               // metric export memory supported
     bool tracer = false;                       // a TraceSource exists
+    bool indirect_launches = false;            // Queue::append_launch_indirect runs (else UNSUPPORTED_FEATURE)
     std::string limits;                        // what the device lacks and why ("" when nothing)
     // Kernels (contract §12): the module formats create_module takes, and the compute limits
     // launches are held to (zeros on a device that runs no kernels).

@@ -312,6 +312,11 @@ bool CudaDevice::owns_event(const hal::Event& event) const noexcept {
     return e && &e->device() == this;
 }
 
+bool CudaDevice::signals_event(const hal::Event& event) const noexcept {
+    const auto* e = dynamic_cast<const CudaEvent*>(&event);
+    return e && (&e->device() == this || !e->records_timestamps());
+}
+
 bool CudaDevice::waits_for_event(const hal::Event& event) const noexcept {
     return dynamic_cast<const CudaEvent*>(&event) != nullptr;
 }

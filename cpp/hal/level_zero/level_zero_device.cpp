@@ -58,6 +58,8 @@ bool ZeDevice::describe(std::string* why) {
         return false;
     }
     props_.name = p.name;
+    // Passed through: the driver below answers for its own devices.
+    props_.indirect_launches = true;
     std::copy(std::begin(p.uuid.id), std::end(p.uuid.id), props_.uuid.begin());
     props_.max_allocation_bytes = p.maxMemAllocSize;
     props_.timer_hz = p.timerResolution;

@@ -42,6 +42,7 @@ hal::DeviceProperties make_properties(const SimConfig& c, uint32_t number) {
     for (const hal::MetricGroupInfo& g : SimTrace::groups())
         if (g.type_flags & hal::kGroupExportDmaBuf) p.dma_buf_export = true;
     p.tracer = true;
+    p.indirect_launches = true;  // the engine reads the counts when the command's turn comes
     describe_kernels(&p);
     return p;
 }

@@ -129,7 +129,7 @@ TEST(CudaPeer, FillOfAPeersMemoryNeedsAccess) {
 
 // A command of one device waits for an event of the other, which the host signals; it
 // signals only its own device's events.
-TEST(CudaPeer, CommandsWaitForTheOtherDevicesEvents) {
+TEST(CudaPeer, CommandsWaitForAndSignalTheOtherDevicesEvents) {
     hal::DeviceRef a, b;
     ZEHAL_REQUIRE_TWO_CUDA(a, b);
     EXPECT_TRUE(b->waits_for_event(*Events(a, 1).events[0]));
@@ -145,7 +145,15 @@ TEST(CudaPeer, CommandsWaitForTheOtherDevicesEvents) {
     ASSERT_EQ(on_b.events[0]->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
     const std::vector<uint8_t> got = bytes_of(b, dst.ptr, 4096);
     for (size_t i = 0; i < 4096; i += 4) ASSERT_EQ(std::memcmp(&got[i], &pattern, 4), 0) << i;
-    EXPECT_EQ(q->append_barrier(on_a.events[0], {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    // b's commands signal a's event without timestamps (a Level Zero pool made for both
+    // devices), not one with timestamps (its ticks would be b's clock).
+    ASSERT_EQ(on_a.events[0]->host_reset(), ZE_RESULT_SUCCESS);
+    EXPECT_TRUE(b->signals_event(*on_a.events[0]));
+    ASSERT_EQ(q->append_barrier(on_a.events[0], {}), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(on_a.events[0]->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    Events timed(a, 1, hal::kPoolHostVisible | hal::kPoolKernelTimestamp);
+    EXPECT_FALSE(b->signals_event(*timed.events[0]));
+    EXPECT_EQ(q->append_barrier(timed.events[0], {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
 }
 
 TEST(CudaPeer, SimDeviceMemoryHasNoPathToACudaEngine) {
