@@ -148,9 +148,6 @@ ze_result_t check_launch(CommandTarget& target, Kernel& kernel, const GroupCount
 ze_result_t check_launch_indirect(CommandTarget& target, std::span<const KernelRef> kernels, const GroupCount* groups,
                                   const uint32_t* count, const EventRef& signal, std::span<const EventRef> waits,
                                   PlacedIndirectLaunch* placed) {
-    // Refused where the backend cannot read the counts in queue order, at append (so a
-    // regular list records nothing its execution would refuse).
-    if (!target.properties().indirect_launches) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     if (kernels.empty()) return ZE_RESULT_ERROR_INVALID_SIZE;
     for (const KernelRef& kernel : kernels) {
         if (!kernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -160,6 +157,9 @@ ze_result_t check_launch_indirect(CommandTarget& target, std::span<const KernelR
     if (reinterpret_cast<uintptr_t>(groups) % alignof(uint32_t) ||
         reinterpret_cast<uintptr_t>(count) % alignof(uint32_t))
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    // Refused where the backend cannot read the counts in queue order, at append (so a
+    // regular list records nothing its execution would refuse), once the arguments passed.
+    if (!target.properties().indirect_launches) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     PlacedIndirectLaunch unplaced;
     PlacedIndirectLaunch& out = placed ? *placed : unplaced;
     if (placed) {
