@@ -35,12 +35,6 @@ bool exports_dma_buf(ze_device_handle_t d) {
     return external_properties(d).memoryAllocationExportTypes & ZE_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF;
 }
 
-bool is_sim(ze_device_handle_t d) {
-    ze_device_properties_t p{};
-    p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
-    return zeDeviceGetProperties(d, &p) == ZE_RESULT_SUCCESS && std::strncmp(p.name, "zehal sim", 9) == 0;
-}
-
 // The test's device is the sim device, which exports its allocations (memfds).
 class ExternalMemory : public ZeDriver {
 protected:

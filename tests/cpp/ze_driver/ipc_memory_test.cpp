@@ -2,7 +2,6 @@
 // (the exporter a child process, this program again), the handle's fd, and every bad input.
 // Loader 1.8 has no entry for the API 1.6 functions (zeMemPutIpcHandle and the two fd
 // functions): the test asks the driver's own tables for them, as a loader does.
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "../support/open_fds.hpp"
+#include "driver_table.hpp"
 #include "ze_fixture.hpp"
 
 namespace zetest {
@@ -32,24 +32,6 @@ constexpr int kChildGoFd = 101;      // and reads one byte here before checking 
 constexpr const char* kChildVariable = "ZEHAL_TEST_IPC_CHILD";
 constexpr size_t kBytes = 8192;
 
-// Member `slot` of the driver's table `getter` for API 1.6.
-void* table_member(const char* getter, size_t slot) {
-    const char* path = std::getenv("ZEHAL_ZE_DRIVER");
-    if (!path) return nullptr;
-    void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (!lib) return nullptr;
-    auto get = reinterpret_cast<ze_result_t (*)(ze_api_version_t, void*)>(dlsym(lib, getter));
-    void* table[32] = {};
-    if (!get || get(static_cast<ze_api_version_t>(ZE_MAKE_VERSION(1, 6)), table) != ZE_RESULT_SUCCESS) return nullptr;
-    return table[slot];
-}
-
-bool is_sim(ze_device_handle_t d) {
-    ze_device_properties_t p{};
-    p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
-    return zeDeviceGetProperties(d, &p) == ZE_RESULT_SUCCESS && std::strncmp(p.name, "zehal sim", 9) == 0;
-}
-
 // The test's device is the sim device, the one whose allocations IPC handles share.
 class IpcMemory : public ZeDriver {
 protected:
@@ -62,9 +44,11 @@ protected:
     void SetUp() override {
         ZeDriver::SetUp();
         if (!is_sim(device)) GTEST_SKIP() << "no sim device";
-        put = reinterpret_cast<PutHandle>(table_member("zeGetMemProcAddrTable", 10));
-        from_fd = reinterpret_cast<HandleFromFd>(table_member("zeGetMemExpProcAddrTable", 0));
-        to_fd = reinterpret_cast<FdFromHandle>(table_member("zeGetMemExpProcAddrTable", 1));
+        put = driver_table_function<PutHandle>("zeGetMemProcAddrTable", "zeMemPutIpcHandle", 6);
+        from_fd = driver_table_function<HandleFromFd>("zeGetMemExpProcAddrTable",
+                                                      "zeMemGetIpcHandleFromFileDescriptorExp", 6);
+        to_fd = driver_table_function<FdFromHandle>("zeGetMemExpProcAddrTable",
+                                                    "zeMemGetFileDescriptorFromIpcHandleExp", 6);
         ASSERT_TRUE(put && from_fd && to_fd);
     }
 

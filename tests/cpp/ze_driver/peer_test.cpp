@@ -13,12 +13,6 @@ namespace zetest {
 namespace {
 
 // True for zehal's sim devices (by name).
-bool is_sim(ze_device_handle_t d) {
-    ze_device_properties_t p{};
-    p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
-    return zeDeviceGetProperties(d, &p) == ZE_RESULT_SUCCESS && std::strncmp(p.name, "zehal sim", 9) == 0;
-}
-
 class Peers : public ZeDriver {
 protected:
     void SetUp() override {

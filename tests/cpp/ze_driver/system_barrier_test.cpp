@@ -1,18 +1,12 @@
 // zeContextSystemBarrier: on every device, the flush of writes that reached its memory from
 // outside its commands; bad handles refused.
-#include <cstring>
-
 #include "ze_fixture.hpp"
 
 namespace {
 
-class SystemBarrierTest : public zetest::ZeDriver {};
+using zetest::is_sim;
 
-bool is_sim(ze_device_handle_t d) {
-    ze_device_properties_t p{};
-    p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
-    return zeDeviceGetProperties(d, &p) == ZE_RESULT_SUCCESS && std::strncmp(p.name, "zehal sim", 9) == 0;
-}
+class SystemBarrierTest : public zetest::ZeDriver {};
 
 // The sim device flushes (its memory is the process's); a CUDA device flushes where its
 // driver and hardware offer cuFlushGPUDirectRDMAWrites, and says so where they do not.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include <level_zero/ze_api.h>
@@ -17,6 +18,13 @@
 namespace zetest {
 
 inline constexpr uint64_t kForever = UINT64_MAX;
+
+// True for zehal's sim device (its name says so).
+inline bool is_sim(ze_device_handle_t d) {
+    ze_device_properties_t p{};
+    p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+    return zeDeviceGetProperties(d, &p) == ZE_RESULT_SUCCESS && std::strncmp(p.name, "zehal sim", 9) == 0;
+}
 
 // The experimental entry point `name` of `driver`, as type F.
 template <typename F>
