@@ -50,13 +50,10 @@ public:
     // Every kind: memory allocated for export lies in a memfd of its own.
     uint32_t exportable_kinds() const override { return kExportableKinds; }
     hal::VirtualMemory* virtual_memory() override { return virtual_memory_.get(); }
-    // The device's memory is the process's: a full fence orders every write that reached it
-    // before the commands queued after this call.
-    ze_result_t flush_inbound_writes() override {
-        if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        return ZE_RESULT_SUCCESS;
-    }
+    // Nothing to flush: the device's memory is the process's, and a command queued after
+    // this call reaches the engine through its queue's lock, which orders every write that
+    // came before it (whoever made it) before the command runs.
+    ze_result_t flush_inbound_writes() override { return lost() ? ZE_RESULT_ERROR_DEVICE_LOST : ZE_RESULT_SUCCESS; }
     // Every sim device of the process accesses every other's memory (docs/devices.md).
     bool can_access_peer(const hal::Device& other) const override;
     bool owns_event(const hal::Event& event) const noexcept override;
