@@ -100,9 +100,11 @@ void CudaEvent::note_submission(uint64_t host_ns) noexcept {
 }
 
 void CudaEvent::note_observed() noexcept {
+    // Relaxed: see note_submission; the first observer wins, and a later wait or query (a
+    // polling loop) reads no clock.
     uint64_t none = 0;
-    // Relaxed: see note_submission; the first observer wins.
-    observed_ns_.compare_exchange_strong(none, host_now_ns(), std::memory_order_relaxed);
+    if (observed_ns_.load(std::memory_order_relaxed) == 0)
+        observed_ns_.compare_exchange_strong(none, host_now_ns(), std::memory_order_relaxed);
     device().flush_printf();
 }
 

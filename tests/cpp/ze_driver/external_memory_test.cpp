@@ -36,17 +36,11 @@ bool exports_dma_buf(ze_device_handle_t d) {
 }
 
 // The test's device is the sim device, which exports its allocations (memfds).
-class ExternalMemory : public ZeDriver {
+class ExternalMemory : public SimDriver {
 protected:
-    ze_device_handle_t pick_device() override {
-        for (ze_device_handle_t d : devices)
-            if (is_sim(d)) return d;
-        return devices.front();
-    }
-
     void SetUp() override {
-        ZeDriver::SetUp();
-        if (!is_sim(device)) GTEST_SKIP() << "no sim device";
+        SimDriver::SetUp();
+        if (IsSkipped()) return;
         ASSERT_TRUE(exports_dma_buf(device));
     }
 

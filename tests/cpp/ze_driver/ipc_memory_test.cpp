@@ -33,17 +33,11 @@ constexpr const char* kChildVariable = "ZEHAL_TEST_IPC_CHILD";
 constexpr size_t kBytes = 8192;
 
 // The test's device is the sim device, the one whose allocations IPC handles share.
-class IpcMemory : public ZeDriver {
+class IpcMemory : public SimDriver {
 protected:
-    ze_device_handle_t pick_device() override {
-        for (ze_device_handle_t d : devices)
-            if (is_sim(d)) return d;
-        return devices.front();
-    }
-
     void SetUp() override {
-        ZeDriver::SetUp();
-        if (!is_sim(device)) GTEST_SKIP() << "no sim device";
+        SimDriver::SetUp();
+        if (IsSkipped()) return;
         put = driver_table_function<PutHandle>("zeGetMemProcAddrTable", "zeMemPutIpcHandle", 6);
         from_fd = driver_table_function<HandleFromFd>("zeGetMemExpProcAddrTable",
                                                       "zeMemGetIpcHandleFromFileDescriptorExp", 6);

@@ -121,4 +121,19 @@ protected:
     std::vector<ze_event_pool_handle_t> owned_pools;
 };
 
+// A driver test on the sim device (skipped where the driver lists none): the device whose
+// allocations export and share.
+class SimDriver : public ZeDriver {
+protected:
+    ze_device_handle_t pick_device() override {
+        for (ze_device_handle_t d : devices)
+            if (is_sim(d)) return d;
+        return devices.front();
+    }
+    void SetUp() override {
+        ZeDriver::SetUp();
+        if (!is_sim(device)) GTEST_SKIP() << "no sim device";
+    }
+};
+
 }  // namespace zetest
