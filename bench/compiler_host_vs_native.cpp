@@ -9,9 +9,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -126,17 +129,31 @@ void kernels(bool quick) {
     std::printf("(%zu elements, groups of %u, %u threads)\n", n, group, threads);
 }
 
-// Points the kernel cache at a new folder under /tmp: every figure is of this build's code.
-void use_new_cache() {
-    char pattern[] = "/tmp/zehal-bench-cache-XXXXXX";
-    if (mkdtemp(pattern) != nullptr) {
-        setenv("ZEHAL_CACHE_DIR", pattern, 1);
+// Points the kernel cache at a new folder under /tmp while it lives, and removes the folder
+// when it goes: every figure is of this build's code.
+class FreshCache {
+public:
+    FreshCache() {
+        char pattern[] = "/tmp/zehal-bench-cache-XXXXXX";
+        if (mkdtemp(pattern) != nullptr) {
+            folder_ = pattern;
+            setenv("ZEHAL_CACHE_DIR", pattern, 1);
+        }
+        zehal::compiler::clear_memory_cache();
     }
-    zehal::compiler::clear_memory_cache();
-}
+    ~FreshCache() {
+        std::error_code ignored;
+        if (!folder_.empty()) std::filesystem::remove_all(folder_, ignored);
+    }
+    FreshCache(const FreshCache&) = delete;
+    FreshCache& operator=(const FreshCache&) = delete;
+
+private:
+    std::string folder_;
+};
 
 void module_creation() {
-    use_new_cache();
+    const FreshCache cache;
     auto create = [] {
         const auto bytes = spirv("matrix_multiply");
         std::shared_ptr<const Program> program;
@@ -164,8 +181,10 @@ int main(int argc, char** argv) {
         return 0;
     }
     const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-    use_new_cache();
-    kernels(quick);
+    {
+        const FreshCache cache;
+        kernels(quick);
+    }
     module_creation();
     return 0;
 }

@@ -52,9 +52,8 @@ std::vector<std::string> files_in(const std::string& dir) {
 class Cache : public ::testing::Test {
 protected:
     void SetUp() override {
-        char pattern[] = "/tmp/zehal-cache-test-XXXXXX";
-        ASSERT_NE(mkdtemp(pattern), nullptr);
-        dir_ = std::string(pattern) + "/nested/kernels";
+        ASSERT_FALSE(folder_.path().empty());
+        dir_ = (folder_.path() / "nested" / "kernels").string();
         setenv("ZEHAL_CACHE_DIR", dir_.c_str(), 1);
         clear_memory_cache();
     }
@@ -62,6 +61,7 @@ protected:
         setenv("ZEHAL_CACHE_DIR", testing::kTestCacheDir.c_str(), 1);
         clear_memory_cache();
     }
+    const test::TempFolder folder_{"zehal-cache-test"};
     std::string dir_;
 };
 

@@ -13,18 +13,22 @@
 #include <vector>
 
 #include "compiler/program.hpp"
+#include "support/temp_folder.hpp"
 
 namespace zehal::compiler::testing {
 
-// Every test process builds into a disk cache of its own (a new folder under /tmp), never
-// the user's: set once, before the first test runs.
-inline const std::string kTestCacheDir = [] {
-    char pattern[] = "/tmp/zehal-kernel-cache-XXXXXX";
-    const char* dir = mkdtemp(pattern);
-    std::string path = dir != nullptr ? dir : "/tmp/zehal-kernel-cache";
-    setenv("ZEHAL_CACHE_DIR", path.c_str(), 1);
+// Every test process builds into a disk cache of its own (a new folder under /tmp, removed
+// at exit), never the user's: set once, before the first test runs.
+inline const std::string& test_cache_dir() {
+    static const zehal::test::TempFolder folder("zehal-kernel-cache");
+    static const std::string path = [] {
+        std::string p = folder.path().empty() ? "/tmp/zehal-kernel-cache" : folder.path().string();
+        setenv("ZEHAL_CACHE_DIR", p.c_str(), 1);
+        return p;
+    }();
     return path;
-}();
+}
+inline const std::string& kTestCacheDir = test_cache_dir();
 
 // The bytes of <kernel dir>/<name>.spv; empty when it cannot be read.
 inline std::vector<uint8_t> spirv_file(const std::string& name) {

@@ -24,6 +24,7 @@
 #include "metrics/tracer.hpp"
 #include "zehal/device.h"
 #include "zehal/events.h"
+#include "support/temp_folder.hpp"
 
 namespace zehal::metrics {
 namespace {
@@ -50,16 +51,6 @@ int exit_status_of_child(const Body& body) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// A folder of its own for one test, removed at its end.
-struct TempFolder {
-    TempFolder() {
-        char name[] = "/tmp/zehal-native-trace-XXXXXX";
-        path = mkdtemp(name);
-    }
-    ~TempFolder() { fs::remove_all(path); }
-    fs::path path;
-};
-
 std::string read_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -72,8 +63,8 @@ void clear_launcher_variables() {
 }
 
 TEST(NativeTrace, RecordsTheCApiCallsAndFinishesTheFileAtExit) {
-    const TempFolder tmp;
-    const fs::path output = tmp.path / "run.pftrace";
+    const test::TempFolder tmp{"zehal-native-trace"};
+    const fs::path output = tmp.path() / "run.pftrace";
     const int status = exit_status_of_child([&] {
         clear_launcher_variables();
         setenv("ZEHAL_TRACE_OUTPUT", output.c_str(), 1);
@@ -87,7 +78,7 @@ TEST(NativeTrace, RecordsTheCApiCallsAndFinishesTheFileAtExit) {
         return 0;
     });
     ASSERT_EQ(status, 0);
-    const std::string data = read_file(tmp.path / "run.pftrace.ranks" / "rank-00000.pftrace");
+    const std::string data = read_file(tmp.path() / "run.pftrace.ranks" / "rank-00000.pftrace");
     for (const char* expected :
          {"zehal.run=0123456789abcdef", "zehal.rank=0", "zehal.size=1", "zehal.clock_sync", "zehal_device_get",
           "zehal_device_get_global_timestamps", "host API calls", "zehal.end"})
@@ -97,8 +88,8 @@ TEST(NativeTrace, RecordsTheCApiCallsAndFinishesTheFileAtExit) {
 }
 
 TEST(NativeTrace, StreamsTheRecordsOfDevicesProbedAfterItStarted) {
-    const TempFolder tmp;
-    const fs::path output = tmp.path / "run.pftrace";
+    const test::TempFolder tmp{"zehal-native-trace"};
+    const fs::path output = tmp.path() / "run.pftrace";
     const int status = exit_status_of_child([&] {
         clear_launcher_variables();
         setenv("ZEHAL_TRACE_OUTPUT", output.c_str(), 1);
@@ -124,7 +115,7 @@ TEST(NativeTrace, StreamsTheRecordsOfDevicesProbedAfterItStarted) {
         return copied == AML_SUCCESS ? 0 : 8;
     });
     ASSERT_EQ(status, 0);
-    const std::string data = read_file(tmp.path / "run.pftrace.ranks" / "rank-00000.pftrace");
+    const std::string data = read_file(tmp.path() / "run.pftrace.ranks" / "rank-00000.pftrace");
     for (const char* expected : {"sim device 0: copy engine 0", "sim device 0: queue depth copy engine 0",
                                  "sim device 0: dropped records", "BytesMoved"})
         EXPECT_NE(data.find(expected), std::string::npos) << expected;
@@ -132,8 +123,8 @@ TEST(NativeTrace, StreamsTheRecordsOfDevicesProbedAfterItStarted) {
 }
 
 TEST(NativeTrace, AProgramsOwnTracerTakesTheDeviceOverFromTheTrace) {
-    const TempFolder tmp;
-    const fs::path output = tmp.path / "run.pftrace";
+    const test::TempFolder tmp{"zehal-native-trace"};
+    const fs::path output = tmp.path() / "run.pftrace";
     const int status = exit_status_of_child([&] {
         clear_launcher_variables();
         setenv("ZEHAL_TRACE_OUTPUT", output.c_str(), 1);
@@ -155,14 +146,14 @@ TEST(NativeTrace, AProgramsOwnTracerTakesTheDeviceOverFromTheTrace) {
         return mine->destroy() == ZE_RESULT_SUCCESS ? 0 : 8;
     });
     ASSERT_EQ(status, 0);
-    const std::string data = read_file(tmp.path / "run.pftrace.ranks" / "rank-00000.pftrace");
+    const std::string data = read_file(tmp.path() / "run.pftrace.ranks" / "rank-00000.pftrace");
     EXPECT_NE(data.find("device tracer handed to the program"), std::string::npos);
     EXPECT_NE(data.find("zehal.end"), std::string::npos);
 }
 
 TEST(NativeTrace, StartsOnlyWhenAskedAndNotOverAnotherTrace) {
-    const TempFolder tmp;
-    const fs::path output = tmp.path / "run.pftrace";
+    const test::TempFolder tmp{"zehal-native-trace"};
+    const fs::path output = tmp.path() / "run.pftrace";
     const int status = exit_status_of_child([&] {
         clear_launcher_variables();
         unsetenv("ZEHAL_TRACE_OUTPUT");
@@ -174,14 +165,14 @@ TEST(NativeTrace, StartsOnlyWhenAskedAndNotOverAnotherTrace) {
         return 0;
     });
     ASSERT_EQ(status, 0);
-    EXPECT_FALSE(fs::exists(tmp.path / "run.pftrace.ranks"));
+    EXPECT_FALSE(fs::exists(tmp.path() / "run.pftrace.ranks"));
 }
 
 TEST(NativeTrace, AFolderThatCannotBeMadeLeavesTheProcessUntraced) {
-    const TempFolder tmp;
+    const test::TempFolder tmp{"zehal-native-trace"};
     const int status = exit_status_of_child([&] {
         clear_launcher_variables();
-        const std::string output = (tmp.path / "no" / "such" / "run.pftrace").string();
+        const std::string output = (tmp.path() / "no" / "such" / "run.pftrace").string();
         setenv("ZEHAL_TRACE_OUTPUT", output.c_str(), 1);
         if (start_native_trace()) return 2;
         zehal_device_t device = nullptr;
