@@ -96,6 +96,7 @@ public:
             for (uint8_t& s : probe_state_) s = s ? kProbeStale : kProbeFree;
             // Relaxed: every writer of produced_ holds mu_; readers only want a current figure.
             produced_.store(0, std::memory_order_relaxed);
+            run_start_ns_ = host_now_ns();
             set_started_locked(mask);
         }
 #ifdef ZEHAL_HAVE_CUPTI_H
@@ -166,7 +167,10 @@ public:
         return slot;
     }
 
-    // A GPU command CUPTI reported for this device (any thread; CUPTI's callbacks).
+    // A GPU command CUPTI reported for this device (any thread; CUPTI's callbacks). CUPTI
+    // hands records over late, up to its next flush: one of a command that began before this
+    // run started belongs to an earlier run (or to none) and is dropped, so that a run holds
+    // only commands that began while it ran (a tracer handed over from a trace, a restart).
     void on_activity(const CuptiActivity& a) override {
         uint64_t ticks[2] = {a.start_ns, a.end_ns};
         if (!clock_->to_ticks_fitted(ticks)) return;
@@ -181,7 +185,7 @@ public:
             record(hal::kRecordSample, kCommandType, end, a.type),
         };
         std::lock_guard lock(mu_);
-        if (!(started_ & (1u << kEngineGroup))) return;
+        if (!(started_ & (1u << kEngineGroup)) || a.start_ns < run_start_ns_) return;
         push_locked(recs, kRecordsPerCommand);
     }
 
@@ -267,6 +271,7 @@ private:
     size_t probe_tail_ = 0;               // oldest slot not yet free
     hal::TraceBuffer buffer_;             // the hardware buffer
     uint32_t started_ = 0;                // bit per started group
+    uint64_t run_start_ns_ = 0;           // host ns (CLOCK_MONOTONIC_RAW) at the last start
     std::atomic<bool> exporting_{false};  // started_ has the export group, read without mu_
     std::atomic<uint64_t> produced_{0};
 };

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -113,6 +114,52 @@ TEST(CudaTrace, CommandsBecomeEngineRecords) {
     }
     EXPECT_TRUE(copy_bytes);
     EXPECT_TRUE(fill_bytes);
+}
+
+// CUPTI hands records over late: a restarted run (as when a trace hands the device's tracer
+// to the program) gets no record of a command that ran before it started.
+TEST(CudaTrace, ARestartedRunHoldsOnlyItsOwnCommands) {
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_TRACER(dev);
+    hal::TraceSource* source = dev->trace_source();
+    const uint32_t engine = group_index(dev, hal::kGroupOther);
+    ASSERT_NE(engine, ~0u);
+    const hal::MetricGroupInfo& g = dev->metric_groups()[engine];
+    std::shared_ptr<hal::Queue> q;
+    ASSERT_EQ(dev->create_queue(hal::kCopyOrdinal, 0, &q), ZE_RESULT_SUCCESS);
+    Memory a(dev, hal::MemoryKind::host, 1 << 20), b(dev, hal::MemoryKind::device, 1 << 20);
+    const uint32_t groups[] = {engine};
+    size_t bytes_metric = g.metrics.size();
+    for (size_t i = 0; i < g.metrics.size(); ++i)
+        if (g.metrics[i].name == "BytesMoved") bytes_metric = i;
+    ASSERT_LT(bytes_metric, g.metrics.size());
+
+    for (int round = 0; round < 5; ++round) {
+        ASSERT_EQ(source->start(groups), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(q->append_copy(b.ptr, a.ptr, 1 << 20, nullptr, {}), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(source->start(groups), ZE_RESULT_SUCCESS);  // a restart, the copy's records pending
+        ASSERT_EQ(q->append_copy(b.ptr, a.ptr, 4096, nullptr, {}), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+        uint64_t lost = 0;
+        // CUPTI delivers a device's records in order: once the second copy's are in, the
+        // first copy's were handed over too.
+        auto records = drain_until(
+            *source,
+            [&](const std::vector<hal::TraceRecord>& r) {
+                return std::any_of(r.begin(), r.end(), [&](const hal::TraceRecord& x) {
+                    return x.metric == g.first_metric_id + bytes_metric && x.value == 4096;
+                });
+            },
+            &lost);
+        EXPECT_EQ(source->stop(), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(records.size(), g.metrics.size()) << "round " << round;
+        for (const hal::TraceRecord& r : records) {
+            if (r.metric == g.first_metric_id + bytes_metric) {
+                EXPECT_EQ(r.value, 4096u) << "round " << round;
+            }
+        }
+    }
 }
 
 TEST(CudaTrace, ExportImportAndWritesBecomeKind6Records) {
