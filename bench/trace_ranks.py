@@ -2,9 +2,9 @@
 
     python3 bench/trace_ranks.py merge --ranks 2 8 64 --records 1000000
         merge throughput (records/s) of synthetic rank files, serial and with a worker per core
-    python3 bench/trace_ranks.py overhead --commands 20000
-        time per 4 KiB copy + wait, untraced and traced with streaming on (rounds interleaved),
-        and the cost of timing one Python API call
+    python3 bench/trace_ranks.py overhead --commands 20000 [--bytes 4096]
+        time per copy + wait (4 KiB unless --bytes), untraced and traced with streaming on
+        (rounds interleaved), and the cost of timing one Python API call
     mpiexec -n 4 python3 bench/trace_ranks.py align --seconds 60
         residual alignment error of ranks with injected clock offsets and drifts
 
@@ -96,13 +96,13 @@ def bench_merge(ranks: list[int], records: int) -> None:
         shutil.rmtree(tmp)
 
 
-def bench_overhead(commands: int, rounds: int, parts: bool = False) -> None:
+def bench_overhead(commands: int, rounds: int, nbytes: int = 4096, parts: bool = False) -> None:
     import zehal
     from zehal import timeline, trace_session
 
     device = zehal.default_device()
-    host = zehal.Area.host().mmap(4096)
-    dev = zehal.Area.device(device).mmap(4096)
+    host = zehal.Area.host().mmap(nbytes)
+    dev = zehal.Area.device(device).mmap(nbytes)
     dma = zehal.Dma(device, 1, 0)
 
     def per_command() -> float:
@@ -140,7 +140,10 @@ def bench_overhead(commands: int, rounds: int, parts: bool = False) -> None:
     u, t = float(np.median(untraced)), float(np.median(traced))
     print(f"untraced: {u * 1e6:.3f} µs per copy+wait (rounds: {', '.join(f'{x * 1e6:.3f}' for x in untraced)})")
     print(f"traced, streaming: {t * 1e6:.3f} µs (rounds: {', '.join(f'{x * 1e6:.3f}' for x in traced)})")
-    print(f"overhead: {(t / u - 1) * 100:+.1f}% (medians of {rounds} interleaved rounds of {commands} commands)")
+    print(
+        f"overhead: {(t / u - 1) * 100:+.1f}% (medians of {rounds} interleaved rounds of {commands} "
+        f"copies of {nbytes} bytes)"
+    )
 
 
 def bench_api_calls(device: object, calls: int = 100_000) -> None:
@@ -213,6 +216,7 @@ def main() -> None:
     o = sub.add_parser("overhead")
     o.add_argument("--commands", type=int, default=20_000)
     o.add_argument("--rounds", type=int, default=5)
+    o.add_argument("--bytes", type=int, default=4096, help="bytes per copy")
     o.add_argument("--parts", action="store_true", help="also time the tracer alone and the stream without API calls")
     a = sub.add_parser("align")
     a.add_argument("--seconds", type=float, default=60.0)
@@ -220,7 +224,7 @@ def main() -> None:
     if args.what == "merge":
         bench_merge(args.ranks, args.records)
     elif args.what == "overhead":
-        bench_overhead(args.commands, args.rounds, args.parts)
+        bench_overhead(args.commands, args.rounds, args.bytes, args.parts)
     else:
         bench_align(args.seconds)
 
