@@ -221,8 +221,8 @@ ze_result_t Decoder::decode(size_t* raw_size, const void* raw, std::span<const M
                             uint32_t* set_count, uint32_t* entries_per_set, uint32_t* entry_count,
                             MetricEntry* entries) {
     if (!raw_size || !set_count || !entry_count) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (*raw_size == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    if (!raw) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    // No data (a read that found none yet) decodes to no entries; raw may then be null.
+    if (!raw && *raw_size != 0) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     const bool counting = *set_count == 0 || *entry_count == 0;
     if (!counting && !entries) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 

@@ -55,7 +55,8 @@ public:
     // `entries_per_set` (optional) gets each set's count, and *raw_size becomes the bytes
     // consumed. Timestamps come from the clock-sync records (the last one seen by an
     // earlier decode carries over). INVALID_ARGUMENT for truncated or corrupt data, after
-    // decoding the whole records before it; INVALID_SIZE for *raw_size 0.
+    // decoding the whole records before it. *raw_size 0 (raw may be null) is no data: no
+    // entries, every set empty, nothing consumed.
     ze_result_t decode(size_t* raw_size, const void* raw, std::span<const Metric* const> metrics, uint32_t* set_count,
                        uint32_t* entries_per_set, uint32_t* entry_count, MetricEntry* entries);
 

@@ -236,9 +236,10 @@ ZEHAL_API ze_result_t zehal_metric_decoder_get_decodable_metrics(zehal_metric_de
 /* Decodes raw data into entries, in sets: one per sub-device, one on a device without
  * sub-devices (zetMetricTracerDecodeExp).
  * decoder           [in] the decoder
- * raw_size          [in,out] bytes of raw (> 0); when decoding, set to the bytes consumed
- *                   (decode the rest from there)
- * raw               [in] raw data from zehal_metric_tracer_read_data
+ * raw_size          [in,out] bytes of raw (0: no data, no entries); when decoding, set to
+ *                   the bytes consumed (decode the rest from there)
+ * raw               [in][optional when *raw_size is 0] raw data from
+ *                   zehal_metric_tracer_read_data
  * metric_count      [in] number of metrics; 0: every decodable metric
  * metrics           [in][range(0, metric_count)] decodable metrics, each once; an entry's
  *                   metric_index is the position of its metric here
@@ -249,9 +250,9 @@ ZEHAL_API ze_result_t zehal_metric_decoder_get_decodable_metrics(zehal_metric_de
  *                   decodes at most n entries, in raw order, and is set to the number
  *                   decoded
  * entries           [out][optional when counting] entries, laid out set by set
- * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER; INVALID_SIZE
- * (raw_size 0); INVALID_ARGUMENT (a metric not decodable or given twice; truncated or
- * corrupt raw data, after decoding the whole records before it). */
+ * Returns ZE_RESULT_SUCCESS; INVALID_NULL_HANDLE; INVALID_NULL_POINTER; INVALID_ARGUMENT
+ * (a metric not decodable or given twice; truncated or corrupt raw data, after decoding the
+ * whole records before it). */
 ZEHAL_API ze_result_t zehal_metric_tracer_decode(zehal_metric_decoder_t decoder, size_t* raw_size, const uint8_t* raw,
                                                  uint32_t metric_count, zehal_metric_t* metrics, uint32_t* set_count,
                                                  uint32_t* entries_per_set, uint32_t* entry_count,

@@ -250,8 +250,19 @@ TEST(Decoder, BadArguments) {
     count = 1;
     EXPECT_EQ(dec->decode(&size, raw.data(), {}, &sets, nullptr, &count, nullptr),
               ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    // No data: no entries, in the one set of a device without sub-devices.
     size = 0;
-    EXPECT_EQ(dec->decode(&size, raw.data(), {}, &sets, nullptr, &count, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
+    sets = count = 0;
+    EXPECT_EQ(dec->decode(&size, nullptr, {}, &sets, nullptr, &count, nullptr), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(sets, 1u);
+    EXPECT_EQ(count, 0u);
+    MetricEntry none[2] = {};
+    uint32_t per_set = 7;
+    count = 2;
+    EXPECT_EQ(dec->decode(&size, raw.data(), {}, &sets, &per_set, &count, none), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(count, 0u);
+    EXPECT_EQ(per_set, 0u);
+    EXPECT_EQ(size, 0u);
     // Still fine afterwards.
     EXPECT_EQ(decode_all(*dec, raw).entries.size(), 1u);
     // Destroyed: every call refuses.
