@@ -56,9 +56,11 @@ ze_result_t zetDeviceGetConcurrentMetricGroupsExp_(zet_device_handle_t hDevice, 
     });
 }
 
-// The device's global timestamp (host ns when synchronizedWithHost, else device ticks) and
-// the metrics' timestamp (the device timer's ticks, which stamp every metric record),
-// sampled together.
+// The device's global timestamp and the metrics' timestamp, sampled together. Decoded
+// metric entries are stamped in host ns (CLOCK_MONOTONIC_RAW), so that is the metrics'
+// clock: synchronized with the host, both are host ns (the same value); else the global one
+// is device ticks and the metric one the host's ns in ticks of the device timer, so that
+// metric - global, in ticks, carries a device timestamp onto the entries' clock.
 ze_result_t zetMetricGroupGetGlobalTimestampsExp_(zet_metric_group_handle_t hMetricGroup,
                                                   ze_bool_t synchronizedWithHost, uint64_t* globalTimestamp,
                                                   uint64_t* metricTimestamp) {
@@ -70,8 +72,11 @@ ze_result_t zetMetricGroupGetGlobalTimestampsExp_(zet_metric_group_handle_t hMet
         if (!device) return ZE_RESULT_ERROR_DEVICE_LOST;
         uint64_t host_ns = 0, ticks = 0;
         if (ze_result_t r = device->global_timestamps(&host_ns, &ticks); r != ZE_RESULT_SUCCESS) return r;
+        const uint64_t hz = device->properties().timer_hz;
         *globalTimestamp = synchronizedWithHost ? host_ns : ticks;
-        *metricTimestamp = ticks;
+        *metricTimestamp = synchronizedWithHost
+                               ? host_ns
+                               : static_cast<uint64_t>(static_cast<unsigned __int128>(host_ns) * hz / 1'000'000'000u);
         return ZE_RESULT_SUCCESS;
     });
 }

@@ -161,7 +161,9 @@ TEST_F(LaterApiTest, ConcurrentMetricGroupsAreSetsOfOneGroupPerDomain) {
     }
 }
 
-TEST_F(LaterApiTest, MetricGlobalTimestampsAreTheDevicesTimestamps) {
+// The metrics' clock is the decoded entries' clock (host ns): with synchronizedWithHost
+// both timestamps are host ns; without, device ticks and host ns in device ticks.
+TEST_F(LaterApiTest, MetricGlobalTimestampsCarryDeviceTicksOntoTheEntriesClock) {
     auto timestamps = extension<decltype(&zetMetricGroupGetGlobalTimestampsExp)>(
         driver, "zetMetricGroupGetGlobalTimestampsExp");
     ASSERT_NE(timestamps, nullptr);
@@ -173,11 +175,20 @@ TEST_F(LaterApiTest, MetricGlobalTimestampsAreTheDevicesTimestamps) {
     ZE_OK(zeDeviceGetGlobalTimestamps(device, &host_after, &ticks_after));
     EXPECT_GE(global, host_before);  // host ns, sampled between the two
     EXPECT_LE(global, host_after);
-    EXPECT_GE(metric, ticks_before);  // device ticks
-    EXPECT_LE(metric, ticks_after);
+    EXPECT_EQ(metric, global);
     ZE_OK(timestamps(groups[0], false, &global, &metric));
-    EXPECT_EQ(global, metric);  // unsynchronized: both are the same device ticks
-    EXPECT_GE(metric, ticks_after);
+    uint64_t host_last = 0, ticks_last = 0;
+    ZE_OK(zeDeviceGetGlobalTimestamps(device, &host_last, &ticks_last));
+    EXPECT_GE(global, ticks_after);  // device ticks
+    EXPECT_LE(global, ticks_last);
+    ze_device_properties_t props{};
+    props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2;
+    ZE_OK(zeDeviceGetProperties(device, &props));  // timerResolution: Hz in the 1.2 structure
+    const auto in_ticks = [&](uint64_t ns) {
+        return static_cast<uint64_t>(static_cast<unsigned __int128>(ns) * props.timerResolution / 1'000'000'000u);
+    };
+    EXPECT_GE(metric, in_ticks(host_after));  // host ns, in device ticks
+    EXPECT_LE(metric, in_ticks(host_last));
     EXPECT_EQ(timestamps(nullptr, true, &global, &metric), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
     EXPECT_EQ(timestamps(groups[0], true, nullptr, &metric), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(timestamps(groups[0], true, &global, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
