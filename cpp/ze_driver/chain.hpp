@@ -1,9 +1,14 @@
 // Level Zero structure chains: every extensible structure starts with (stype, pNext), and a
 // caller strings extension structures through pNext. The driver fills or reads the ones it
-// knows and leaves the others untouched. A chain is followed only from a structure whose own
-// stype is one the function expects: an output structure the caller left uninitialised
-// (stype and pNext both garbage) is filled, never walked.
+// knows and leaves the others untouched. A chain is followed from a structure whose own
+// stype is one the function expects; from one whose stype is 0 (value-initialised,
+// `T x = {}`, with only pNext set, as much C++ code writes) only through reads that cannot
+// fault; never from any other: an output structure the caller left uninitialised (stype
+// and pNext both garbage) is filled, never walked.
 #pragma once
+
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -32,6 +37,25 @@ inline const ChainLink* find_link(const void* next, uint32_t stype) {
     return nullptr;
 }
 
+// find_link over a chain that may be garbage (from a head whose stype is 0, which an
+// uninitialised structure may hold too): each link is copied with process_vm_readv from
+// this process, which fails on memory that is unmapped or unreadable instead of faulting,
+// and the walk stops there.
+inline const ChainLink* find_link_guarded(const void* next, uint32_t stype) {
+    constexpr int kMaxLinks = 64;
+    const auto* link = static_cast<const ChainLink*>(next);
+    for (int i = 0; link && i < kMaxLinks; ++i) {
+        if (reinterpret_cast<uintptr_t>(link) % alignof(ChainLink) != 0) return nullptr;
+        ChainLink copy{};
+        iovec local{&copy, sizeof copy};
+        iovec remote{const_cast<ChainLink*>(link), sizeof copy};
+        if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(sizeof copy)) return nullptr;
+        if (copy.stype == stype) return link;
+        link = copy.next;
+    }
+    return nullptr;
+}
+
 // The stype `s` holds, as an integer. Read as bytes: an uninitialised structure's stype may
 // hold a value outside ze_structure_type_t's range, and loading such a value as the enum is
 // undefined behaviour.
@@ -51,11 +75,14 @@ bool has_stype(const Head* head, std::initializer_list<uint32_t> expected) {
 }
 
 // The chained structure `T` of type `stype` after `head`, writable for output chains; null
-// when absent, or when `head`'s stype is none of `head_stypes` (its pNext is not followed).
+// when absent, or when `head`'s stype is neither one of `head_stypes` nor 0 (its pNext is
+// not followed). From a head of stype 0 the chain is walked guarded (find_link_guarded).
 template <typename T, typename Head>
 T* find_in_chain(Head* head, std::initializer_list<uint32_t> head_stypes, uint32_t stype) {
-    if (!has_stype(head, head_stypes)) return nullptr;
-    return reinterpret_cast<T*>(const_cast<ChainLink*>(find_link(head->pNext, stype)));
+    const ChainLink* link = has_stype(head, head_stypes) ? find_link(head->pNext, stype)
+                            : stype_of(head) == 0        ? find_link_guarded(head->pNext, stype)
+                                                         : nullptr;
+    return reinterpret_cast<T*>(const_cast<ChainLink*>(link));
 }
 
 // Copies `text` into a fixed char array, cut to fit and always terminated.

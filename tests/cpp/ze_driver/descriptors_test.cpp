@@ -3,6 +3,7 @@
 // descriptor is ignored; unknown chain links are skipped; every flag bit is accepted, hints
 // ignored and defined selectors honoured.
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -68,6 +69,46 @@ TEST_F(DescriptorsTest, UninitialisedOutputStructuresAreFilledNotWalked) {
         {
             alarm(60);
             _exit(fill_all());
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
+// A value-initialised structure (`T x = {}`: stype 0) with only pNext set, as much C++ code
+// and level-zero-tests write it: its chain is followed. A stype-0 head whose pNext leads
+// into readable garbage, unreadable or unmapped memory is filled all the same and the walk
+// stops there: in a fresh child, as above.
+TEST_F(DescriptorsTest, ZeroInitialisedHeadsHaveTheirChainFollowed) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    ze_device_handle_t metric_device = nullptr;
+    zet_metric_group_handle_t group = nullptr;
+    if (!first_metric_group(devices, &metric_device, &group)) GTEST_SKIP() << "no metric group";
+    const auto walk_all = [&] {
+        zet_metric_group_type_exp_t type{};
+        type.stype = static_cast<zet_structure_type_t>(ZEHAL_STYPE_METRIC_GROUP_TYPE_EXP);
+        type.type = ~0u;
+        zet_metric_group_properties_t props = {};
+        props.pNext = &type;
+        if (zetMetricGroupGetProperties(group, &props) != ZE_RESULT_SUCCESS || props.metricCount == 0) return 1;
+        if (type.type == ~0u) return 2;  // the link was not filled
+        // Garbage behind a stype-0 head: readable bytes whose next pointer leads nowhere, a
+        // page that cannot be read, an address nothing maps.
+        alignas(8) unsigned char junk[64];
+        std::memset(junk, 0xA5, sizeof junk);
+        const long page = sysconf(_SC_PAGESIZE);
+        void* sealed = mmap(nullptr, static_cast<size_t>(page), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (sealed == MAP_FAILED) return 3;
+        for (void* next : {static_cast<void*>(junk), sealed, kGarbageNext}) {
+            zet_metric_group_properties_t p = {};
+            p.pNext = next;
+            if (zetMetricGroupGetProperties(group, &p) != ZE_RESULT_SUCCESS || p.metricCount == 0) return 4;
+        }
+        munmap(sealed, static_cast<size_t>(page));
+        return 0;
+    };
+    EXPECT_EXIT(
+        {
+            alarm(60);
+            _exit(walk_all());
         },
         ::testing::ExitedWithCode(0), "");
 }
