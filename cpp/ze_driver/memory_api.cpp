@@ -7,6 +7,7 @@
 #include "memory_file.hpp"
 #include "objects.hpp"
 #include "common/c_boundary.hpp"
+#include "hal/virtual_memory.hpp"
 
 namespace zehal::ze_driver {
 namespace {
@@ -180,7 +181,12 @@ ze_result_t free_allocation(ze_context_handle_t hContext, void* ptr, bool defer)
     hal::PointerInfo info;
     DeviceObject* owner = owner_of(ptr, &info);
     if (!owner || info.base != ptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (defer) {
+    // A reservation is zeVirtualMemFree's: checked here, since a deferred free has no
+    // caller left to tell.
+    if (hal::VirtualMemory* vm = owner->device->virtual_memory(); vm && vm->holds(ptr))
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    // On a lost device the HAL's free waits for nothing: it answers at once, deferred or not.
+    if (defer && !owner->device->lost()) {
         if (ze_result_t r = free_later(owner->device, ptr); r != ZE_RESULT_SUCCESS) return r;
         ipc_openings().forget(ptr);
         return ZE_RESULT_SUCCESS;
