@@ -100,11 +100,12 @@ ze_result_t zeDriverGetProperties_(ze_driver_handle_t hDriver, ze_driver_propert
         std::memset(props->uuid.id, 0, sizeof props->uuid.id);
         std::memcpy(props->uuid.id, "zehal-ze-driver", 15);
         props->driverVersion = ZEHAL_DRIVER_VERSION;
-        // zeMemFreeExt: a free waits for the commands using the memory (every backend's
-        // free does); deferring it is not offered.
+        // zeMemFreeExt: a blocking free waits for the commands using the memory (every
+        // backend's free does); a deferred one returns at once and the driver frees later.
         if (auto* free = find_in_chain<ze_driver_memory_free_ext_properties_t>(
                 props, {ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES}, ZE_STRUCTURE_TYPE_DRIVER_MEMORY_FREE_EXT_PROPERTIES))
-            free->freePolicies = ZE_DRIVER_MEMORY_FREE_POLICY_EXT_FLAG_BLOCKING_FREE;
+            free->freePolicies = ZE_DRIVER_MEMORY_FREE_POLICY_EXT_FLAG_BLOCKING_FREE |
+                                 ZE_DRIVER_MEMORY_FREE_POLICY_EXT_FLAG_DEFER_FREE;
         return ZE_RESULT_SUCCESS;
     });
 }

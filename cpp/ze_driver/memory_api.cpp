@@ -1,11 +1,13 @@
 // Unified shared memory: host, device and shared allocations, their export as dma-bufs,
 // imports of dma-bufs, and what a pointer is.
 #include "chain.hpp"
+#include "deferred_free.hpp"
 #include "dispatch.hpp"
 #include "ipc_openings.hpp"
 #include "memory_file.hpp"
 #include "objects.hpp"
 #include "common/c_boundary.hpp"
+#include "hal/virtual_memory.hpp"
 
 namespace zehal::ze_driver {
 namespace {
@@ -170,24 +172,36 @@ ze_result_t zeMemAllocHost_(ze_context_handle_t hContext, const ze_host_mem_allo
 }
 
 // Frees an allocation of the driver's devices: the HAL's free waits for the commands that
-// use it (the blocking policy of zeMemFreeExt, which zeMemFree may also follow).
-ze_result_t free_allocation(ze_context_handle_t hContext, void* ptr) {
+// use it (the blocking policy of zeMemFreeExt, which zeMemFree also follows). `defer`
+// (the deferred policy) hands that wait to the driver's freeing thread and returns at once.
+ze_result_t free_allocation(ze_context_handle_t hContext, void* ptr, bool defer) {
     std::shared_ptr<ContextObject> c;
     if (ze_result_t r = contexts().get(hContext, &c); r != ZE_RESULT_SUCCESS) return r;
     if (!ptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     hal::PointerInfo info;
     DeviceObject* owner = owner_of(ptr, &info);
     if (!owner || info.base != ptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    // A reservation is zeVirtualMemFree's: checked here, since a deferred free has no
+    // caller left to tell.
+    if (hal::VirtualMemory* vm = owner->device->virtual_memory(); vm && vm->holds(ptr))
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    // On a lost device the HAL's free waits for nothing: it answers at once, deferred or not.
+    if (defer && !owner->device->lost()) {
+        if (ze_result_t r = free_later(owner->device, ptr); r != ZE_RESULT_SUCCESS) return r;
+        ipc_openings().forget(ptr);
+        return ZE_RESULT_SUCCESS;
+    }
     ipc_openings().forget(ptr);  // an opened IPC handle freed as any allocation
     return owner->device->free(ptr);
 }
 
 ze_result_t zeMemFree_(ze_context_handle_t hContext, void* ptr) {
-    return ze_guarded([&] { return free_allocation(hContext, ptr); });
+    return ze_guarded([&] { return free_allocation(hContext, ptr, false); });
 }
 
 // The memory free policies extension: no policy and BLOCKING_FREE are the free above;
-// DEFER_FREE (return at once, free later) is not offered (zeDriverGetProperties says so).
+// DEFER_FREE alone returns at once and frees once the commands using the memory are over.
+// Both bits together are the blocking free, which also satisfies the deferred one.
 ze_result_t zeMemFreeExt_(ze_context_handle_t hContext, const ze_memory_free_ext_desc_t* pMemFreeDesc, void* ptr) {
     return ze_guarded([&] {
         std::shared_ptr<ContextObject> c;
@@ -196,9 +210,8 @@ ze_result_t zeMemFreeExt_(ze_context_handle_t hContext, const ze_memory_free_ext
         const uint32_t known = ZE_DRIVER_MEMORY_FREE_POLICY_EXT_FLAG_BLOCKING_FREE |
                                ZE_DRIVER_MEMORY_FREE_POLICY_EXT_FLAG_DEFER_FREE;
         if (pMemFreeDesc->freePolicy & ~known) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-        if (pMemFreeDesc->freePolicy & ZE_DRIVER_MEMORY_FREE_POLICY_EXT_FLAG_DEFER_FREE)
-            return ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION;
-        return free_allocation(hContext, ptr);
+        return free_allocation(hContext, ptr,
+                               pMemFreeDesc->freePolicy == ZE_DRIVER_MEMORY_FREE_POLICY_EXT_FLAG_DEFER_FREE);
     });
 }
 

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -227,12 +228,48 @@ int destroy_with_pending_wait(Program& p) {
     return 0;
 }
 
+// A deferred free (zeMemFreeExt, DEFER_FREE) of memory that a copy behind a wait on a
+// host-signalled event still reads: the free returns at once, the copy reads the memory as
+// it was, and the memory is freed once the copy is over.
+int deferred_free_behind_host_wait(Program& p) {
+    auto ev = p.events(2);
+    CHECK(ev.size() == 2);
+    ze_event_handle_t gate = ev[0], done = ev[1];
+    ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+    void* mem = nullptr;
+    CHECK_OK(zeMemAllocDevice(p.context, &dd, kBytes, 64, p.device, &mem));
+    ze_command_list_handle_t list = p.immediate();
+    CHECK(list);
+    std::memset(p.host, 0, kBytes);
+    CHECK_OK(zeCommandListAppendMemoryFill(list, mem, "\x5c", 1, kBytes, nullptr, 0, nullptr));
+    CHECK_OK(zeCommandListAppendMemoryCopy(list, p.host, mem, kBytes, done, 1, &gate));
+    ze_memory_free_ext_desc_t defer{ZE_STRUCTURE_TYPE_MEMORY_FREE_EXT_DESC, nullptr,
+                                    ZE_DRIVER_MEMORY_FREE_POLICY_EXT_FLAG_DEFER_FREE};
+    CHECK_OK(zeMemFreeExt(p.context, &defer, mem));
+    CHECK(!signalled(done));
+    CHECK_OK(zeEventHostSignal(gate));
+    CHECK_OK(zeEventHostSynchronize(done, kForever));
+    const auto* bytes = static_cast<const uint8_t*>(p.host);
+    for (size_t i = 0; i < kBytes; ++i) CHECK(bytes[i] == 0x5c);
+    // Freed after the copy: the address becomes no allocation (a free that never comes
+    // hangs here, and the time limit fails the scenario).
+    ze_memory_allocation_properties_t ap{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES, nullptr, ZE_MEMORY_TYPE_DEVICE,
+                                         0, 0};
+    while (ap.type != ZE_MEMORY_TYPE_UNKNOWN) {
+        std::this_thread::yield();
+        CHECK_OK(zeMemGetAllocProperties(p.context, mem, &ap, nullptr));
+    }
+    CHECK_OK(zeCommandListDestroy(list));
+    return 0;
+}
+
 const std::map<std::string, std::function<int(Program&)>>& scenarios() {
     static const std::map<std::string, std::function<int(Program&)>> all{
         {"immediate_behind_host_wait", immediate_behind_host_wait},
         {"regular_behind_host_wait", regular_behind_host_wait},
         {"reset_then_wait_on_same_event", reset_then_wait_on_same_event},
         {"destroy_with_pending_wait", destroy_with_pending_wait},
+        {"deferred_free_behind_host_wait", deferred_free_behind_host_wait},
     };
     return all;
 }

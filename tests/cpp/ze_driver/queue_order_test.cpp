@@ -42,4 +42,8 @@ TEST(QueueOrder, DestroyAndResetWithPendingWaitsReturnAndTheWorkStillRuns) {
     EXPECT_EQ(run_scenario("destroy_with_pending_wait"), "");
 }
 
+TEST(QueueOrder, ADeferredFreeReturnsAtOnceAndFreesOnceItsCommandsAreOver) {
+    EXPECT_EQ(run_scenario("deferred_free_behind_host_wait"), "");
+}
+
 }  // namespace

@@ -63,6 +63,9 @@ TEST_F(ZeVirtualMemory, FillAndCopyAcrossTwoPhysicalMemories) {
     EXPECT_EQ(base, v);
     EXPECT_EQ(size, 2 * page);
     EXPECT_EQ(zeMemFree(context, v), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // not an allocation
+    ze_memory_free_ext_desc_t defer{ZE_STRUCTURE_TYPE_MEMORY_FREE_EXT_DESC, nullptr,
+                                    ZE_DRIVER_MEMORY_FREE_POLICY_EXT_FLAG_DEFER_FREE};
+    EXPECT_EQ(zeMemFreeExt(context, &defer, v), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // nor when deferred
 
     EXPECT_EQ(zePhysicalMemDestroy(context, a), ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE);
     ZE_OK(zeVirtualMemUnmap(context, v, 2 * page));
