@@ -56,9 +56,19 @@ ze_result_t zetDeviceGetConcurrentMetricGroupsExp_(zet_device_handle_t hDevice, 
     });
 }
 
+// The metric timestamp of a tracer-based group at host time `host_ns`: its decoded entries
+// are stamped in host ns (CLOCK_MONOTONIC_RAW, contract 5.4), so that is its clock; beside
+// the device's ticks it is given in ticks of the device timer, so that the difference of the
+// two, times the timer period, is the offset from device time to entry time.
+uint64_t tracer_timestamp(uint64_t host_ns, uint64_t timer_hz, bool synchronized_with_host) {
+    if (synchronized_with_host || timer_hz == 0) return host_ns;
+    return static_cast<uint64_t>(static_cast<unsigned __int128>(host_ns) * timer_hz / 1'000'000'000u);
+}
+
 // The device's global timestamp (host ns when synchronizedWithHost, else device ticks) and
-// the metrics' timestamp (the device timer's ticks, which stamp every metric record),
-// sampled together.
+// the group's metric timestamp, sampled together: for a tracer-based group the clock of
+// its decoded entries (tracer_timestamp), for other groups the device timer's ticks, which
+// stamp their reports.
 ze_result_t zetMetricGroupGetGlobalTimestampsExp_(zet_metric_group_handle_t hMetricGroup,
                                                   ze_bool_t synchronizedWithHost, uint64_t* globalTimestamp,
                                                   uint64_t* metricTimestamp) {
@@ -71,7 +81,9 @@ ze_result_t zetMetricGroupGetGlobalTimestampsExp_(zet_metric_group_handle_t hMet
         uint64_t host_ns = 0, ticks = 0;
         if (ze_result_t r = device->global_timestamps(&host_ns, &ticks); r != ZE_RESULT_SUCCESS) return r;
         *globalTimestamp = synchronizedWithHost ? host_ns : ticks;
-        *metricTimestamp = ticks;
+        *metricTimestamp = g->tracer_based()
+                               ? tracer_timestamp(host_ns, device->properties().timer_hz, synchronizedWithHost)
+                               : ticks;
         return ZE_RESULT_SUCCESS;
     });
 }

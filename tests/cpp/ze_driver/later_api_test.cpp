@@ -161,23 +161,49 @@ TEST_F(LaterApiTest, ConcurrentMetricGroupsAreSetsOfOneGroupPerDomain) {
     }
 }
 
-TEST_F(LaterApiTest, MetricGlobalTimestampsAreTheDevicesTimestamps) {
+// The global timestamp is the device's; the metric timestamp is the clock of the group's
+// data: device ticks for reports, and for a tracer-based group the host time its decoded
+// entries carry, in ticks of the device timer beside device ticks, so that
+// (metric - global) * period is the offset from device time to entry time.
+TEST_F(LaterApiTest, MetricGlobalTimestampsAreTheDevicesAndTheMetricsClocks) {
     auto timestamps = extension<decltype(&zetMetricGroupGetGlobalTimestampsExp)>(
         driver, "zetMetricGroupGetGlobalTimestampsExp");
     ASSERT_NE(timestamps, nullptr);
     auto groups = metric_groups(device);
     ASSERT_FALSE(groups.empty());
-    uint64_t host_before = 0, ticks_before = 0, host_after = 0, ticks_after = 0, global = 0, metric = 0;
-    ZE_OK(zeDeviceGetGlobalTimestamps(device, &host_before, &ticks_before));
-    ZE_OK(timestamps(groups[0], true, &global, &metric));
-    ZE_OK(zeDeviceGetGlobalTimestamps(device, &host_after, &ticks_after));
-    EXPECT_GE(global, host_before);  // host ns, sampled between the two
-    EXPECT_LE(global, host_after);
-    EXPECT_GE(metric, ticks_before);  // device ticks
-    EXPECT_LE(metric, ticks_after);
-    ZE_OK(timestamps(groups[0], false, &global, &metric));
-    EXPECT_EQ(global, metric);  // unsynchronized: both are the same device ticks
-    EXPECT_GE(metric, ticks_after);
+    ze_device_properties_t props{};
+    props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2;
+    ZE_OK(zeDeviceGetProperties(device, &props));
+    ASSERT_GT(props.timerResolution, 0u);
+    const auto to_ticks = [&](uint64_t ns) {
+        return static_cast<uint64_t>(static_cast<unsigned __int128>(ns) * props.timerResolution / 1'000'000'000u);
+    };
+    bool saw_tracer = false;
+    for (zet_metric_group_handle_t group : groups) {
+        zet_metric_group_properties_t gp{};
+        gp.stype = ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES;
+        ZE_OK(zetMetricGroupGetProperties(group, &gp));
+        const bool tracer = gp.samplingType & ZEHAL_METRIC_GROUP_SAMPLING_TYPE_FLAG_EXP_TRACER_BASED;
+        saw_tracer |= tracer;
+        uint64_t host_before = 0, ticks_before = 0, host_after = 0, ticks_after = 0, global = 0, metric = 0;
+        ZE_OK(zeDeviceGetGlobalTimestamps(device, &host_before, &ticks_before));
+        ZE_OK(timestamps(group, true, &global, &metric));
+        ZE_OK(timestamps(group, false, &global, &metric));
+        ZE_OK(zeDeviceGetGlobalTimestamps(device, &host_after, &ticks_after));
+        EXPECT_GE(global, ticks_before);  // device ticks
+        EXPECT_LE(global, ticks_after);
+        EXPECT_GE(metric, tracer ? to_ticks(host_before) : ticks_before) << gp.name;
+        EXPECT_LE(metric, tracer ? to_ticks(host_after) : ticks_after) << gp.name;
+        ZE_OK(timestamps(group, true, &global, &metric));
+        EXPECT_GE(global, host_after);  // host ns
+        if (tracer) {
+            EXPECT_EQ(metric, global) << gp.name;  // entries are in host ns already
+        } else {
+            EXPECT_GE(metric, ticks_after) << gp.name;
+        }
+    }
+    EXPECT_TRUE(saw_tracer);
+    uint64_t global = 0, metric = 0;
     EXPECT_EQ(timestamps(nullptr, true, &global, &metric), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
     EXPECT_EQ(timestamps(groups[0], true, nullptr, &metric), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(timestamps(groups[0], true, &global, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
