@@ -1,5 +1,6 @@
 // Experimental metric group functions: which groups can be collected together
 // (concurrent metric groups) and the metrics' timestamps beside the device's global one.
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -57,12 +58,15 @@ ze_result_t zetDeviceGetConcurrentMetricGroupsExp_(zet_device_handle_t hDevice, 
 }
 
 // The metric timestamp of a tracer-based group at host time `host_ns`: its decoded entries
-// are stamped in host ns (CLOCK_MONOTONIC_RAW, contract 5.4), so that is its clock; beside
-// the device's ticks it is given in ticks of the device timer, so that the difference of the
-// two, times the timer period, is the offset from device time to entry time.
+// are stamped in host ns (CLOCK_MONOTONIC_RAW, contract 5.4), so that is its clock. Beside
+// the device's ticks it is counted in periods of the device timer as Level Zero programs
+// compute the period, in whole ns (1e9 / timerResolution, the 1.0 properties' value), so
+// that (metric - global) x that period is the offset from device time to entry time: the
+// host clock is large (the machine's uptime), and an exact fractional period would put the
+// result off by the uptime times the rounding.
 uint64_t tracer_timestamp(uint64_t host_ns, uint64_t timer_hz, bool synchronized_with_host) {
     if (synchronized_with_host || timer_hz == 0) return host_ns;
-    return static_cast<uint64_t>(static_cast<unsigned __int128>(host_ns) * timer_hz / 1'000'000'000u);
+    return host_ns / std::max<uint64_t>(1, 1'000'000'000u / timer_hz);
 }
 
 // The device's global timestamp (host ns when synchronizedWithHost, else device ticks) and

@@ -163,7 +163,7 @@ TEST_F(LaterApiTest, ConcurrentMetricGroupsAreSetsOfOneGroupPerDomain) {
 
 // The global timestamp is the device's; the metric timestamp is the clock of the group's
 // data: device ticks for reports, and for a tracer-based group the host time its decoded
-// entries carry, in ticks of the device timer beside device ticks, so that
+// entries carry, counted in whole-ns timer periods beside device ticks, so that
 // (metric - global) * period is the offset from device time to entry time.
 TEST_F(LaterApiTest, MetricGlobalTimestampsAreTheDevicesAndTheMetricsClocks) {
     auto timestamps = extension<decltype(&zetMetricGroupGetGlobalTimestampsExp)>(
@@ -175,9 +175,8 @@ TEST_F(LaterApiTest, MetricGlobalTimestampsAreTheDevicesAndTheMetricsClocks) {
     props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2;
     ZE_OK(zeDeviceGetProperties(device, &props));
     ASSERT_GT(props.timerResolution, 0u);
-    const auto to_ticks = [&](uint64_t ns) {
-        return static_cast<uint64_t>(static_cast<unsigned __int128>(ns) * props.timerResolution / 1'000'000'000u);
-    };
+    const uint64_t period_ns = std::max<uint64_t>(1, 1'000'000'000u / props.timerResolution);
+    const auto to_ticks = [&](uint64_t ns) { return ns / period_ns; };
     bool saw_tracer = false;
     for (zet_metric_group_handle_t group : groups) {
         zet_metric_group_properties_t gp{};
