@@ -61,8 +61,8 @@ ze_result_t zeModuleCreate_(ze_context_handle_t hContext, ze_device_handle_t hDe
         if (const ze_module_constants_t* constants = desc->pConstants; constants && constants->numConstants > 0) {
             if (!constants->pConstantIds || !constants->pConstantValues) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
             const ze_result_t r = compiler::specialize_spirv(binary, {constants->pConstantIds, constants->numConstants},
-                                                   {constants->pConstantValues, constants->numConstants}, &specialized,
-                                                   &log);
+                                                             {constants->pConstantValues, constants->numConstants},
+                                                             &specialized, &log);
             if (r != ZE_RESULT_SUCCESS) {
                 give_log(phBuildLog, std::move(log));
                 return r;
@@ -163,8 +163,7 @@ ze_result_t zeModuleGetFunctionPointer_(ze_module_handle_t hModule, const char* 
 
 // A program-scope variable as device memory of the module's device, for as long as the
 // module lives (docs/kernels.md); the size and the pointer are each optional.
-ze_result_t zeModuleGetGlobalPointer_(ze_module_handle_t hModule, const char* pGlobalName, size_t* pSize,
-                                      void** pptr) {
+ze_result_t zeModuleGetGlobalPointer_(ze_module_handle_t hModule, const char* pGlobalName, size_t* pSize, void** pptr) {
     return with_module(hModule, [&](ModuleObject& m) {
         if (!pGlobalName) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         return m.module->global_pointer(pGlobalName, pSize, pptr);
