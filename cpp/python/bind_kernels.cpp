@@ -551,6 +551,19 @@ void bind_kernels(pyb::module_& m) {
             },
             "The device-specific binary (PTX on CUDA, the SPIR-V on sim), which Module(..., format='native') "
             "takes back where the backend accepts it.")
+        .def(
+            "global_pointer",
+            [](const PyModule& m, const std::string& name) {
+                size_t size = 0;
+                void* pointer = nullptr;
+                check(m.module->global_pointer(name, &size, &pointer), "Module.global_pointer('" + name + "')");
+                return pyb::make_tuple(reinterpret_cast<uintptr_t>(pointer), size);
+            },
+            pyb::arg("name"),
+            "(address, size) of the program-scope variable `name` (OpenCL C `global` or `constant` at file scope): "
+            "device memory of the module's device for as long as the module lives, which copies and kernel "
+            "arguments take as an int address (InvalidArgumentError, INVALID_GLOBAL_NAME, for a name the module "
+            "does not export).")
         .def("kernel", &make_kernel, pyb::arg("name"),
              "The kernel `name` (InvalidArgumentError, INVALID_KERNEL_NAME, when there is none).")
         .def("__repr__", [](const PyModule& m) {

@@ -364,3 +364,22 @@ def test_specialization_constant_errors(device, spirv):
         zehal.Module(device, spirv["spec_constants"], constants={"zero": 1})
     with pytest.raises(zehal.UnsupportedError):
         zehal.Module(device, b"not used", format="native", constants={0: 1})
+
+
+def test_global_pointers_are_device_memory_of_the_module(device, spirv):
+    m = module_of(device, spirv["globals"])
+    if device.backend == "level_zero":
+        pytest.skip("the level_zero backend does not pass global pointers through")
+    address, size = m.global_pointer("weights")
+    assert size == 16 and address != 0
+    assert m.global_pointer("counter")[1] == 4
+    assert zehal.Module(device, spirv["globals"]).global_pointer("counter")[0] != m.global_pointer("counter")[0]
+    dma = zehal.Dma(device, ordinal=0)
+    three = int(np.float32(3.0).view(np.uint32))
+    dma.launch(module_of(device, spirv["buffers"]).kernel("fill_uint"), 4, group_size=1, args=(address, three)).wait()
+    out = shared(device, 4 * 8)
+    dma.launch(m.kernel("weigh_table"), 1, group_size=8, args=(out,)).wait()
+    np.testing.assert_array_equal(np.frombuffer(out, np.float32), 3.0 * np.array([1, 2, 3, 5, 8, 13, 21, 34]))
+    with pytest.raises(zehal.InvalidArgumentError) as e:
+        m.global_pointer("no_such_variable")
+    assert e.value.result_name == "ZE_RESULT_ERROR_INVALID_GLOBAL_NAME"
