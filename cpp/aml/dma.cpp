@@ -69,6 +69,17 @@ ze_result_t Dma::launch(hal::Kernel& kernel, const hal::GroupCount& groups, std:
     return ZE_RESULT_SUCCESS;
 }
 
+ze_result_t Dma::launch_indirect(const hal::KernelRef& kernel, const hal::GroupCount* groups,
+                                 std::shared_ptr<Request>* request, const hal::EventRef& signal) {
+    if (!request) return engine_->append_launch_indirect(kernel, groups, nullptr, signal);
+    std::shared_ptr<Request> made;
+    if (ze_result_t r = engine_->new_request(signal, &made); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = engine_->append_launch_indirect(kernel, groups, made.get(), nullptr); r != ZE_RESULT_SUCCESS)
+        return r;
+    *request = std::move(made);
+    return ZE_RESULT_SUCCESS;
+}
+
 ze_result_t Dma::barrier() { return engine_->barrier(); }
 
 void Dma::poll() { engine_->poll(); }

@@ -66,6 +66,12 @@ public:
     // INVALID_GROUP_SIZE_DIMENSION for a zero group count, DEVICE_LOST, ...).
     ze_result_t launch(hal::Kernel& kernel, const hal::GroupCount& groups, std::shared_ptr<Request>* request = nullptr,
                        const hal::EventRef& signal = {});
+    // As launch(), with the group counts read from device-readable memory at `groups` when
+    // the launch runs, not now (hal::Queue::append_launch_indirect): a copy into them
+    // queued before it is seen. UNSUPPORTED_FEATURE where the backend cannot read them in
+    // queue order (CUDA).
+    ze_result_t launch_indirect(const hal::KernelRef& kernel, const hal::GroupCount* groups,
+                                std::shared_ptr<Request>* request = nullptr, const hal::EventRef& signal = {});
 
     // Returns once every copy submitted before it completed (fire-and-forget included);
     // their requests are then done and wait() on them returns at once.

@@ -103,6 +103,13 @@ ze_result_t Engine::append_launch(hal::Kernel& kernel, const hal::GroupCount& gr
                           [&](const hal::EventRef& s) { return queue_->append_launch(kernel, groups, s, {}); });
 }
 
+ze_result_t Engine::append_launch_indirect(const hal::KernelRef& kernel, const hal::GroupCount* groups,
+                                           Request* request, const hal::EventRef& signal) {
+    return append_command(request, signal, [&](const hal::EventRef& s) {
+        return queue_->append_launch_indirect({&kernel, 1}, groups, nullptr, s, {});
+    });
+}
+
 template <typename Command>
 ze_result_t Engine::append_request(Request& request, Command&& command) {
     if (!request.signal_) return command(request.event_);

@@ -52,6 +52,10 @@ public:
     // else the queue's result (INVALID_ARGUMENT for an unset argument, ...).
     ze_result_t append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, Request* request,
                               const hal::EventRef& signal);
+    // As append_launch, the group counts read from `groups` when the launch runs
+    // (hal::Queue::append_launch_indirect of one kernel).
+    ze_result_t append_launch_indirect(const hal::KernelRef& kernel, const hal::GroupCount* groups, Request* request,
+                                       const hal::EventRef& signal);
     // Waits until every copy appended before it completed, then marks their requests done.
     ze_result_t barrier();
     // Marks done the requests whose copies completed and drops them (oldest first, up to the

@@ -1,10 +1,9 @@
 // The group runner: per-thread scratch (local memory, fibers), the fault guard around each
-// group, fibers on ucontext.
+// group, fibers switched by fiber_switch.
 #include "group_runner.hpp"
 
 #include <pthread.h>
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <mutex>
 
 #include "fault_guard.hpp"
+#include "fiber_switch.hpp"
 #include "work_pool.hpp"
 
 #if defined(__SANITIZE_THREAD__)
@@ -145,8 +145,8 @@ StackBounds read_thread_stack() {
 struct FiberGroup {
     GroupEntry entry = nullptr;
     void* const* slots = nullptr;
-    ucontext_t scheduler;
-    std::vector<ucontext_t> fibers;
+    FiberContext scheduler;
+    std::vector<FiberContext> fibers;
     std::vector<WorkItemContext> contexts;
     std::vector<uint8_t> finished;
     size_t current = 0;
@@ -155,13 +155,15 @@ struct FiberGroup {
 
 thread_local FiberGroup* starting_group = nullptr;
 
-// A fiber's first frame: runs its work-item, then returns to the scheduler (uc_link).
+// A fiber's first frame: runs its work-item, then switches to the scheduler for good.
 void fiber_main() {
     FiberGroup* group = starting_group;
     const size_t i = group->current;
     group->entry(group->slots, &group->contexts[i]);
     group->finished[i] = 1;
     group->sanitizer.to_scheduler();
+    fiber_switch(&group->fibers[i], &group->scheduler);
+    __builtin_unreachable();
 }
 
 // What one thread keeps between groups.
@@ -223,12 +225,7 @@ void run_fibers(GroupRun* run) {
         c.private_begin = scratch.stacks.stack(i);
         c.private_end = c.private_begin + kFiberStackBytes;
         c.fiber = &group;
-        ucontext_t& fiber = group.fibers[i];
-        getcontext(&fiber);
-        fiber.uc_stack.ss_sp = scratch.stacks.stack(i);
-        fiber.uc_stack.ss_size = kFiberStackBytes;
-        fiber.uc_link = &group.scheduler;
-        makecontext(&fiber, fiber_main, 0);
+        fiber_prepare(&group.fibers[i], scratch.stacks.stack(i), kFiberStackBytes, fiber_main);
     }
     group.sanitizer.destroy();
     group.sanitizer.create(count);
@@ -243,7 +240,7 @@ void run_fibers(GroupRun* run) {
             group.current = i;
             starting_group = &group;
             group.sanitizer.to_fiber(i);
-            swapcontext(&group.scheduler, &group.fibers[i]);
+            fiber_switch(&group.scheduler, &group.fibers[i]);
             left += group.finished[i] == 0 ? 1 : 0;
         }
     }
@@ -257,7 +254,7 @@ extern "C" void zehal_work_group_barrier(WorkItemContext* context) {
         return;  // a kernel without barriers in its own code reaches none at run time
     }
     group->sanitizer.to_scheduler();
-    swapcontext(&group->fibers[group->current], &group->scheduler);
+    fiber_switch(&group->fibers[group->current], &group->scheduler);
 }
 
 ze_result_t run_groups(const HostKernel& kernel, uint64_t local_bytes, const LaunchArgs& args, const LaunchGrid& grid,

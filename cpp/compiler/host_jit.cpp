@@ -1,6 +1,7 @@
 // HostModule::build: the program lowered for the host, optimised (O2) and compiled to an
 // object file (cached by program digest and host CPU), then loaded by an ORC LLJIT whose
-// only outside symbols are the runtime's barrier and the C library's math.
+// only outside symbols are the runtime's barrier and the C library's math. Each load has
+// its program-scope variables of its own.
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -31,10 +32,11 @@ constexpr std::string_view kHostFormat = "host-v4";
 class HostModuleImpl final : public HostModule {
 public:
     HostModuleImpl(std::shared_ptr<const Program> program, std::unique_ptr<llvm::orc::LLJIT> jit,
-                   std::vector<HostKernel> kernels, uint64_t local_bytes)
+                   std::vector<HostKernel> kernels, std::vector<void*> globals, uint64_t local_bytes)
         : program_(std::move(program)),
           jit_(std::move(jit)),
           kernels_(std::move(kernels)),
+          globals_(std::move(globals)),
           local_bytes_(local_bytes) {}
 
     ze_result_t run(uint32_t index, const LaunchArgs& args, const LaunchGrid& grid, std::string* error) const override {
@@ -44,10 +46,13 @@ public:
         return run_groups(kernels_[index], local_bytes_, args, grid, error);
     }
 
+    void* global_address(size_t index) const override { return index < globals_.size() ? globals_[index] : nullptr; }
+
 private:
     std::shared_ptr<const Program> program_;
     std::unique_ptr<llvm::orc::LLJIT> jit_;  // owns the code the kernels' entries point into
     std::vector<HostKernel> kernels_;
+    std::vector<void*> globals_;  // program()->globals() in this JIT's memory
     uint64_t local_bytes_;
 };
 
@@ -194,7 +199,17 @@ ze_result_t HostModule::build(const std::shared_ptr<const Program>& program, std
         kernel.args = program->kernels()[i].args;
         kernels.push_back(std::move(kernel));
     }
-    *out = std::make_shared<HostModuleImpl>(program, std::move(*jit), std::move(kernels), local_bytes);
+    std::vector<void*> globals;
+    for (const GlobalInfo& g : program->globals()) {
+        auto symbol = (*jit)->lookup(g.name);
+        if (!symbol) {
+            return fail(message, "cannot find the program-scope variable '" + g.name +
+                                     "' in the host code: " + llvm::toString(symbol.takeError()));
+        }
+        globals.push_back(symbol->toPtr<void*>());
+    }
+    *out = std::make_shared<HostModuleImpl>(program, std::move(*jit), std::move(kernels), std::move(globals),
+                                            local_bytes);
     return ZE_RESULT_SUCCESS;
 }
 

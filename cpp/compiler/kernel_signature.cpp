@@ -1,4 +1,5 @@
-// Kernel signatures from the OpenCL metadata the translator attaches to kernels.
+// Kernel signatures from the OpenCL metadata the translator attaches to kernels, and the
+// module's program-scope variables.
 #include "kernel_signature.hpp"
 
 #include <llvm/IR/Constants.h>
@@ -163,6 +164,20 @@ std::vector<KernelInfo> read_kernels(const llvm::Module& module) {
         kernels.push_back(std::move(info));
     }
     return kernels;
+}
+
+std::vector<GlobalInfo> read_globals(const llvm::Module& module) {
+    std::vector<GlobalInfo> globals;
+    const llvm::DataLayout& layout = module.getDataLayout();
+    for (const llvm::GlobalVariable& g : module.globals()) {
+        const unsigned space = g.getAddressSpace();
+        if (g.isDeclaration() || g.hasLocalLinkage() || !g.hasName() || g.getName().startswith("llvm.") ||
+            (space != kGlobalSpace && space != kConstantSpace))
+            continue;
+        globals.push_back(GlobalInfo{g.getName().str(), layout.getTypeAllocSize(g.getValueType()).getFixedSize(),
+                                     space == kConstantSpace || g.isConstant()});
+    }
+    return globals;
 }
 
 }  // namespace zehal::compiler

@@ -1,5 +1,6 @@
 // Kernel signatures read from a translated module: the OpenCL kernel argument metadata,
-// reqd_work_group_size, and estimates of private and static local memory.
+// reqd_work_group_size, and estimates of private and static local memory; and the
+// module's program-scope variables.
 #pragma once
 
 #include <llvm/IR/Module.h>
@@ -17,6 +18,10 @@ inline constexpr unsigned kLocalSpace = 3;
 
 // The kernels of `module` (spir_kernel functions) in the order the module holds them.
 std::vector<KernelInfo> read_kernels(const llvm::Module& module);
+
+// The program-scope variables `module` exports (defined, externally visible, in the
+// global or constant space), in the order it holds them, their sizes by its data layout.
+std::vector<GlobalInfo> read_globals(const llvm::Module& module);
 
 // The kernel functions of `module`, in the same order as read_kernels().
 std::vector<llvm::Function*> kernel_functions(llvm::Module& module);

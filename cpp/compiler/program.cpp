@@ -1,4 +1,4 @@
-// Program::from_spirv: check, translate, read the kernels, digest.
+// Program::from_spirv: check, translate, read the kernels and globals, digest.
 #include <llvm/Support/SHA256.h>
 
 #include <atomic>
@@ -77,7 +77,9 @@ ze_result_t Program::from_spirv(std::span<const uint8_t> spirv, std::string_view
         return r;
     }
     std::vector<KernelInfo> kernels = read_kernels(*module.module);
-    *out = std::make_shared<ProgramImpl>(std::move(bitcode), std::move(kernels), digest_of(spirv, build_flags));
+    std::vector<GlobalInfo> globals = read_globals(*module.module);
+    *out = std::make_shared<ProgramImpl>(std::move(bitcode), std::move(kernels), std::move(globals),
+                                         digest_of(spirv, build_flags));
     return ZE_RESULT_SUCCESS;
 }
 

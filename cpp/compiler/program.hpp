@@ -47,6 +47,14 @@ struct KernelInfo {
     uint32_t local_bytes = 0;                       // static __local memory per group
 };
 
+// A program-scope variable (OpenCL C `global` or `constant` at file scope) that the module
+// exports, which the host reaches by name (zeModuleGetGlobalPointer).
+struct GlobalInfo {
+    std::string name;
+    uint64_t size = 0;      // bytes
+    bool constant = false;  // __constant: read-only to kernels, which may use its initial value
+};
+
 // The shape of a launch: group counts and sizes per dimension, every value >= 1.
 struct LaunchGrid {
     std::array<uint32_t, 3> group_count{1, 1, 1};
@@ -70,6 +78,8 @@ public:
     virtual const std::vector<KernelInfo>& kernels() const = 0;
     // Index of the kernel named `name` in kernels(); -1 when none.
     virtual int find(std::string_view name) const = 0;
+    // The program-scope variables the module exports, in the order it declares them.
+    virtual const std::vector<GlobalInfo>& globals() const = 0;
     // A digest of the SPIR-V and the build flags (the cache key, with the target).
     virtual const std::array<uint8_t, 32>& digest() const = 0;
 };
@@ -101,6 +111,10 @@ public:
     // address, a trap): the process survives, the caller fails the command.
     virtual ze_result_t run(uint32_t index, const LaunchArgs& args, const LaunchGrid& grid,
                             std::string* error) const = 0;
+    // Where program-scope variable `index` of the program's globals() lives in this module's
+    // code: each HostModule has storage of its own, initialised as the program says, for
+    // as long as it lives. Null for an index past the last.
+    virtual void* global_address(size_t index) const = 0;
 };
 
 // PTX for an NVIDIA GPU of compute capability `sm` (e.g. 80, 90; targets newer than LLVM

@@ -18,13 +18,15 @@ namespace zehal::compiler {
 class ProgramImpl final : public Program {
 public:
     ProgramImpl(std::shared_ptr<const std::string> bitcode, std::vector<KernelInfo> kernels,
-                const std::array<uint8_t, 32>& digest)
+                std::vector<GlobalInfo> globals, const std::array<uint8_t, 32>& digest)
         : bitcode_(std::move(bitcode)),
           kernels_(std::move(kernels)),
+          globals_(std::move(globals)),
           digest_(digest) {}
 
     const std::vector<KernelInfo>& kernels() const override { return kernels_; }
     int find(std::string_view name) const override;
+    const std::vector<GlobalInfo>& globals() const override { return globals_; }
     const std::array<uint8_t, 32>& digest() const override { return digest_; }
 
     // The program as a verified LLVM module in a context of its own (read again each call).
@@ -33,6 +35,7 @@ public:
 private:
     std::shared_ptr<const std::string> bitcode_;
     std::vector<KernelInfo> kernels_;
+    std::vector<GlobalInfo> globals_;
     std::array<uint8_t, 32> digest_;
 };
 

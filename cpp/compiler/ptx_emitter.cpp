@@ -34,7 +34,7 @@ namespace zehal::compiler {
 namespace {
 
 // Bumped when the lowering changes the PTX it makes for a program.
-constexpr std::string_view kPtxFormat = "ptx-v2";
+constexpr std::string_view kPtxFormat = "ptx-v3";
 constexpr const char* kTriple = "nvptx64-nvidia-cuda";
 constexpr const char* kDynamicShared = "zehal_dynamic_shared";
 // Compute capabilities, newest first: the first LLVM knows at or below the one asked.
@@ -193,8 +193,12 @@ ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine
     if (llvm::Linker::linkModules(module, std::move(libclc), llvm::Linker::LinkOnlyNeeded)) {
         return fail(log, "cannot link libclc's builtins");
     }
+    // The kernels and the program-scope variables the module exports stay visible: the
+    // driver finds them by name (cuModuleGetFunction, cuModuleGetGlobal).
+    std::set<std::string> exported = std::move(kernel_names);
+    for (const GlobalInfo& g : program.globals()) exported.insert(g.name);
     llvm::internalizeModule(module, [&](const llvm::GlobalValue& value) {
-        return kernel_names.count(value.getName().str()) != 0 || value.getName() == kDynamicShared;
+        return exported.count(value.getName().str()) != 0 || value.getName() == kDynamicShared;
     });
     std::string problems;
     llvm::raw_string_ostream stream(problems);

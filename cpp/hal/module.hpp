@@ -81,6 +81,17 @@ public:
     // sim, where the code is JIT-compiled in memory); what create_module takes back as
     // ModuleFormat::native where the backend accepts it.
     virtual std::span<const uint8_t> native_binary() const = 0;
+    // The program-scope variable `name` (OpenCL C `global` or `constant` at file scope) as
+    // device memory: its address, which copies, fills and kernels of the module's device
+    // take for as long as the module lives, and its size in bytes (either output may be
+    // null). INVALID_GLOBAL_NAME when the module exports no variable of that name;
+    // UNSUPPORTED_FEATURE where the backend cannot give one.
+    virtual ze_result_t global_pointer(std::string_view name, size_t* size, void** pointer) const {
+        static_cast<void>(name);
+        static_cast<void>(size);
+        static_cast<void>(pointer);
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    }
 };
 
 using ModuleRef = std::shared_ptr<Module>;

@@ -157,6 +157,7 @@ void Tracer::stop_thread() {
         quit_ = true;
     }
     wake_.notify_all();
+    done_.notify_all();  // readers waiting for a pass read what there is
     if (thread_.joinable()) thread_.join();
 }
 
@@ -206,10 +207,22 @@ size_t Tracer::available() const {
     return n - n % kRecord;
 }
 
+void Tracer::catch_up() {
+    std::unique_lock lock(mu_);
+    if (quit_) return;
+    const uint64_t ticket = ++passes_asked_;
+    wake_.notify_all();
+    done_.wait(lock, [&] { return passes_done_ >= ticket || quit_; });
+}
+
 ze_result_t Tracer::read(size_t* size, void* data) {
     if (!size) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     std::lock_guard lock(read_mu_);
     if (closed_.load(std::memory_order_acquire)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    // Requests made before this call are applied and the hardware buffer drained into the
+    // ring, so that a read after a command completed finds its records, and a read after
+    // an asynchronous disable finds the tracer disabled (the marker, then NOT_READY).
+    catch_up();
     // Acquire, state first: the drain thread publishes the state after everything that
     // state implies is in the ring or counted as pending.
     const int state = state_now_.load(std::memory_order_acquire);
@@ -261,6 +274,8 @@ void Tracer::run() {
         }
         if (quit_) break;
         const bool on = state_now_.load(std::memory_order_relaxed) == kEnabled;
+        // The readers that asked before this pass starts are answered when it ends.
+        const uint64_t answers = passes_asked_;
         lock.unlock();
         const uint64_t started = host_now_ns();
         const size_t moved = on ? pump() : 0;
@@ -268,7 +283,11 @@ void Tracer::run() {
         if (on) maybe_sync(false);
         maybe_notify();
         lock.lock();
-        auto woken = [&] { return quit_ || applied_ != requested_; };
+        if (answers != passes_done_) {
+            passes_done_ = answers;
+            done_.notify_all();
+        }
+        auto woken = [&] { return quit_ || applied_ != requested_ || passes_asked_ != passes_done_; };
         if (!on && control_.empty()) {
             wake_.wait(lock, woken);
             continue;

@@ -63,7 +63,9 @@ public:
     // Reads whole records (contract §5.2): *size 0 asks for the bytes available; else up
     // to *size bytes of whole records are copied and *size becomes the bytes written.
     // NOT_READY (size 0) when never enabled, or disabled and drained;
-    // WARNING_DROPPED_DATA when records were lost since the last read.
+    // WARNING_DROPPED_DATA when records were lost since the last read. A read sees every
+    // enable or disable requested before it and every record the device wrote before it:
+    // it waits for one pass of the drain thread that starts after the call.
     ze_result_t read(size_t* size, void* data);
 
     // Whether enable was the last request (the drain thread may still be applying it).
@@ -106,6 +108,7 @@ private:
     void maybe_notify();
     void publish_pending();
     void stop_thread();
+    void catch_up();
 
     // Fixed at creation.
     const hal::DeviceRef device_;
@@ -123,11 +126,13 @@ private:
     // Requests, under mu_.
     mutable std::mutex mu_;
     std::condition_variable wake_;  // the drain thread
-    std::condition_variable done_;  // synchronous enable and disable
+    std::condition_variable done_;  // synchronous enable and disable, readers' drain passes
     bool desired_ = false;
     uint64_t requested_ = 0;  // generation of the last request
     uint64_t applied_ = 0;    // generation the drain thread applied last
     ze_result_t applied_result_ = ZE_RESULT_SUCCESS;
+    uint64_t passes_asked_ = 0;  // drain passes readers asked for (catch_up)
+    uint64_t passes_done_ = 0;   // the last of them a finished pass answered
     bool quit_ = false;
 
     // Published by the drain thread.

@@ -8,11 +8,15 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bindings.hpp"
+#include "compiler/spirv_specialization.hpp"
 #include "hal/module.hpp"
 #include "python/buffer.hpp"
 #include "python/dlpack.hpp"
@@ -82,11 +86,102 @@ std::vector<uint8_t> binary_bytes(pyb::handle binary) {
     return bytes;
 }
 
-// Builds a module without the GIL (a build may compile for seconds). A failed build raises
-// ModuleBuildError (UnsupportedError where the device cannot build the format) with the
-// build log in the message and in the exception's `log`.
+// Raises the error of `r` for Module(...), with `log` in the message and in the
+// exception's `log`.
+[[noreturn]] void module_error(ze_result_t r, const std::string& log) {
+    try {
+        check(r, "Module" + (log.empty() ? std::string() : ": " + log));
+    } catch (pyb::error_already_set& e) {
+        e.value().attr("log") = pyb::str(log);
+        throw;
+    }
+    throw std::logic_error("check() returned for an error");
+}
+
+// IEEE half precision of `v`, little-endian, at `out` (-1 with a Python error when out of
+// range): PyFloat_Pack2, public since Python 3.11.
+int pack_half(double v, uint8_t* out) {
+#if PY_VERSION_HEX >= 0x030B0000
+    return PyFloat_Pack2(v, reinterpret_cast<char*>(out), 1);
+#else
+    return _PyFloat_Pack2(v, out, 1);
+#endif
+}
+
+// The 8 bytes a specialization constant of `type` reads its value from (its low bytes,
+// little-endian): a boolean's truth, an integer in the range of its width (signed or
+// unsigned), a float in its precision. A constant the module does not declare (type null)
+// takes an int as it is; specialize_spirv then refuses the id.
+std::array<uint8_t, 8> constant_bytes(pyb::handle value, const compiler::SpecConstantType* type,
+                                      const std::string& what) {
+    std::array<uint8_t, 8> out{};
+    if (type && type->kind == compiler::SpecConstantType::boolean) {
+        const int truth = PyObject_IsTrue(value.ptr());
+        if (truth < 0) throw pyb::error_already_set();
+        out[0] = static_cast<uint8_t>(truth);
+        return out;
+    }
+    if (type && type->kind == compiler::SpecConstantType::floating) {
+        const double v = PyFloat_AsDouble(value.ptr());
+        if (v == -1.0 && PyErr_Occurred()) throw pyb::error_already_set();
+        if (type->bits == 64) {
+            std::memcpy(out.data(), &v, sizeof v);
+        } else if (type->bits == 32) {
+            const auto f = static_cast<float>(v);
+            std::memcpy(out.data(), &f, sizeof f);
+        } else if (pack_half(v, out.data()) != 0) {
+            throw pyb::error_already_set();  // 16 bits: out of half's range
+        }
+        return out;
+    }
+    if (!PyIndex_Check(value.ptr())) throw pyb::type_error(what + " must be an int");
+    pyb::int_ number = pyb::reinterpret_steal<pyb::int_>(PyNumber_Index(value.ptr()));
+    if (!number) throw pyb::error_already_set();
+    const unsigned bits = type ? std::min(type->bits, 64u) : 64u;
+    // Either an unsigned value of `bits` bits or a signed one: [-2^(bits-1), 2^bits - 1].
+    const pyb::int_ low(-(pyb::int_(1).attr("__lshift__")(bits - 1)));
+    const pyb::int_ high(pyb::int_(1).attr("__lshift__")(bits) - pyb::int_(1));
+    if (number < low || number > high)
+        throw pyb::value_error(what + " does not fit the constant's " + std::to_string(bits) + " bits");
+    const pyb::int_ mask(pyb::int_(1).attr("__lshift__")(64) - pyb::int_(1));
+    const auto word = (number & mask).cast<uint64_t>();
+    std::memcpy(out.data(), &word, sizeof word);
+    return out;
+}
+
+// `spirv` with the specialization constants of `constants` ({SpecId: value}) set
+// (compiler::specialize_spirv): InvalidArgumentError naming an id the module lacks.
+std::vector<uint8_t> specialized(const std::vector<uint8_t>& spirv, pyb::handle constants) {
+    if (!PyMapping_Check(constants.ptr()) || PySequence_Check(constants.ptr()))
+        throw pyb::type_error("Module: constants must be a mapping {id: value}");
+    const std::map<uint32_t, compiler::SpecConstantType> types = compiler::spec_constant_types(spirv);
+    std::vector<uint32_t> ids;
+    std::vector<std::array<uint8_t, 8>> values;
+    pyb::object items = pyb::reinterpret_steal<pyb::object>(PyMapping_Items(constants.ptr()));
+    if (!items) throw pyb::error_already_set();
+    for (pyb::handle item : items) {
+        pyb::tuple pair = pyb::reinterpret_borrow<pyb::tuple>(item);
+        const auto id = int_arg<uint32_t>(pair[0], "Module: a specialization constant id");
+        const auto type = types.find(id);
+        values.push_back(constant_bytes(pair[1], type == types.end() ? nullptr : &type->second,
+                                        "Module: the value of specialization constant " + std::to_string(id)));
+        ids.push_back(id);
+    }
+    std::vector<const void*> pointers;
+    for (const auto& v : values) pointers.push_back(v.data());
+    std::vector<uint8_t> out;
+    std::string log;
+    if (ze_result_t r = compiler::specialize_spirv(spirv, ids, pointers, &out, &log); r != ZE_RESULT_SUCCESS)
+        module_error(r, log);
+    return out;
+}
+
+// Builds a module without the GIL (a build may compile for seconds), specialized first
+// when `constants` are given. A failed build raises ModuleBuildError (UnsupportedError where
+// the device cannot build the format) with the build log in the message and in the
+// exception's `log`.
 std::unique_ptr<PyModule> make_module(const hal::DeviceRef& device, pyb::handle binary, std::string_view format,
-                                      std::string build_flags) {
+                                      std::string build_flags, pyb::handle constants) {
     hal::ModuleFormat f = hal::ModuleFormat::spirv;
     if (format == "native")
         f = hal::ModuleFormat::native;
@@ -94,19 +189,19 @@ std::unique_ptr<PyModule> make_module(const hal::DeviceRef& device, pyb::handle 
         check(ZE_RESULT_ERROR_INVALID_ENUMERATION,
               "Module: format must be 'spirv' or 'native', not '" + std::string(format) + "'");
     std::vector<uint8_t> bytes = binary_bytes(binary);
+    if (!constants.is_none()) {
+        if (f == hal::ModuleFormat::native)
+            check(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE,
+                  "Module: specialization constants apply to SPIR-V modules, not native ones");
+        bytes = specialized(bytes, constants);
+    }
     auto m = std::make_unique<PyModule>();
     m->device = device_or_default(device);
     std::string log;
     const ze_result_t r = without_gil(
         [&] { return m->device->create_module(f, bytes, build_flags, &m->module, &log); });
-    if (r == ZE_RESULT_SUCCESS) return m;
-    try {
-        check(r, "Module" + (log.empty() ? std::string() : ": " + log));
-    } catch (pyb::error_already_set& e) {
-        e.value().attr("log") = pyb::str(log);
-        throw;
-    }
-    return nullptr;
+    if (r != ZE_RESULT_SUCCESS) module_error(r, log);
+    return m;
 }
 
 std::unique_ptr<PyKernel> make_kernel(const PyModule& m, const std::string& name) {
@@ -325,51 +420,89 @@ std::vector<ArgValue> launch_args(const PyKernel& k, pyb::handle args, pyb::list
     return out;
 }
 
-// Dma.launch: every Python argument converted first; then, with no Python code between,
-// the kernel's arguments and group size are set and the launch appended (the queue takes a
-// snapshot, so another launch of the same kernel may set its own arguments next).
-pyb::object dma_launch(pyb::handle self, pyb::handle kernel_obj, pyb::handle groups, pyb::handle args,
-                       pyb::handle group_size, bool request, pyb::handle signal) {
+// How a launch is appended once its kernel's arguments are set: a direct launch over fixed
+// group counts, or an indirect one over counts read from memory when it runs.
+using LaunchAppend =
+    std::function<ze_result_t(aml::Dma&, const hal::KernelRef&, std::shared_ptr<aml::Request>*, const hal::EventRef&)>;
+
+// Dma.launch and Dma.launch_indirect: every Python argument converted first; then, with no
+// Python code between, the kernel's arguments and group size are set and `append` appends
+// the launch (the queue takes a snapshot, so another launch of the same kernel may set its
+// own arguments next). `operand` is one more Python object the launch keeps alive.
+pyb::object submit_launch(pyb::handle self, pyb::handle kernel_obj, pyb::handle args, pyb::handle group_size,
+                          bool request, pyb::handle signal, std::string_view what, pyb::handle operand,
+                          Buffer* operand_buffer, LaunchAppend append) {
+    const std::string name(what);
     PyKernel* made = instance_of<PyKernel>(kernel_obj.ptr());
-    if (!made) throw pyb::type_error("Dma.launch: kernel must be a zehal.Kernel");
+    if (!made) throw pyb::type_error(name + ": kernel must be a zehal.Kernel");
     PyKernel& k = *made;
-    const hal::GroupCount counts = dims_arg(groups, "Dma.launch: groups");
     const bool set_size = !group_size.is_none();
-    const std::array<uint32_t, 3> size = set_size ? dims_arg(group_size, "Dma.launch: group_size")
+    const std::array<uint32_t, 3> size = set_size ? dims_arg(group_size, name + ": group_size")
                                                   : std::array<uint32_t, 3>{};
     hal::EventRef event;
     if (!signal.is_none()) {
-        if (!pyb::isinstance<hal::Event>(signal)) throw pyb::type_error("Dma.launch: signal must be a zehal.Event");
+        if (!pyb::isinstance<hal::Event>(signal)) throw pyb::type_error(name + ": signal must be a zehal.Event");
         event = signal.cast<hal::EventRef>();
     }
     pyb::list capsules;
     auto values = std::make_shared<std::vector<ArgValue>>(launch_args(k, args, capsules));
     Submission s;
-    s.what = "Dma.launch";
+    s.what = what;
     for (const ArgValue& a : *values)
         if (a.buffer) s.users.push_back(a.buffer);
-    s.operands.dst = pyb::make_tuple(args, capsules);
+    if (operand_buffer) s.users.push_back(operand_buffer);
+    s.operands.dst = pyb::make_tuple(args, capsules, operand);
     s.operands.src = pyb::reinterpret_borrow<pyb::object>(kernel_obj);
     hal::KernelRef kernel = k.kernel;
     hal::DeviceRef device = k.device;
     s.append = [=](aml::Dma& dma, std::shared_ptr<aml::Request>* out) -> ze_result_t {
         if (dma.device() != device)
-            check(ZE_RESULT_ERROR_INVALID_ARGUMENT, "Dma.launch: the kernel was built for another device");
+            check(ZE_RESULT_ERROR_INVALID_ARGUMENT, name + ": the kernel was built for another device");
         for (size_t i = 0; i < values->size(); ++i) {
             ArgValue& a = (*values)[i];
             const void* value = a.null ? nullptr : a.bytes.data();
             if (a.buffer) {
-                void* ptr = a.buffer->for_copy("Dma.launch: argument " + std::to_string(i));
+                void* ptr = a.buffer->for_copy(name + ": argument " + std::to_string(i));
                 a.bytes.assign(reinterpret_cast<uint8_t*>(&ptr), reinterpret_cast<uint8_t*>(&ptr) + sizeof ptr);
                 value = a.bytes.data();
             }
             check(kernel->set_argument(static_cast<uint32_t>(i), a.size, value),
-                  "Dma.launch: argument " + std::to_string(i) + " of '" + kernel->properties().name + "'");
+                  name + ": argument " + std::to_string(i) + " of '" + kernel->properties().name + "'");
         }
-        if (set_size) check(kernel->set_group_size(size[0], size[1], size[2]), "Dma.launch: group_size");
-        return dma.launch(*kernel, counts, out, event);
+        if (set_size) check(kernel->set_group_size(size[0], size[1], size[2]), name + ": group_size");
+        return append(dma, kernel, out, event);
     };
     return pyb::reinterpret_steal<pyb::object>(submit_on_dma(self.ptr(), std::move(s), request));
+}
+
+// Dma.launch: over `groups` given now.
+pyb::object dma_launch(pyb::handle self, pyb::handle kernel_obj, pyb::handle groups, pyb::handle args,
+                       pyb::handle group_size, bool request, pyb::handle signal) {
+    const hal::GroupCount counts = dims_arg(groups, "Dma.launch: groups");
+    return submit_launch(self, kernel_obj, args, group_size, request, signal, "Dma.launch", pyb::none(), nullptr,
+                         [counts](aml::Dma& dma, const hal::KernelRef& kernel, std::shared_ptr<aml::Request>* out,
+                                  const hal::EventRef& event) { return dma.launch(*kernel, counts, out, event); });
+}
+
+// Dma.launch_indirect: over the three uint32 group counts at `groups` (a Buffer or any
+// pointer a kernel argument takes), read when the launch runs.
+pyb::object dma_launch_indirect(pyb::handle self, pyb::handle kernel_obj, pyb::handle groups, pyb::handle args,
+                                pyb::handle group_size, bool request, pyb::handle signal) {
+    constexpr std::string_view what = "Dma.launch_indirect";
+    if (groups.is_none()) throw pyb::type_error("Dma.launch_indirect: groups must be memory holding 3 uint32");
+    pyb::list keep;
+    auto counts = std::make_shared<ArgValue>(pointer_arg(groups, sizeof(void*), "Dma.launch_indirect: groups", keep));
+    return submit_launch(self, kernel_obj, args, group_size, request, signal, what, pyb::make_tuple(groups, keep),
+                         counts->buffer,
+                         [counts](aml::Dma& dma, const hal::KernelRef& kernel, std::shared_ptr<aml::Request>* out,
+                                  const hal::EventRef& event) {
+                             void* at = nullptr;
+                             if (counts->buffer)
+                                 at = counts->buffer->for_copy("Dma.launch_indirect: groups");
+                             else
+                                 std::memcpy(&at, counts->bytes.data(), sizeof at);
+                             return dma.launch_indirect(kernel, static_cast<const hal::GroupCount*>(at), out, event);
+                         });
 }
 
 // A foreign stream: a raw CUstream as an int (0: CUDA's legacy default stream), or an
@@ -400,9 +533,11 @@ void mark_stream(const hal::DeviceRef& device, pyb::handle stream, pyb::handle e
 void bind_kernels(pyb::module_& m) {
     pyb::class_<PyModule>(m, "Module",
                           "Code built for one device from SPIR-V (format='spirv') or the backend's native format "
-                          "(format='native': PTX text or cubin on CUDA); kernels are taken from it by name.")
+                          "(format='native': PTX text or cubin on CUDA); kernels are taken from it by name. "
+                          "constants: the SPIR-V's specialization constants, {SpecId: value} (bool, int or float, "
+                          "as the constant's type).")
         .def(pyb::init(&make_module), pyb::arg("device"), pyb::arg("binary"), pyb::kw_only(),
-             pyb::arg("format") = "spirv", pyb::arg("build_flags") = "")
+             pyb::arg("format") = "spirv", pyb::arg("build_flags") = "", pyb::arg("constants") = pyb::none())
         .def_property_readonly(
             "device", [](const PyModule& m) { return m.device; }, "The device it was built for.")
         .def_property_readonly(
@@ -416,6 +551,19 @@ void bind_kernels(pyb::module_& m) {
             },
             "The device-specific binary (PTX on CUDA, the SPIR-V on sim), which Module(..., format='native') "
             "takes back where the backend accepts it.")
+        .def(
+            "global_pointer",
+            [](const PyModule& m, const std::string& name) {
+                size_t size = 0;
+                void* pointer = nullptr;
+                check(m.module->global_pointer(name, &size, &pointer), "Module.global_pointer('" + name + "')");
+                return pyb::make_tuple(reinterpret_cast<uintptr_t>(pointer), size);
+            },
+            pyb::arg("name"),
+            "(address, size) of the program-scope variable `name` (OpenCL C `global` or `constant` at file scope): "
+            "device memory of the module's device for as long as the module lives, which copies and kernel "
+            "arguments take as an int address (InvalidArgumentError, INVALID_GLOBAL_NAME, for a name the module "
+            "does not export).")
         .def("kernel", &make_kernel, pyb::arg("name"),
              "The kernel `name` (InvalidArgumentError, INVALID_KERNEL_NAME, when there is none).")
         .def("__repr__", [](const PyModule& m) {
@@ -484,6 +632,14 @@ void bind_kernels(pyb::module_& m) {
         "Records `event`'s end on `stream`, then signals it, in that stream's order (see mark_start).");
 
     pyb::object dma = m.attr("Dma");
+    dma.attr("launch_indirect") = pyb::cpp_function(
+        &dma_launch_indirect, pyb::name("launch_indirect"), pyb::is_method(dma), pyb::arg("kernel"), pyb::arg("groups"),
+        pyb::kw_only(), pyb::arg("args") = pyb::tuple(), pyb::arg("group_size") = pyb::none(),
+        pyb::arg("request") = true, pyb::arg("signal") = pyb::none(),
+        "Launches `kernel` as launch() does, over the work-group counts read from `groups` when the launch runs "
+        "(three uint32: x, y, z, in a zehal Buffer or any memory a pointer argument takes), so a copy into them "
+        "queued before is seen; a count of 0 runs no work-item. UnsupportedError on CUDA, whose streams take a "
+        "launch's grid when it is queued.");
     dma.attr("launch") = pyb::cpp_function(
         &dma_launch, pyb::name("launch"), pyb::is_method(dma), pyb::sibling(pyb::getattr(dma, "launch", pyb::none())),
         pyb::arg("kernel"), pyb::arg("groups"), pyb::kw_only(), pyb::arg("args") = pyb::tuple(),

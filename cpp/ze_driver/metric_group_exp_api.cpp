@@ -1,5 +1,6 @@
 // Experimental metric group functions: which groups can be collected together
 // (concurrent metric groups) and the metrics' timestamps beside the device's global one.
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -56,11 +57,22 @@ ze_result_t zetDeviceGetConcurrentMetricGroupsExp_(zet_device_handle_t hDevice, 
     });
 }
 
-// The device's global timestamp and the metrics' timestamp, sampled together. Decoded
-// metric entries are stamped in host ns (CLOCK_MONOTONIC_RAW), so that is the metrics'
-// clock: synchronized with the host, both are host ns (the same value); else the global one
-// is device ticks and the metric one the host's ns in ticks of the device timer, so that
-// metric - global, in ticks, carries a device timestamp onto the entries' clock.
+// The metric timestamp of a tracer-based group at host time `host_ns`: its decoded entries
+// are stamped in host ns (CLOCK_MONOTONIC_RAW, contract 5.4), so that is its clock. Beside
+// the device's ticks it is counted in periods of the device timer as Level Zero programs
+// compute the period, in whole ns (1e9 / timerResolution, the 1.0 properties' value), so
+// that (metric - global) x that period is the offset from device time to entry time: the
+// host clock is large (the machine's uptime), and an exact fractional period would put the
+// result off by the uptime times the rounding.
+uint64_t tracer_timestamp(uint64_t host_ns, uint64_t timer_hz, bool synchronized_with_host) {
+    if (synchronized_with_host || timer_hz == 0) return host_ns;
+    return host_ns / std::max<uint64_t>(1, 1'000'000'000u / timer_hz);
+}
+
+// The device's global timestamp (host ns when synchronizedWithHost, else device ticks) and
+// the group's metric timestamp, sampled together: for a tracer-based group the clock of
+// its decoded entries (tracer_timestamp), for other groups the device timer's ticks, which
+// stamp their reports.
 ze_result_t zetMetricGroupGetGlobalTimestampsExp_(zet_metric_group_handle_t hMetricGroup,
                                                   ze_bool_t synchronizedWithHost, uint64_t* globalTimestamp,
                                                   uint64_t* metricTimestamp) {
@@ -72,11 +84,10 @@ ze_result_t zetMetricGroupGetGlobalTimestampsExp_(zet_metric_group_handle_t hMet
         if (!device) return ZE_RESULT_ERROR_DEVICE_LOST;
         uint64_t host_ns = 0, ticks = 0;
         if (ze_result_t r = device->global_timestamps(&host_ns, &ticks); r != ZE_RESULT_SUCCESS) return r;
-        const uint64_t hz = device->properties().timer_hz;
         *globalTimestamp = synchronizedWithHost ? host_ns : ticks;
-        *metricTimestamp = synchronizedWithHost
-                               ? host_ns
-                               : static_cast<uint64_t>(static_cast<unsigned __int128>(host_ns) * hz / 1'000'000'000u);
+        *metricTimestamp = g->tracer_based()
+                               ? tracer_timestamp(host_ns, device->properties().timer_hz, synchronizedWithHost)
+                               : ticks;
         return ZE_RESULT_SUCCESS;
     });
 }

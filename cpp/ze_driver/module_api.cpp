@@ -1,5 +1,6 @@
 // Modules (SEMANTICS §12): built by the device's HAL from SPIR-V or the backend's native
-// format, their kernel names and native binary, and the build log of a creation.
+// format, their kernel names, native binary and program-scope variables, and the build log
+// of a creation.
 #include <cstring>
 #include <string>
 #include <vector>
@@ -7,8 +8,8 @@
 #include "chain.hpp"
 #include "dispatch.hpp"
 #include "kernel_object.hpp"
-#include "spirv_specialization.hpp"
 #include "common/c_boundary.hpp"
+#include "compiler/spirv_specialization.hpp"
 
 namespace zehal::ze_driver {
 namespace {
@@ -59,9 +60,9 @@ ze_result_t zeModuleCreate_(ze_context_handle_t hContext, ze_device_handle_t hDe
         std::string log;
         if (const ze_module_constants_t* constants = desc->pConstants; constants && constants->numConstants > 0) {
             if (!constants->pConstantIds || !constants->pConstantValues) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-            const ze_result_t r = specialize_spirv(binary, {constants->pConstantIds, constants->numConstants},
-                                                   {constants->pConstantValues, constants->numConstants}, &specialized,
-                                                   &log);
+            const ze_result_t r = compiler::specialize_spirv(binary, {constants->pConstantIds, constants->numConstants},
+                                                             {constants->pConstantValues, constants->numConstants},
+                                                             &specialized, &log);
             if (r != ZE_RESULT_SUCCESS) {
                 give_log(phBuildLog, std::move(log));
                 return r;
@@ -160,6 +161,15 @@ ze_result_t zeModuleGetFunctionPointer_(ze_module_handle_t hModule, const char* 
     });
 }
 
+// A program-scope variable as device memory of the module's device, for as long as the
+// module lives (docs/kernels.md); the size and the pointer are each optional.
+ze_result_t zeModuleGetGlobalPointer_(ze_module_handle_t hModule, const char* pGlobalName, size_t* pSize, void** pptr) {
+    return with_module(hModule, [&](ModuleObject& m) {
+        if (!pGlobalName) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        return m.module->global_pointer(pGlobalName, pSize, pptr);
+    });
+}
+
 const Entry kEntries[] = {
     ZEHAL_ENTRY(zeModuleCreate, zeModuleCreate_),
     ZEHAL_ENTRY(zeModuleDestroy, zeModuleDestroy_),
@@ -169,6 +179,7 @@ const Entry kEntries[] = {
     ZEHAL_ENTRY(zeModuleGetKernelNames, zeModuleGetKernelNames_),
     ZEHAL_ENTRY(zeModuleGetProperties, zeModuleGetProperties_),
     ZEHAL_ENTRY(zeModuleGetFunctionPointer, zeModuleGetFunctionPointer_),
+    ZEHAL_ENTRY(zeModuleGetGlobalPointer, zeModuleGetGlobalPointer_),
 };
 
 }  // namespace

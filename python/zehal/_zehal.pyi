@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, final, overload
 
 import numpy as np
@@ -355,6 +355,28 @@ class Dma:
         request: Literal[False],
         signal: Event | None = None,
     ) -> None: ...
+    @overload
+    def launch_indirect(
+        self,
+        kernel: Kernel,
+        groups: Any,
+        *,
+        args: Sequence[Any] = (),
+        group_size: int | Sequence[int] | None = None,
+        request: Literal[True] = True,
+        signal: Event | None = None,
+    ) -> Request: ...
+    @overload
+    def launch_indirect(
+        self,
+        kernel: Kernel,
+        groups: Any,
+        *,
+        args: Sequence[Any] = (),
+        group_size: int | Sequence[int] | None = None,
+        request: Literal[False],
+        signal: Event | None = None,
+    ) -> None: ...
     def barrier(self) -> None: ...
     @property
     def pending(self) -> int: ...
@@ -571,12 +593,14 @@ class Module:
         *,
         format: Literal["spirv", "native"] = "spirv",
         build_flags: str = "",
+        constants: Mapping[int, bool | int | float] | None = None,
     ) -> None: ...
     @property
     def device(self) -> Device: ...
     @property
     def kernel_names(self) -> list[str]: ...
     def native_binary(self) -> bytes: ...
+    def global_pointer(self, name: str) -> tuple[int, int]: ...
     def kernel(self, name: str) -> Kernel: ...
 
 class Kernel:

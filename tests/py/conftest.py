@@ -124,16 +124,18 @@ def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 12
 
 def spirv_of_sources(folder, cl_std: str, out) -> dict[str, bytes]:
     """SPIR-V of every OpenCL C source in ``folder``, by file stem, built into ``out`` with
-    the build's tools (clang-15 for OpenCL C ``cl_std``, then llvm-spirv-15); skips the test
-    without them."""
+    the build's tools (clang-15 for OpenCL C ``cl_std``, or the version a source's first line
+    names as ``-cl-std=...``, then llvm-spirv-15); skips the test without them."""
     clang, translator = shutil.which("clang-15"), shutil.which("llvm-spirv-15")
     if not clang or not translator:
         pytest.skip("clang-15 and llvm-spirv-15 are needed to build the test kernels")
     result = {}
     for source in sorted(folder.glob("*.cl")):
         bc, spv = out / (source.stem + ".bc"), out / (source.stem + ".spv")
+        first = source.read_text().split("\n", 1)[0]
+        std = first.split("-cl-std=", 1)[1].split()[0] if "-cl-std=" in first else cl_std
         subprocess.run(
-            [clang, f"-cl-std={cl_std}", "-target", "spir64", "-emit-llvm", "-c", str(source), "-o", str(bc)],
+            [clang, f"-cl-std={std}", "-target", "spir64", "-emit-llvm", "-c", str(source), "-o", str(bc)],
             check=True,
             timeout=120,
         )

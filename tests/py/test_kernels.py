@@ -244,3 +244,142 @@ def test_kernel_timestamps_example_runs(spirv, tmp_path):
     done = subprocess.run([sys.executable, str(example)], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "kernel timestamps of a launch: ok" in done.stdout
+
+
+# --- indirect launches and specialization constants ------------------------------------
+
+
+def _indirect_or_skip(device) -> None:
+    if device.backend == "cuda":
+        pytest.skip("CUDA refuses indirect launches (test_indirect_launch_is_unsupported_on_cuda)")
+
+
+def test_indirect_launch_reads_its_group_counts_when_it_runs(device, buffers):
+    _indirect_or_skip(device)
+    k = buffers.kernel("fill_uint")
+    out = shared(device, 4 * 16)
+    counts, later = shared(device, 12), shared(device, 12)
+    np.frombuffer(out, np.uint32)[:] = 0
+    np.frombuffer(counts, np.uint32)[:] = (1, 1, 1)
+    np.frombuffer(later, np.uint32)[:] = (3, 2, 1)  # copied into counts in queue order
+    dma = zehal.Dma(device, ordinal=0)
+    dma.copy(counts, later, request=False)
+    dma.launch_indirect(k, counts, args=(out, 9), group_size=1).wait()
+    got = np.frombuffer(out, np.uint32)
+    # fill_uint writes out[get_global_id(0)]: the x count of 3 fills out[0:3] (y repeats them).
+    np.testing.assert_array_equal(got[:3], 9)
+    assert (got[3:] == 0).all()
+    # A count of 0 runs no work-item, and the launch completes.
+    np.frombuffer(counts, np.uint32)[:] = (0, 1, 1)
+    dma.launch_indirect(k, counts, args=(out, 5)).wait()
+    np.testing.assert_array_equal(got[:3], 9)
+
+
+def test_indirect_launch_takes_any_pointer_and_signals_its_event(device, buffers):
+    _indirect_or_skip(device)
+    k = buffers.kernel("fill_uint")
+    out, counts = shared(device, 4 * 8), shared(device, 12)
+    np.frombuffer(counts, np.uint32)[:] = (8, 1, 1)
+    ev = zehal.EventPool(device, 1, timestamps="kernel").event(0)
+    dma = zehal.Dma(device, ordinal=0)
+
+    class Exporter:  # only __dlpack__: the launch reads the capsule's data pointer
+        def __dlpack__(self, **kwargs):
+            return counts.__dlpack__()
+
+    assert dma.launch_indirect(k, Exporter(), args=(out, 4), group_size=1, signal=ev, request=False) is None
+    dma.barrier()
+    ev.synchronize()
+    assert (np.frombuffer(out, np.uint32) == 4).all()
+    ts = ev.kernel_timestamps()
+    assert ts["global_start"][0] <= ts["global_end"][0]
+
+
+def test_indirect_launch_bad_input(device, buffers):
+    _indirect_or_skip(device)
+    k = buffers.kernel("fill_uint")
+    out = shared(device, 64)
+    dma = zehal.Dma(device, ordinal=0)
+    with pytest.raises(TypeError):
+        dma.launch_indirect(k, None, args=(out, 1))
+    with pytest.raises(TypeError):
+        dma.launch_indirect(k, "not memory", args=(out, 1))
+    with pytest.raises(TypeError):
+        dma.launch_indirect("not a kernel", shared(device, 12))
+    with pytest.raises(zehal.InvalidArgumentError):
+        dma.launch_indirect(k, shared(device, 12), args=(out,))  # one argument short
+    closed = shared(device, 12)
+    closed.close()
+    with pytest.raises(zehal.InvalidArgumentError):
+        dma.launch_indirect(k, closed, args=(out, 1))
+    assert dma.pending == 0
+
+
+@pytest.mark.cuda
+def test_indirect_launch_is_unsupported_on_cuda(spirv):
+    dev = cuda_device()
+    k = module_of(dev, spirv["buffers"]).kernel("fill_uint")
+    out, counts = zehal.Area.shared(dev).mmap(64), zehal.Area.shared(dev).mmap(12)
+    np.frombuffer(counts, np.uint32)[:] = (1, 1, 1)
+    dma = zehal.Dma(dev, ordinal=0)
+    with pytest.raises(zehal.UnsupportedError):
+        dma.launch_indirect(k, counts, args=(out, 1))
+    assert dma.pending == 0
+
+
+def _spec_values(device, spirv, constants) -> list[int]:
+    if constants is None:
+        m = module_of(device, spirv["spec_constants"])  # skips where the device builds no SPIR-V
+    else:
+        m = zehal.Module(device, spirv["spec_constants"], constants=constants)
+    out = shared(device, 8 * 4)
+    zehal.Dma(device, ordinal=0).launch(m.kernel("spec_constants"), 1, args=(out,)).wait()
+    return np.frombuffer(out, np.int64).tolist()
+
+
+def test_specialization_constants_set_the_modules_values(device, spirv):
+    assert _spec_values(device, spirv, None) == [10, 30, -3, 0]
+    assert _spec_values(device, spirv, {0: 1 << 40, 2: -5, 3: True}) == [1 << 40, 30, -5, 1]
+    assert _spec_values(device, spirv, {1: np.uint32(77), 2: 0xFFFF}) == [10, 77, -1, 0]
+    m = zehal.Module(device, spirv["spec_constants"], constants={4: 2.75, 5: -0.125})
+    out = shared(device, 16)
+    zehal.Dma(device, ordinal=0).launch(m.kernel("spec_floats"), 1, args=(out,)).wait()
+    assert np.frombuffer(out, np.float64).tolist() == [2.75, -0.125]
+
+
+def test_specialization_constant_errors(device, spirv):
+    module_of(device, spirv["spec_constants"])  # skips where the device builds no SPIR-V
+    with pytest.raises(zehal.InvalidArgumentError) as e:
+        zehal.Module(device, spirv["spec_constants"], constants={7: 1})
+    assert "specialization constant 7" in e.value.log
+    with pytest.raises(ValueError):
+        zehal.Module(device, spirv["spec_constants"], constants={1: 1 << 32})  # a 32-bit constant
+    with pytest.raises(ValueError):
+        zehal.Module(device, spirv["spec_constants"], constants={2: -(1 << 15) - 1})
+    with pytest.raises(TypeError):
+        zehal.Module(device, spirv["spec_constants"], constants={0: 1.5})  # an integer constant
+    with pytest.raises(TypeError):
+        zehal.Module(device, spirv["spec_constants"], constants=[(0, 1)])
+    with pytest.raises(TypeError):
+        zehal.Module(device, spirv["spec_constants"], constants={"zero": 1})
+    with pytest.raises(zehal.UnsupportedError):
+        zehal.Module(device, b"not used", format="native", constants={0: 1})
+
+
+def test_global_pointers_are_device_memory_of_the_module(device, spirv):
+    m = module_of(device, spirv["globals"])
+    if device.backend == "level_zero":
+        pytest.skip("the level_zero backend does not pass global pointers through")
+    address, size = m.global_pointer("weights")
+    assert size == 16 and address != 0
+    assert m.global_pointer("counter")[1] == 4
+    assert zehal.Module(device, spirv["globals"]).global_pointer("counter")[0] != m.global_pointer("counter")[0]
+    dma = zehal.Dma(device, ordinal=0)
+    three = int(np.float32(3.0).view(np.uint32))
+    dma.launch(module_of(device, spirv["buffers"]).kernel("fill_uint"), 4, group_size=1, args=(address, three)).wait()
+    out = shared(device, 4 * 8)
+    dma.launch(m.kernel("weigh_table"), 1, group_size=8, args=(out,)).wait()
+    np.testing.assert_array_equal(np.frombuffer(out, np.float32), 3.0 * np.array([1, 2, 3, 5, 8, 13, 21, 34]))
+    with pytest.raises(zehal.InvalidArgumentError) as e:
+        m.global_pointer("no_such_variable")
+    assert e.value.result_name == "ZE_RESULT_ERROR_INVALID_GLOBAL_NAME"

@@ -310,6 +310,20 @@ std::vector<std::string> CudaModule::kernel_names() const {
     return names;
 }
 
+ze_result_t CudaModule::global_pointer(std::string_view name, size_t* size, void** pointer) const {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    const DriverApi& api = device_->api();
+    ContextScope scope(api, device_->context());
+    CUdeviceptr address = 0;
+    size_t bytes = 0;
+    const std::string global_name(name);
+    if (CUresult r = api.cuModuleGetGlobal(&address, &bytes, module_, global_name.c_str()); r != CUDA_SUCCESS)
+        return r == CUDA_ERROR_NOT_FOUND ? ZE_RESULT_ERROR_INVALID_GLOBAL_NAME : device_->check(r);
+    if (size) *size = bytes;
+    if (pointer) *pointer = reinterpret_cast<void*>(static_cast<uintptr_t>(address));
+    return ZE_RESULT_SUCCESS;
+}
+
 ze_result_t CudaModule::signature_from_driver(CUfunction f, std::string_view name, hal::KernelProperties* out) const {
     const DriverApi& api = device_->api();
     if (!api.cuFuncGetParamInfo) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;

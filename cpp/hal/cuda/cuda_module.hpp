@@ -59,6 +59,9 @@ public:
     std::vector<std::string> kernel_names() const override;
     ze_result_t create_kernel(std::string_view name, std::shared_ptr<hal::Kernel>* out) override;
     std::span<const uint8_t> native_binary() const override { return native_; }
+    // cuModuleGetGlobal: a `.global` or `.const` variable of the module, device memory of the
+    // context for as long as the module is loaded.
+    ze_result_t global_pointer(std::string_view name, size_t* size, void** pointer) const override;
 
     CudaDevice& device() const noexcept { return *device_; }
     // Whether its code calls CUDA's device printf (vprintf): its launches mark the stream

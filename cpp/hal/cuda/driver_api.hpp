@@ -32,7 +32,7 @@ namespace zehal::cuda {
     X(cuPointerGetAttributes) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)                    \
     X(cuEventSynchronize) X(cuEventQuery) X(cuStreamWaitEvent) X(cuModuleLoadDataEx) X(cuFuncGetAttribute)         \
     X(cuFuncSetAttribute) X(cuCtxSynchronize) X(cuDeviceCanAccessPeer)         \
-    X(cuDeviceGetP2PAttribute) X(cuCtxEnablePeerAccess) X(cuMemcpyPeerAsync)
+    X(cuDeviceGetP2PAttribute) X(cuCtxEnablePeerAccess) X(cuMemcpyPeerAsync) X(cuModuleGetGlobal)
 // Entry points of newer drivers zehal uses when they are there: the kernels and parameters
 // of a cubin (CUDA 12.4), the flush of GPUDirect RDMA writes (CUDA 11.3). Null in the table
 // when the driver lacks them.

@@ -152,6 +152,11 @@ ze_result_t SimDevice::allocate_memory(hal::MemoryKind kind, size_t size, size_t
 }
 
 ze_result_t SimDevice::do_free(void* ptr) {
+    {
+        // A module's program-scope variable is the module's: it goes with the module.
+        std::lock_guard lock(module_globals_mu_);
+        if (module_globals_.count(ptr)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    }
     hal::Allocation a;
     // Each remove waits until no queued or running command holds the memory (docs/lifetimes.md).
     const bool device_memory = memory_.remove(ptr, &a);

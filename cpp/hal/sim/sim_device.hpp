@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "hal/device.hpp"
@@ -74,6 +75,13 @@ public:
     ze_result_t find_memory(const void* p, size_t size, hal::Allocation* out,
                             hal::PointerRegistry::InFlight** held = nullptr, hal::DeviceRef* peer = nullptr,
                             hal::OperandUse use = hal::OperandUse::read) const;
+    // --- for the device's modules ---
+    // Makes [base, base + size), a program-scope variable of a module of this device, device
+    // memory of the device (an operand of its copies, fills and kernels, which free() refuses)
+    // until remove_module_global(base). OUT_OF_HOST_MEMORY when it cannot be recorded.
+    ze_result_t add_module_global(void* base, size_t size);
+    // Ends add_module_global(base), once no command holds the memory any more.
+    void remove_module_global(void* base);
     // --- for the device's virtual memory ---
     // Takes `size` bytes of the device's memory; false when they are not left.
     bool reserve(size_t size) noexcept;
@@ -155,6 +163,9 @@ private:
 
     std::mutex export_mu_;
     std::vector<ExportMemory> exports_;  // per metric group
+
+    std::mutex module_globals_mu_;
+    std::set<const void*> module_globals_;  // bases of memory_'s entries that modules own
 };
 
 }  // namespace zehal::sim

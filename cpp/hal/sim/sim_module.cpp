@@ -3,6 +3,7 @@
 #include "hal/sim/sim_module.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -37,7 +38,43 @@ ze_result_t SimDevice::do_create_module(hal::ModuleFormat, std::span<const uint8
                                         std::string_view build_flags, std::shared_ptr<hal::Module>* out,
                                         std::string* log) {
     // The native format of the sim device is the SPIR-V it was built from.
-    return SimModule::create(domain_, hal::KernelLimits::of(props_), binary, build_flags, out, log);
+    std::shared_ptr<hal::Module> module;
+    if (ze_result_t r = SimModule::create(domain_, hal::KernelLimits::of(props_), binary, build_flags, &module, log);
+        r != ZE_RESULT_SUCCESS)
+        return r;
+    if (ze_result_t r = static_cast<SimModule&>(*module).register_globals(*this); r != ZE_RESULT_SUCCESS) return r;
+    *out = std::move(module);
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t SimDevice::add_module_global(void* base, size_t size) {
+    hal::Allocation a;
+    a.info.kind = hal::MemoryKind::device;
+    a.info.base = base;
+    a.info.size = size;
+    // The alignment the address has (up to a cache line): the variable's, or more.
+    a.info.alignment = std::min<size_t>(size_t{1} << std::countr_zero(reinterpret_cast<uintptr_t>(base)), 64);
+    try {
+        std::lock_guard lock(module_globals_mu_);
+        module_globals_.insert(base);
+    } catch (const std::bad_alloc&) {
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    // No mapping: the module's code owns the memory, so releasing the entry frees nothing.
+    if (ze_result_t r = memory_.insert(a); r != ZE_RESULT_SUCCESS) {
+        std::lock_guard lock(module_globals_mu_);
+        module_globals_.erase(base);
+        return r;
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+void SimDevice::remove_module_global(void* base) {
+    hal::Allocation a;
+    // Waits until no command holds the variable: the module's code goes after this.
+    memory_.remove(base, &a);
+    std::lock_guard lock(module_globals_mu_);
+    module_globals_.erase(base);
 }
 
 // ---------------------------------------------------------------- SimModule
@@ -67,6 +104,40 @@ SimModule::SimModule(std::shared_ptr<const hal::EventDomain> domain, const hal::
       spirv_(std::move(spirv)),
       program_(std::move(program)),
       host_(std::move(host)) {}
+
+SimModule::~SimModule() {
+    // The device may be gone: its memory went with it.
+    if (const hal::DeviceRef device = registered_with_.lock())
+        for (void* base : registered_) static_cast<SimDevice&>(*device).remove_module_global(base);
+}
+
+ze_result_t SimModule::register_globals(SimDevice& device) {
+    registered_with_ = device.weak_from_this();
+    const std::vector<compiler::GlobalInfo>& globals = program_->globals();
+    try {
+        registered_.reserve(globals.size());
+    } catch (const std::bad_alloc&) {
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    for (size_t i = 0; i < globals.size(); ++i) {
+        void* base = host_->global_address(i);
+        if (ze_result_t r = device.add_module_global(base, globals[i].size); r != ZE_RESULT_SUCCESS) return r;
+        registered_.push_back(base);
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t SimModule::global_pointer(std::string_view name, size_t* size, void** pointer) const {
+    if (domain_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    const std::vector<compiler::GlobalInfo>& globals = program_->globals();
+    for (size_t i = 0; i < globals.size(); ++i) {
+        if (globals[i].name != name) continue;
+        if (size) *size = globals[i].size;
+        if (pointer) *pointer = host_->global_address(i);
+        return ZE_RESULT_SUCCESS;
+    }
+    return ZE_RESULT_ERROR_INVALID_GLOBAL_NAME;
+}
 
 std::vector<std::string> SimModule::kernel_names() const {
     std::vector<std::string> names;

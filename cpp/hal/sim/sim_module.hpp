@@ -19,6 +19,8 @@
 
 namespace zehal::sim {
 
+class SimDevice;
+
 // The sim device's compute limits (DeviceProperties): groups of up to 1024 work-items
 // (each a fiber of the compiler's runtime when the kernel has barriers), 64 KiB of
 // __local memory per group, group counts up to what ze_group_count_t holds.
@@ -44,9 +46,20 @@ public:
               std::vector<uint8_t> spirv, std::shared_ptr<const compiler::Program> program,
               std::shared_ptr<const compiler::HostModule> host);
 
+    // Gives the program-scope variables back to the device that registered them, if it lives.
+    ~SimModule() override;
+    SimModule(const SimModule&) = delete;
+    SimModule& operator=(const SimModule&) = delete;
+
     std::vector<std::string> kernel_names() const override;
     ze_result_t create_kernel(std::string_view name, std::shared_ptr<hal::Kernel>* out) override;
     std::span<const uint8_t> native_binary() const override { return spirv_; }
+    // The variable's storage in the module's host code (registered with its device).
+    ze_result_t global_pointer(std::string_view name, size_t* size, void** pointer) const override;
+
+    // Makes every program-scope variable device memory of `device` (SimDevice::add_module_global)
+    // until the module goes. Called once, by the device that built the module.
+    ze_result_t register_globals(SimDevice& device);
 
     // True when the module was built for the device of `domain`.
     bool belongs_to(const hal::EventDomain& domain) const noexcept { return domain_.get() == &domain; }
@@ -59,6 +72,8 @@ private:
     const std::vector<uint8_t> spirv_;
     const std::shared_ptr<const compiler::Program> program_;
     const std::shared_ptr<const compiler::HostModule> host_;
+    std::weak_ptr<hal::Device> registered_with_;  // the device of register_globals
+    std::vector<void*> registered_;               // the variables registered there
 };
 
 // A kernel of a SimModule: the arguments and group size of KernelState, and where its code is.

@@ -52,5 +52,26 @@ TEST(Ptx, RequiredGroupSizeAndNewerTargets) {
     EXPECT_EQ(ptx.find(".target sm_9"), std::string::npos) << "LLVM 15 does not know sm_90";
 }
 
+// Program-scope variables stay visible by name in the PTX (cuModuleGetGlobal finds them),
+// with their initial values; the program lists them with their sizes.
+TEST(Ptx, ProgramScopeVariablesKeepTheirNames) {
+    ZEHAL_REQUIRE_COMPILER();
+    auto program = load_program("globals");
+    ASSERT_TRUE(program);
+    ASSERT_EQ(program->globals().size(), 3u);
+    EXPECT_EQ(program->globals()[0].name, "counter");
+    EXPECT_EQ(program->globals()[0].size, 4u);
+    EXPECT_FALSE(program->globals()[0].constant);
+    EXPECT_EQ(program->globals()[1].name, "weights");
+    EXPECT_EQ(program->globals()[1].size, 16u);
+    EXPECT_EQ(program->globals()[2].name, "table");
+    EXPECT_EQ(program->globals()[2].size, 32u);
+    EXPECT_TRUE(program->globals()[2].constant);
+    const std::string ptx = ptx_of("globals", 80);
+    EXPECT_NE(ptx.find(".visible .global .align 4 .u32 counter = 5;"), std::string::npos) << ptx.substr(0, 2000);
+    EXPECT_NE(ptx.find(".visible .global .align 4 .b8 weights[16]"), std::string::npos) << ptx.substr(0, 2000);
+    EXPECT_NE(ptx.find(".visible .global .align 4 .b8 table[32]"), std::string::npos) << ptx.substr(0, 2000);
+}
+
 }  // namespace
 }  // namespace zehal::compiler

@@ -343,6 +343,39 @@ TEST(Tracer, AsynchronousEnableAndDisableShowThroughReads) {
     EXPECT_EQ(rest.back().kind, hal::kRecordDisable);
 }
 
+// A read answers for what happened before it: a command's records once the command has
+// completed, and the state an asynchronous request asked for (level-zero-tests reads once
+// right after each and expects the data there).
+TEST(Tracer, ReadSeesCompletedCommandsAndEarlierRequests) {
+    auto d = make_device(quiet());
+    auto t = make_tracer(d, {"EngineEvents"});
+    std::vector<uint8_t> buf(1 << 16);
+    for (int round = 0; round < 20; ++round) {
+        ASSERT_EQ(t->enable(false), ZE_RESULT_SUCCESS);
+        size_t size = buf.size();
+        ASSERT_EQ(t->read(&size, buf.data()), ZE_RESULT_SUCCESS) << "round " << round;
+        auto recs = records_of({buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(size)});
+        ASSERT_FALSE(recs.empty()) << "round " << round;
+        EXPECT_EQ(recs.back().kind, hal::kRecordEnable);
+
+        run_fill(d);
+        size = buf.size();
+        ASSERT_EQ(t->read(&size, buf.data()), ZE_RESULT_SUCCESS) << "round " << round;
+        recs = records_of({buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(size)});
+        EXPECT_TRUE(std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.kind == hal::kRecordSample; }))
+            << "round " << round << ": the fill's records are not in the first read after it";
+
+        ASSERT_EQ(t->disable(false), ZE_RESULT_SUCCESS);
+        size = buf.size();
+        ASSERT_EQ(t->read(&size, buf.data()), ZE_RESULT_SUCCESS) << "round " << round;
+        recs = records_of({buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(size)});
+        ASSERT_FALSE(recs.empty()) << "round " << round << ": no disable marker in the first read after disable";
+        EXPECT_EQ(recs.back().kind, hal::kRecordDisable);
+        size = buf.size();
+        EXPECT_EQ(t->read(&size, buf.data()), ZE_RESULT_NOT_READY);
+    }
+}
+
 TEST(Tracer, DestroyRules) {
     auto d = make_device(quiet());
     auto t = make_tracer(d, {"EngineEvents"});

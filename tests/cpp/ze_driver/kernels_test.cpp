@@ -478,6 +478,112 @@ TEST_F(ZeKernels, SpecializationConstantsBadInput) {
     EXPECT_EQ(m, nullptr);
 }
 
+// Program-scope variables (tests/kernels/globals.cl) are device memory of the module's
+// device: copies read and write them, kernels see what the copies wrote, a pointer to one
+// is a kernel argument like any device pointer, and each module has its own.
+TEST_F(ZeKernels, GlobalPointersAreDeviceMemoryOfTheModule) {
+    ze_module_handle_t m = nullptr;
+    std::string log;
+    ASSERT_EQ(create_module(spirv("globals"), &m, &log), ZE_RESULT_SUCCESS) << log;
+    size_t size = 0;
+    void* counter = nullptr;
+    ZE_OK(zeModuleGetGlobalPointer(m, "counter", &size, &counter));
+    EXPECT_EQ(size, sizeof(int32_t));
+    ASSERT_NE(counter, nullptr);
+    if (zetest::is_sim(device)) {  // registered with the sim device (CUDA's is the driver's memory)
+        ze_memory_allocation_properties_t ap{};
+        ap.stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES;
+        ze_device_handle_t owner = nullptr;
+        ZE_OK(zeMemGetAllocProperties(context, counter, &ap, &owner));
+        EXPECT_EQ(ap.type, ZE_MEMORY_TYPE_DEVICE);
+        EXPECT_EQ(owner, device);
+    }
+
+    // The initial value, read by a copy; then a kernel reads and bumps it.
+    auto* out = static_cast<int32_t*>(shared);
+    out[0] = 0;
+    ZE_OK(zeCommandListAppendMemoryCopy(list, shared, counter, sizeof(int32_t), nullptr, 0, nullptr));
+    finish(list);
+    EXPECT_EQ(out[0], 5);
+    ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "bump_counter"};
+    ze_kernel_handle_t bump = nullptr;
+    ZE_OK(zeKernelCreate(m, &kd, &bump));
+    kernels.push_back(bump);
+    ZE_OK(zeKernelSetArgumentValue(bump, 0, sizeof shared2, &shared2));
+    const ze_group_count_t one{1, 1, 1};
+    ZE_OK(zeCommandListAppendLaunchKernel(list, bump, &one, nullptr, 0, nullptr));
+    ZE_OK(zeCommandListAppendMemoryCopy(list, shared, counter, sizeof(int32_t), nullptr, 0, nullptr));
+    finish(list);
+    EXPECT_EQ(static_cast<int32_t*>(shared2)[0], 5);
+    EXPECT_EQ(out[0], 6);
+    // A value copied in is what the next launch reads.
+    out[1] = 40;
+    ZE_OK(zeCommandListAppendMemoryCopy(list, counter, &out[1], sizeof(int32_t), nullptr, 0, nullptr));
+    ZE_OK(zeCommandListAppendLaunchKernel(list, bump, &one, nullptr, 0, nullptr));
+    finish(list);
+    EXPECT_EQ(static_cast<int32_t*>(shared2)[0], 40);
+
+    // A writable array and a __constant table, the array filled by a kernel given its address.
+    void* weights = nullptr;
+    void* table = nullptr;
+    ZE_OK(zeModuleGetGlobalPointer(m, "weights", &size, &weights));
+    EXPECT_EQ(size, 4 * sizeof(float));
+    ZE_OK(zeModuleGetGlobalPointer(m, "table", &size, &table));
+    EXPECT_EQ(size, 8 * sizeof(uint32_t));
+    ze_kernel_handle_t fill = kernel("buffers", "fill_uint");
+    const uint32_t two = 0x40000000u;  // 2.0f
+    ZE_OK(zeKernelSetArgumentValue(fill, 0, sizeof weights, &weights));
+    ZE_OK(zeKernelSetArgumentValue(fill, 1, sizeof two, &two));
+    ZE_OK(zeKernelSetGroupSize(fill, 1, 1, 1));
+    const ze_group_count_t four{4, 1, 1};
+    ZE_OK(zeCommandListAppendLaunchKernel(list, fill, &four, nullptr, 0, nullptr));
+    kd.pKernelName = "weigh_table";
+    ze_kernel_handle_t weigh = nullptr;
+    ZE_OK(zeKernelCreate(m, &kd, &weigh));
+    kernels.push_back(weigh);
+    ZE_OK(zeKernelSetArgumentValue(weigh, 0, sizeof shared2, &shared2));
+    ZE_OK(zeKernelSetGroupSize(weigh, 8, 1, 1));
+    ZE_OK(zeCommandListAppendLaunchKernel(list, weigh, &one, nullptr, 0, nullptr));
+    ZE_OK(zeCommandListAppendMemoryCopy(list, shared, table, 8 * sizeof(uint32_t), nullptr, 0, nullptr));
+    finish(list);
+    const uint32_t fibonacci[8] = {1, 2, 3, 5, 8, 13, 21, 34};
+    for (int i = 0; i < 8; ++i) {
+        EXPECT_EQ(static_cast<uint32_t*>(shared)[i], fibonacci[i]) << i;
+        EXPECT_EQ(static_cast<float*>(shared2)[i], 2.0f * static_cast<float>(fibonacci[i])) << i;
+    }
+
+    // Another module of the same SPIR-V has variables of its own, at their initial values.
+    ze_module_handle_t other = nullptr;
+    ASSERT_EQ(create_module(spirv("globals"), &other), ZE_RESULT_SUCCESS);
+    void* other_counter = nullptr;
+    ZE_OK(zeModuleGetGlobalPointer(other, "counter", nullptr, &other_counter));
+    EXPECT_NE(other_counter, counter);
+    ZE_OK(zeCommandListAppendMemoryCopy(list, shared, other_counter, sizeof(int32_t), nullptr, 0, nullptr));
+    finish(list);
+    EXPECT_EQ(out[0], 5);
+}
+
+// The specification's errors: a name the module does not export, a null name; the outputs
+// are optional. A variable is the module's: freeing it is refused.
+TEST_F(ZeKernels, GlobalPointerBadInput) {
+    ze_module_handle_t m = nullptr;
+    ASSERT_EQ(create_module(spirv("globals"), &m), ZE_RESULT_SUCCESS);
+    size_t size = 7;
+    void* p = reinterpret_cast<void*>(uintptr_t{0x1000});
+    EXPECT_EQ(zeModuleGetGlobalPointer(m, "no_such_variable", &size, &p), ZE_RESULT_ERROR_INVALID_GLOBAL_NAME);
+    EXPECT_EQ(zeModuleGetGlobalPointer(m, "bump_counter", &size, &p), ZE_RESULT_ERROR_INVALID_GLOBAL_NAME);
+    EXPECT_EQ(size, 7u);  // untouched
+    EXPECT_EQ(zeModuleGetGlobalPointer(m, nullptr, &size, &p), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zeModuleGetGlobalPointer(nullptr, "counter", &size, &p), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zeModuleGetGlobalPointer(m, "counter", nullptr, nullptr), ZE_RESULT_SUCCESS);
+    ZE_OK(zeModuleGetGlobalPointer(m, "counter", nullptr, &p));
+    EXPECT_EQ(zeMemFree(context, p), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    // A module without program-scope variables has none.
+    ze_module_handle_t plain = nullptr;
+    ASSERT_EQ(create_module(spirv("buffers"), &plain), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(zeModuleGetGlobalPointer(plain, "counter", &size, &p), ZE_RESULT_ERROR_INVALID_GLOBAL_NAME);
+}
+
 TEST_F(ZeKernels, CopyEnginesRunNoKernels) {
     ze_kernel_handle_t k = fill_kernel(shared, 1);
     ze_command_list_handle_t copy_list = immediate_list(1);

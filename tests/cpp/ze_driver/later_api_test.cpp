@@ -161,34 +161,48 @@ TEST_F(LaterApiTest, ConcurrentMetricGroupsAreSetsOfOneGroupPerDomain) {
     }
 }
 
-// The metrics' clock is the decoded entries' clock (host ns): with synchronizedWithHost
-// both timestamps are host ns; without, device ticks and host ns in device ticks.
-TEST_F(LaterApiTest, MetricGlobalTimestampsCarryDeviceTicksOntoTheEntriesClock) {
+// The global timestamp is the device's; the metric timestamp is the clock of the group's
+// data: device ticks for reports, and for a tracer-based group the host time its decoded
+// entries carry, counted in whole-ns timer periods beside device ticks, so that
+// (metric - global) * period is the offset from device time to entry time.
+TEST_F(LaterApiTest, MetricGlobalTimestampsAreTheDevicesAndTheMetricsClocks) {
     auto timestamps = extension<decltype(&zetMetricGroupGetGlobalTimestampsExp)>(
         driver, "zetMetricGroupGetGlobalTimestampsExp");
     ASSERT_NE(timestamps, nullptr);
     auto groups = metric_groups(device);
     ASSERT_FALSE(groups.empty());
-    uint64_t host_before = 0, ticks_before = 0, host_after = 0, ticks_after = 0, global = 0, metric = 0;
-    ZE_OK(zeDeviceGetGlobalTimestamps(device, &host_before, &ticks_before));
-    ZE_OK(timestamps(groups[0], true, &global, &metric));
-    ZE_OK(zeDeviceGetGlobalTimestamps(device, &host_after, &ticks_after));
-    EXPECT_GE(global, host_before);  // host ns, sampled between the two
-    EXPECT_LE(global, host_after);
-    EXPECT_EQ(metric, global);
-    ZE_OK(timestamps(groups[0], false, &global, &metric));
-    uint64_t host_last = 0, ticks_last = 0;
-    ZE_OK(zeDeviceGetGlobalTimestamps(device, &host_last, &ticks_last));
-    EXPECT_GE(global, ticks_after);  // device ticks
-    EXPECT_LE(global, ticks_last);
     ze_device_properties_t props{};
     props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2;
-    ZE_OK(zeDeviceGetProperties(device, &props));  // timerResolution: Hz in the 1.2 structure
-    const auto in_ticks = [&](uint64_t ns) {
-        return static_cast<uint64_t>(static_cast<unsigned __int128>(ns) * props.timerResolution / 1'000'000'000u);
-    };
-    EXPECT_GE(metric, in_ticks(host_after));  // host ns, in device ticks
-    EXPECT_LE(metric, in_ticks(host_last));
+    ZE_OK(zeDeviceGetProperties(device, &props));
+    ASSERT_GT(props.timerResolution, 0u);
+    const uint64_t period_ns = std::max<uint64_t>(1, 1'000'000'000u / props.timerResolution);
+    const auto to_ticks = [&](uint64_t ns) { return ns / period_ns; };
+    bool saw_tracer = false;
+    for (zet_metric_group_handle_t group : groups) {
+        zet_metric_group_properties_t gp{};
+        gp.stype = ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES;
+        ZE_OK(zetMetricGroupGetProperties(group, &gp));
+        const bool tracer = gp.samplingType & ZEHAL_METRIC_GROUP_SAMPLING_TYPE_FLAG_EXP_TRACER_BASED;
+        saw_tracer |= tracer;
+        uint64_t host_before = 0, ticks_before = 0, host_after = 0, ticks_after = 0, global = 0, metric = 0;
+        ZE_OK(zeDeviceGetGlobalTimestamps(device, &host_before, &ticks_before));
+        ZE_OK(timestamps(group, true, &global, &metric));
+        ZE_OK(timestamps(group, false, &global, &metric));
+        ZE_OK(zeDeviceGetGlobalTimestamps(device, &host_after, &ticks_after));
+        EXPECT_GE(global, ticks_before);  // device ticks
+        EXPECT_LE(global, ticks_after);
+        EXPECT_GE(metric, tracer ? to_ticks(host_before) : ticks_before) << gp.name;
+        EXPECT_LE(metric, tracer ? to_ticks(host_after) : ticks_after) << gp.name;
+        ZE_OK(timestamps(group, true, &global, &metric));
+        EXPECT_GE(global, host_after);  // host ns
+        if (tracer) {
+            EXPECT_EQ(metric, global) << gp.name;  // entries are in host ns already
+        } else {
+            EXPECT_GE(metric, ticks_after) << gp.name;
+        }
+    }
+    EXPECT_TRUE(saw_tracer);
+    uint64_t global = 0, metric = 0;
     EXPECT_EQ(timestamps(nullptr, true, &global, &metric), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
     EXPECT_EQ(timestamps(groups[0], true, nullptr, &metric), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(timestamps(groups[0], true, &global, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);

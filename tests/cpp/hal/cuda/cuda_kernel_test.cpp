@@ -1,6 +1,7 @@
 // Kernels on the CUDA backend beyond the contract suite: native PTX modules (their .entry
-// signatures, the JIT's log on a bad one), launches with kernel timestamps, and events
-// marked on a stream zehal did not create. The PTX reading tests run without a GPU.
+// signatures, the JIT's log on a bad one, their program-scope variables), launches with
+// kernel timestamps, and events marked on a stream zehal did not create. The PTX reading
+// tests run without a GPU.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -110,6 +111,73 @@ TEST(CudaKernels, NativePtxModulesListTheirKernelsAndLaunch) {
     EXPECT_LE(before, ts.global_start);
     EXPECT_LE(ts.global_start, ts.global_end);
     EXPECT_LE(ts.global_end, after);
+}
+
+// A counter each launch of bump reads into out[0] and bumps, and a table.
+constexpr char kGlobalsPtx[] = R"(
+.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .global .align 4 .u32 counter = 5;
+.visible .global .align 4 .b8 table[8] = {1, 0, 0, 0, 2, 0, 0, 0};
+
+.visible .entry bump(
+    .param .u64 out
+)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    ld.global.u32 %r1, [counter];
+    st.global.u32 [%rd2], %r1;
+    add.s32 %r2, %r1, 1;
+    st.global.u32 [counter], %r2;
+    ret;
+}
+)";
+
+// A module's program-scope variables (cuModuleGetGlobal) are device memory the queue's
+// copies and the module's kernels share; a name the module lacks is INVALID_GLOBAL_NAME.
+TEST(CudaKernels, GlobalPointersAreTheModulesVariables) {
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_CUDA(dev);
+    hal::ModuleRef m;
+    std::string log;
+    ASSERT_EQ(dev->create_module(hal::ModuleFormat::native, bytes_of(kGlobalsPtx), "", &m, &log), ZE_RESULT_SUCCESS)
+        << log;
+    size_t size = 0;
+    void* counter = nullptr;
+    ASSERT_EQ(m->global_pointer("counter", &size, &counter), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(size, 4u);
+    ASSERT_NE(counter, nullptr);
+    ASSERT_EQ(m->global_pointer("table", &size, nullptr), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(size, 8u);
+    EXPECT_EQ(m->global_pointer("missing", &size, &counter), ZE_RESULT_ERROR_INVALID_GLOBAL_NAME);
+    EXPECT_EQ(m->global_pointer("bump", &size, &counter), ZE_RESULT_ERROR_INVALID_GLOBAL_NAME);
+    ASSERT_EQ(m->global_pointer("counter", nullptr, &counter), ZE_RESULT_SUCCESS);
+
+    hal::KernelRef k;
+    ASSERT_EQ(m->create_kernel("bump", &k), ZE_RESULT_SUCCESS);
+    Memory out(dev, hal::MemoryKind::device, 64), host(dev, hal::MemoryKind::host, 64);
+    auto* words = static_cast<uint32_t*>(host.ptr);
+    const void* p = out.ptr;
+    ASSERT_EQ(k->set_argument(0, sizeof p, &p), ZE_RESULT_SUCCESS);
+    std::shared_ptr<hal::Queue> q;
+    ASSERT_EQ(dev->create_queue(hal::kComputeOrdinal, 0, &q), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_launch(*k, {1, 1, 1}, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_copy(&words[0], out.ptr, 4, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_copy(&words[1], counter, 4, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(words[0], 5u);
+    EXPECT_EQ(words[1], 6u);
+    words[2] = 40;
+    ASSERT_EQ(q->append_copy(counter, &words[2], 4, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_launch(*k, {1, 1, 1}, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_copy(&words[0], out.ptr, 4, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(words[0], 40u);
 }
 
 // A stream cannot read a launch's group counts from device memory in stream order: an

@@ -1,9 +1,10 @@
+// Specialization constants of SPIR-V: the words of OpSpecConstant* rewritten (spirv_specialization.hpp).
 #include "spirv_specialization.hpp"
 
 #include <cstring>
 #include <map>
 
-namespace zehal::ze_driver {
+namespace zehal::compiler {
 namespace {
 
 // SPIR-V's words (specification 2.3, 3.32): the header, the opcodes and the decoration
@@ -19,10 +20,12 @@ constexpr uint32_t kOpSpecConstant = 50;
 constexpr uint32_t kOpDecorate = 71;
 constexpr uint32_t kDecorationSpecId = 1;
 
-// A scalar type: its width in bits (1 for a boolean) and whether it is a signed integer.
+// A scalar type: its width in bits (1 for a boolean), whether it is a signed integer, and
+// whether it is a float.
 struct Scalar {
     uint32_t bits = 0;
     bool is_signed = false;
+    bool is_float = false;
 };
 
 // A specialization constant: the word of its instruction and its type's id.
@@ -58,7 +61,7 @@ bool read_declarations(const std::vector<uint32_t>& words, Declarations* out) {
                 break;
             case kOpTypeFloat:
                 if (count < 3) return false;
-                out->types[w[1]] = {w[2], false};
+                out->types[w[1]] = {w[2], false, true};
                 break;
             case kOpSpecConstantTrue:
             case kOpSpecConstantFalse:
@@ -110,22 +113,53 @@ ze_result_t set_constant(std::vector<uint32_t>& words, const SpecConstant& c, co
     return ZE_RESULT_SUCCESS;
 }
 
+// The words of `spirv` and its declarations; false when it is not well-formed SPIR-V.
+bool read_module(std::span<const uint8_t> spirv, std::vector<uint32_t>* words, Declarations* declared) {
+    words->resize(spirv.size() / 4);
+    std::memcpy(words->data(), spirv.data(), words->size() * 4);
+    return spirv.size() % 4 == 0 && words->size() >= kHeaderWords && (*words)[0] == kMagic &&
+           read_declarations(*words, declared);
+}
+
+// SpecId -> the constant's result id.
+std::map<uint32_t, uint32_t> spec_constants_of(const Declarations& declared) {
+    std::map<uint32_t, uint32_t> result_of;
+    for (const auto& [result, spec_id] : declared.spec_ids)
+        if (declared.constants.count(result)) result_of[spec_id] = result;
+    return result_of;
+}
+
 }  // namespace
+
+std::map<uint32_t, SpecConstantType> spec_constant_types(std::span<const uint8_t> spirv) {
+    std::vector<uint32_t> words;
+    Declarations declared;
+    std::map<uint32_t, SpecConstantType> types;
+    if (!read_module(spirv, &words, &declared)) return types;
+    for (const auto& [spec_id, result] : spec_constants_of(declared)) {
+        SpecConstantType t;
+        const auto type = declared.types.find(declared.constants.at(result).type);
+        if (type != declared.types.end()) {
+            const Scalar& scalar = type->second;
+            t.kind = scalar.bits == 1 ? SpecConstantType::boolean
+                                      : (scalar.is_float ? SpecConstantType::floating : SpecConstantType::integer);
+            t.bits = scalar.bits;
+            t.is_signed = scalar.is_signed;
+        }
+        types[spec_id] = t;
+    }
+    return types;
+}
 
 ze_result_t specialize_spirv(std::span<const uint8_t> spirv, std::span<const uint32_t> ids,
                              std::span<const void* const> values, std::vector<uint8_t>* out, std::string* log) {
     out->assign(spirv.begin(), spirv.end());
     for (const void* value : values)
         if (!value) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    std::vector<uint32_t> words(spirv.size() / 4);
-    std::memcpy(words.data(), spirv.data(), words.size() * 4);
+    std::vector<uint32_t> words;
     Declarations declared;
-    if (spirv.size() % 4 != 0 || words.size() < kHeaderWords || words[0] != kMagic ||
-        !read_declarations(words, &declared))
-        return ZE_RESULT_SUCCESS;            // not SPIR-V: left to the build to report
-    std::map<uint32_t, uint32_t> result_of;  // SpecId -> the constant's result id
-    for (const auto& [result, spec_id] : declared.spec_ids)
-        if (declared.constants.count(result)) result_of[spec_id] = result;
+    if (!read_module(spirv, &words, &declared)) return ZE_RESULT_SUCCESS;  // not SPIR-V: left to the build
+    const std::map<uint32_t, uint32_t> result_of = spec_constants_of(declared);
     for (size_t i = 0; i < ids.size() && i < values.size(); ++i) {
         const auto found = result_of.find(ids[i]);
         if (found == result_of.end()) {
@@ -145,4 +179,4 @@ ze_result_t specialize_spirv(std::span<const uint8_t> spirv, std::span<const uin
     return ZE_RESULT_SUCCESS;
 }
 
-}  // namespace zehal::ze_driver
+}  // namespace zehal::compiler
