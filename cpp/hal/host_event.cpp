@@ -9,9 +9,10 @@ namespace zehal::hal {
 
 // ---------------------------------------------------------------- EventDomain
 
-EventDomain::EventDomain(const Params& params, Sampler sampler)
+EventDomain::EventDomain(const Params& params, Sampler sampler, Clock clock)
     : params_(params),
       sampler_(std::move(sampler)),
+      clock_(std::move(clock)),
       half_wrap_ns_(wrap_period_ns(params.timer_hz, params.kernel_timestamp_valid_bits) / 2) {}
 
 ze_result_t EventDomain::create_pool(uint32_t count, uint32_t flags, std::shared_ptr<EventPool>* out) {
