@@ -341,7 +341,9 @@ TEST_P(QueueContract, RecordedCommandsAreCheckedAsTheQueueChecksThem) {
     // command that signals the event already started.
     const ze_result_t cancel_checked = hal::check_cancel(target, foreign.events[0]);
     const ze_result_t cancelled = q->cancel(foreign.events[0]);
-    if (cancel_checked != ZE_RESULT_SUCCESS) EXPECT_EQ(cancel_checked, cancelled);
+    if (cancel_checked != ZE_RESULT_SUCCESS) {
+        EXPECT_EQ(cancel_checked, cancelled);
+    }
     // A backend that waits for another device's events queued the barrier behind it.
     ASSERT_EQ(foreign.events[0]->host_signal(), ZE_RESULT_SUCCESS);
     EXPECT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
