@@ -215,10 +215,4 @@ ze_result_t HostEvent::query_synchronized_timestamps(uint32_t* count, KernelTime
     return query_packets(count, out, true);
 }
 
-HostEvent* host_event_of(const EventRef& event, const EventDomain& domain) noexcept {
-    auto* host = dynamic_cast<HostEvent*>(event.get());
-    if (!host || &host->domain() != &domain) return nullptr;
-    return host;
-}
-
 }  // namespace zehal::hal

@@ -178,8 +178,4 @@ private:
     std::unique_ptr<HostEvent[]> events_;
 };
 
-// The HostEvent behind `event` when it belongs to `domain`; null for a null event, an event
-// of another device or of another kind of pool.
-HostEvent* host_event_of(const EventRef& event, const EventDomain& domain) noexcept;
-
 }  // namespace zehal::hal
