@@ -164,17 +164,18 @@ public:
     // The device is lost from now on where the backend injects faults (sim);
     // UNSUPPORTED_FEATURE elsewhere.
     ze_result_t lose();
-    // True when `event` is an event of this device (of one of its pools): the only events
-    // its commands, and what stands on them (a tracer's notification), may signal.
+    // True when `event` is an event of this device (of one of its pools): a tracer's
+    // notification and a stream's timestamps take only these.
     virtual bool owns_event(const Event& event) const noexcept = 0;
     // True when commands of this device may wait for `event`: its own events, and where the
-    // backend can, another device's (every sim device's). Signals, resets and timestamp
-    // queries stay with the event's own device (owns_event).
+    // backend can, another device's (every sim device's).
     virtual bool waits_for_event(const Event& event) const noexcept { return owns_event(event); }
-    // True when commands of this device may signal `event`: its own events, and where the
-    // backend can, another device's event without timestamps (one flag every device of the
-    // backend writes; a timestamp would be another device's ticks). A Level Zero event pool
-    // made for every device of a context is signalled by each device's lists.
+    // True when commands of this device may signal `event`, and so reset it, query its kernel
+    // timestamps and take back the command that signals it: its own events, and where the
+    // backend can, another device's (CUDA: one without timestamps, a flag every device of the
+    // backend writes; sim: every sim device's, timestamps written in the event's device's
+    // ticks). A Level Zero event pool made for every device of a context is signalled by each
+    // device's lists.
     virtual bool signals_event(const Event& event) const noexcept { return owns_event(event); }
     // Makes writes that reached the device's memory from outside the device (the host, a
     // peer, a NIC's RDMA) visible to its later commands (Level Zero's zeContextSystemBarrier).

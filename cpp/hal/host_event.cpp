@@ -9,9 +9,10 @@ namespace zehal::hal {
 
 // ---------------------------------------------------------------- EventDomain
 
-EventDomain::EventDomain(const Params& params, Sampler sampler)
+EventDomain::EventDomain(const Params& params, Sampler sampler, Clock clock)
     : params_(params),
       sampler_(std::move(sampler)),
+      clock_(std::move(clock)),
       half_wrap_ns_(wrap_period_ns(params.timer_hz, params.kernel_timestamp_valid_bits) / 2) {}
 
 ze_result_t EventDomain::create_pool(uint32_t count, uint32_t flags, std::shared_ptr<EventPool>* out) {
@@ -212,12 +213,6 @@ ze_result_t HostEvent::query_kernel_timestamps(uint32_t* count, KernelTimestampR
 
 ze_result_t HostEvent::query_synchronized_timestamps(uint32_t* count, KernelTimestampResult* out) {
     return query_packets(count, out, true);
-}
-
-HostEvent* host_event_of(const EventRef& event, const EventDomain& domain) noexcept {
-    auto* host = dynamic_cast<HostEvent*>(event.get());
-    if (!host || &host->domain() != &domain) return nullptr;
-    return host;
 }
 
 }  // namespace zehal::hal

@@ -35,10 +35,21 @@ public:
     // Samples (host ns of CLOCK_MONOTONIC_RAW, device ticks masked to the kernel timestamp
     // valid bits) together. Called from any thread.
     using Sampler = std::function<TimestampReference()>;
+    // The device's ticks (unmasked) at host instant `host_ns` (CLOCK_MONOTONIC_RAW). Called
+    // from any thread, also after the device is gone (it must not refer to the device).
+    using Clock = std::function<uint64_t(uint64_t host_ns)>;
 
-    EventDomain(const Params& params, Sampler sampler);
+    // `clock` may be empty: then only the device's own commands timestamp its events.
+    EventDomain(const Params& params, Sampler sampler, Clock clock = {});
 
     const Params& params() const noexcept { return params_; }
+    // True when commands of another device may timestamp this domain's events (a clock was
+    // given): they read its ticks with ticks_at.
+    bool has_clock() const noexcept { return static_cast<bool>(clock_); }
+    // The device's ticks (unmasked) at host instant `host_ns`; has_clock() must hold.
+    uint64_t ticks_at(uint64_t host_ns) const { return clock_(host_ns); }
+    // Half the wrap period of kernel timestamps, in ns: the age at which reference() re-samples.
+    uint64_t half_wrap_ns() const noexcept { return half_wrap_ns_; }
 
     // A pool of `count` events with EventPoolFlag `flags`: INVALID_NULL_POINTER, INVALID_SIZE
     // for 0 events, UNSUPPORTED_SIZE above kMaxEventsPerPool, INVALID_ENUMERATION for unknown
@@ -79,6 +90,7 @@ private:
 
     const Params params_;
     const Sampler sampler_;
+    const Clock clock_;
     const uint64_t half_wrap_ns_;
     std::atomic<bool> lost_{false};
 
@@ -165,9 +177,5 @@ private:
     const uint32_t flags_;
     std::unique_ptr<HostEvent[]> events_;
 };
-
-// The HostEvent behind `event` when it belongs to `domain`; null for a null event, an event
-// of another device or of another kind of pool.
-HostEvent* host_event_of(const EventRef& event, const EventDomain& domain) noexcept;
 
 }  // namespace zehal::hal

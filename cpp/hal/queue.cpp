@@ -92,8 +92,6 @@ ze_result_t Queue::cancel(const EventRef& signal) {
 
 ze_result_t Queue::do_cancel(const EventRef&) { return ZE_RESULT_NOT_READY; }
 
-bool Queue::owns_event(const Event& event) const noexcept { return device().owns_event(event); }
-
 bool Queue::waits_for_event(const Event& event) const noexcept { return device().waits_for_event(event); }
 
 bool Queue::signals_event(const Event& event) const noexcept { return device().signals_event(event); }

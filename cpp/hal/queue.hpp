@@ -141,7 +141,6 @@ protected:
 
 private:
     // CommandTarget, answered by device().
-    bool owns_event(const Event& event) const noexcept final;
     bool waits_for_event(const Event& event) const noexcept final;
     bool signals_event(const Event& event) const noexcept final;
     const DeviceProperties& properties() const noexcept final;

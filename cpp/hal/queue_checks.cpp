@@ -15,10 +15,12 @@ bool overlap(const void* a, const void* b, size_t size) noexcept {
     return x < y + size && y < x + size;
 }
 
-// A null event is INVALID_NULL_HANDLE, one of another device INVALID_ARGUMENT.
+// A null event is INVALID_NULL_HANDLE, one the device's commands may not signal
+// INVALID_ARGUMENT: the events a command may signal are those it may reset, query or take
+// back (its own, and where the backend can another device's: Device::signals_event).
 ze_result_t check_event(const CommandTarget& target, const EventRef& event) noexcept {
     if (!event) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    return target.owns_event(*event) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    return target.signals_event(*event) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
 }
 
 ze_result_t place(CommandTarget& target, const void* p, size_t size, OperandUse use, PlacedOperand* out) {
@@ -65,8 +67,6 @@ ze_result_t DeviceTarget::find_operand(const void* p, size_t size, OperandUse, O
     if (held) *held = nullptr;
     return device_.check_operand(p, size);
 }
-
-bool DeviceTarget::owns_event(const Event& event) const noexcept { return device_.owns_event(event); }
 
 bool DeviceTarget::waits_for_event(const Event& event) const noexcept { return device_.waits_for_event(event); }
 

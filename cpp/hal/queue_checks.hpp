@@ -40,12 +40,10 @@ public:
     // *held null.
     virtual ze_result_t find_operand(const void* p, size_t size, OperandUse use, Operand* out,
                                      PointerRegistry::InFlight** held) = 0;
-    // True when `event` is an event of the device: the only events its commands signal,
-    // reset, query or cancel (Device::owns_event).
-    virtual bool owns_event(const Event& event) const noexcept = 0;
     // True when the device's commands may wait for `event` (Device::waits_for_event).
     virtual bool waits_for_event(const Event& event) const noexcept = 0;
-    // True when the device's commands may signal `event` (Device::signals_event).
+    // True when the device's commands may signal `event`, and so reset, query its kernel
+    // timestamps or take back the command that signals it (Device::signals_event).
     virtual bool signals_event(const Event& event) const noexcept = 0;
     // True when `kernel` is a kernel of a module of the device.
     virtual bool owns_kernel(const Kernel& kernel) const noexcept = 0;
@@ -65,7 +63,6 @@ public:
     explicit DeviceTarget(const Device& device) noexcept : device_(device) {}
     ze_result_t find_operand(const void* p, size_t size, OperandUse use, Operand* out,
                              PointerRegistry::InFlight** held) override;
-    bool owns_event(const Event& event) const noexcept override;
     bool waits_for_event(const Event& event) const noexcept override;
     bool signals_event(const Event& event) const noexcept override;
     bool owns_kernel(const Kernel&) const noexcept override { return true; }
@@ -136,7 +133,7 @@ ze_result_t check_fill(CommandTarget& target, void* dst, const void* pattern, si
                        const EventRef& signal, std::span<const EventRef> waits, PlacedOperand* to);
 // A barrier: its events only.
 ze_result_t check_barrier(const CommandTarget& target, const EventRef& signal, std::span<const EventRef> waits);
-// An event reset: a null event (INVALID_NULL_HANDLE), one of another device.
+// An event reset: a null event (INVALID_NULL_HANDLE), one the device may not signal.
 ze_result_t check_event_reset(const CommandTarget& target, const EventRef& event);
 // A global timestamp write: null dst, dst not 8-byte aligned (INVALID_ARGUMENT), the
 // destination word; *to placed.
@@ -170,7 +167,7 @@ ze_result_t check_launch_indirect(CommandTarget& target, std::span<const KernelR
 // (nothing for a kernel that is not a KernelState): for a kernel whose launch is recorded
 // before any queue runs it.
 ze_result_t check_launch_arguments(CommandTarget& target, const Kernel& kernel, PlacedLaunch* placed);
-// A cancel: a null event (INVALID_NULL_HANDLE), one of another device.
+// A cancel: a null event (INVALID_NULL_HANDLE), one the device may not signal.
 ze_result_t check_cancel(const CommandTarget& target, const EventRef& signal);
 
 }  // namespace zehal::hal

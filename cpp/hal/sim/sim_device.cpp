@@ -62,10 +62,14 @@ SimDevice::SimDevice(const SimConfig& config, std::shared_ptr<SimHostMemory> hos
     params.max_packets = std::max<uint32_t>(1, config.subdevices);
     const SimClock clock = clock_;
     const uint64_t mask = hal::timestamp_max(config.kernel_timestamp_valid_bits);
-    domain_ = std::make_shared<hal::EventDomain>(params, [clock, mask] {
-        const uint64_t host = host_now_ns();
-        return hal::TimestampReference{host, clock.ticks_at(host) & mask};
-    });
+    // Both read a copy of the clock: the domain outlives the device (its pools keep it).
+    domain_ = std::make_shared<hal::EventDomain>(
+        params,
+        [clock, mask] {
+            const uint64_t host = host_now_ns();
+            return hal::TimestampReference{host, clock.ticks_at(host) & mask};
+        },
+        [clock](uint64_t host_ns) { return clock.ticks_at(host_ns); });
     trace_ = SimTrace::create(config_, clock_);
     trace_source_ = std::make_unique<SimTraceSource>(*trace_);
     const EngineContext ctx{
@@ -318,6 +322,12 @@ void SimDevice::lose_after_fault() {
 
 bool SimDevice::waits_for_event(const hal::Event& event) const noexcept {
     return dynamic_cast<const hal::HostEvent*>(&event) != nullptr;
+}
+
+bool SimDevice::signals_event(const hal::Event& event) const noexcept {
+    // Another device's timestamp event needs that device's clock (every sim device's has one).
+    const auto* e = dynamic_cast<const hal::HostEvent*>(&event);
+    return e && (&e->domain() == domain_.get() || !e->records_timestamps() || e->domain().has_clock());
 }
 
 ze_result_t SimDevice::do_lose() {

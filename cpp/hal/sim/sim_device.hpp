@@ -60,6 +60,9 @@ public:
     bool owns_event(const hal::Event& event) const noexcept override;
     // Events of every sim device: an engine waiting for another device's event polls it.
     bool waits_for_event(const hal::Event& event) const noexcept override;
+    // Events of every sim device, timestamp events included: their kernel timestamps are
+    // written in the event's device's ticks (docs/devices.md).
+    bool signals_event(const hal::Event& event) const noexcept override;
 
     // --- for the device's queues ---
     hal::EventDomain& domain() noexcept { return *domain_; }

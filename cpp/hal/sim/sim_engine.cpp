@@ -91,8 +91,8 @@ Engine::Engine(const EngineContext& ctx, uint32_t ordinal, uint32_t index)
       index_(index),
       parts_(std::max<uint32_t>(1, ctx.config->subdevices)),
       kernel_mask_(hal::timestamp_max(ctx.config->kernel_timestamp_valid_bits)),
-      half_wrap_ns_(hal::wrap_period_ns(ctx.config->timer_hz, ctx.config->kernel_timestamp_valid_bits) / 2),
-      packets_(parts_) {}
+      packets_(parts_),
+      spans_(parts_) {}
 
 Engine::~Engine() {
     stop_.store(true, std::memory_order_release);
@@ -208,7 +208,9 @@ Command* Engine::take_ready(QueueState& q, bool* blocked) {
     if (!c) return nullptr;
     for (const hal::EventRef& w : c->waits) {
         const auto* event = static_cast<const hal::HostEvent*>(w.get());
-        if (!event->signalled()) {
+        // Another device's event whose device is lost is never signalled: the wait is over,
+        // as the host's is (it answers DEVICE_LOST), and this device goes on.
+        if (!event->signalled() && !event->domain().lost()) {
             *blocked = true;
             if (&event->domain() != ctx_.domain) waits_foreign_ = true;
             return nullptr;
@@ -266,12 +268,15 @@ bool Engine::wait_until_ns(uint64_t deadline_ns) {
 void Engine::execute(QueueState& q, Command* c) {
     auto* event = static_cast<hal::HostEvent*>(c->signal.get());
     const bool timestamps = event && event->records_timestamps();
+    // The event may be another sim device's: its timestamps are in that device's ticks.
+    const hal::EventDomain* foreign = timestamps && &event->domain() != ctx_.domain ? &event->domain() : nullptr;
     // Timestamped and traced commands keep to tick boundaries, so that their ticks map to
     // host times between submission and completion (docs/timestamps.md).
     const bool aligned = timestamps || ctx_.tracing->active();
     // A command that starts more than half a wrap period after its submission (it waited
     // for events) takes a younger reference pair, so its start ticks still map unambiguously.
-    if (timestamps && host_now_ns() > c->ref.host_ns + half_wrap_ns_) c->ref = ctx_.domain->reference();
+    if (timestamps && host_now_ns() > c->ref.host_ns + event->domain().half_wrap_ns())
+        c->ref = event->domain().reference();
 
     if (is_step(c->kind)) run_step(*c);
     const Ran ran = c->kind == CommandKind::kernel ? run_kernel(q, *c, aligned) : run_parts(q, *c, aligned);
@@ -281,7 +286,36 @@ void Engine::execute(QueueState& q, Command* c) {
         ctx_.trace->on_export_write(c->export_group, word, ran.first_end, parts_ > 1 ? 0 : hal::kRootDevice);
     }
     if (aligned && !ran.aborted) wait_past(ran.last_end);
-    finish(q, c, event, ran.aborted);
+    uint32_t packets = parts_;
+    if (foreign && !ran.aborted) {
+        uint64_t last_end = 0;
+        packets = retime_packets(*foreign, &last_end);
+        wait_past(last_end, foreign);
+    }
+    finish(q, c, event, ran.aborted, packets);
+}
+
+uint32_t Engine::retime_packets(const hal::EventDomain& domain, uint64_t* last_end) {
+    const hal::EventDomain::Params& p = domain.params();
+    const uint64_t mask = hal::timestamp_max(p.kernel_timestamp_valid_bits);
+    const uint32_t n = std::min(parts_, std::max<uint32_t>(1, p.max_packets));
+    *last_end = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        // The last packet spans every part from i on.
+        const uint32_t through = i + 1 == n ? parts_ : i + 1;
+        uint64_t host_start = spans_[i].start;
+        uint64_t host_end = spans_[i].end;
+        for (uint32_t k = i + 1; k < through; ++k) {
+            host_start = std::min(host_start, spans_[k].start);
+            host_end = std::max(host_end, spans_[k].end);
+        }
+        // Aligned as the device's own start is: the tick after the one current at the start.
+        const uint64_t start = domain.ticks_at(host_start) + 1;
+        const uint64_t end = std::max(domain.ticks_at(host_end), start);
+        packets_[i] = {start & mask, end & mask, start & mask, end & mask};
+        *last_end = std::max(*last_end, end);
+    }
+    return n;
 }
 
 Engine::Ran Engine::run_parts(QueueState& q, const Command& c, bool aligned) {
@@ -316,8 +350,10 @@ Engine::Ran Engine::run_parts(QueueState& q, const Command& c, bool aligned) {
                 }
             }
         }
-        const uint64_t end = std::max(clock.now(), start);
+        const uint64_t host_end = host_now_ns();
+        const uint64_t end = std::max(clock.ticks_at(host_end), start);
         packets_[i] = {start & kernel_mask_, end & kernel_mask_, start & kernel_mask_, end & kernel_mask_};
+        spans_[i] = {host_start, host_end};
         ran.last_end = std::max(ran.last_end, end);
         if (i == 0) ran.first_end = end;
         const CommandKind traced = moves_data ? c.kind : CommandKind::barrier;
@@ -331,7 +367,8 @@ Engine::Ran Engine::run_kernel(QueueState& q, const Command& c, bool aligned) {
     const SimClock& clock = *ctx_.clock;
     const uint32_t depth = q.pending.load(std::memory_order_relaxed);
     // Aligned as run_parts' parts are.
-    const uint64_t start = clock.ticks_at(host_now_ns()) + (aligned ? 1 : 0);
+    const uint64_t host_start = host_now_ns();
+    const uint64_t start = clock.ticks_at(host_start) + (aligned ? 1 : 0);
     std::string error;
     Ran ran;
     if (c.work->run(&error) != ZE_RESULT_SUCCESS) {
@@ -340,9 +377,11 @@ Engine::Ran Engine::run_kernel(QueueState& q, const Command& c, bool aligned) {
         ran.aborted = true;
         return ran;
     }
-    const uint64_t end = std::max(clock.now(), start);
+    const uint64_t host_end = host_now_ns();
+    const uint64_t end = std::max(clock.ticks_at(host_end), start);
     for (uint32_t i = 0; i < parts_; ++i) {
         packets_[i] = {start & kernel_mask_, end & kernel_mask_, start & kernel_mask_, end & kernel_mask_};
+        spans_[i] = {host_start, host_end};
         ctx_.trace->on_command(CommandTrace{ordinal_, index_, q.id, kTraceKernel, 0, start, end, depth,
                                             parts_ > 1 ? i : hal::kRootDevice});
     }
@@ -379,12 +418,14 @@ void Engine::run_step(const Command& c) {
     }
 }
 
-void Engine::wait_past(uint64_t end_ticks) {
+void Engine::wait_past(uint64_t end_ticks, const hal::EventDomain* domain) {
     // Signal only once the clock has passed the end tick: the end then maps to a host time
     // before any waiter wakes.
     const SimClock& clock = *ctx_.clock;
-    const uint64_t period_ns = 1'000'000'000u / clock.hz();
-    while (clock.now() <= end_ticks) {
+    const uint64_t hz = domain ? domain->params().timer_hz : clock.hz();
+    const uint64_t period_ns = 1'000'000'000u / hz;
+    auto now = [&] { return domain ? domain->ticks_at(host_now_ns()) : clock.now(); };
+    while (now() <= end_ticks) {
         if (period_ns > 50'000) {
             if (!wait_until_ns(host_now_ns() + std::min<uint64_t>(period_ns / 4, 1'000'000))) break;
         } else {
@@ -393,17 +434,17 @@ void Engine::wait_past(uint64_t end_ticks) {
     }
 }
 
-void Engine::finish(QueueState& q, Command* c, hal::HostEvent* event, bool aborted) {
+void Engine::finish(QueueState& q, Command* c, hal::HostEvent* event, bool aborted, uint32_t packets) {
     {
         // The event and the count change together under mu: whoever saw the event signalled
         // finds the queue synchronized (SimQueue::host_synchronize re-checks under mu), and
-        // the other way round.
+        // the other way round. The event's own domain wakes the engines that wait for it.
         std::lock_guard lock(q.mu);
-        if (event && !ctx_.domain->lost()) {
+        if (event && !ctx_.domain->lost() && !event->domain().lost()) {
             if (aborted)
                 event->signal_without_timestamps();
             else
-                event->signal_from_device({packets_.data(), parts_}, c->ref);
+                event->signal_from_device({packets_.data(), packets}, c->ref);
         }
         q.recycle(c);
         // Release: a synchronizer that sees the count sees the command's writes and its event.

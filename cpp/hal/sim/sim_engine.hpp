@@ -160,6 +160,11 @@ private:
     // Runs command `c` of `q`: its step or parts, the export-write record, the wait past its
     // end tick when aligned, then its event and the queue's count (finish).
     void execute(QueueState& q, Command* c);
+    // Rewrites the packets in the ticks of `domain` (another sim device's, whose event the
+    // command signals) from the host instants of the parts, start aligned as the engine's own
+    // are: at most the domain's max_packets, the last spanning the parts beyond. Returns the
+    // number of packets, and in *last_end the latest end tick (unmasked).
+    uint32_t retime_packets(const hal::EventDomain& domain, uint64_t* last_end);
     // The work of a step command (is_step): the reset, or the timestamps written to memory.
     void run_step(const Command& c);
     // What running a command's parts gave: whether the throttle was cut short (device lost,
@@ -175,10 +180,12 @@ private:
     // Runs a kernel command's work, recording its packets (every part spans the kernel) and
     // trace records. A kernel that faults loses the device: aborted, no timestamps.
     Ran run_kernel(QueueState& q, const Command& c, bool aligned);
-    // Waits until the device clock has passed `end_ticks`.
-    void wait_past(uint64_t end_ticks);
-    // Signals the command's event (with its packets unless aborted), recycles it, counts it.
-    void finish(QueueState& q, Command* c, hal::HostEvent* event, bool aborted);
+    // Waits until the clock has passed `end_ticks`: the device's own, or with `domain` that
+    // domain's (another sim device's).
+    void wait_past(uint64_t end_ticks, const hal::EventDomain* domain = nullptr);
+    // Signals the command's event (with the first `packets` packets unless aborted; dropped
+    // when the event's device is lost), recycles it, counts it.
+    void finish(QueueState& q, Command* c, hal::HostEvent* event, bool aborted, uint32_t packets);
     // Drops every pending command of `q` (device lost or shut down); `signal` signals their
     // events (without timestamps).
     void drop_pending(QueueState& q, bool signal);
@@ -194,7 +201,6 @@ private:
     const uint32_t index_;
     const uint32_t parts_;  // packets per command: sub-devices, or 1
     const uint64_t kernel_mask_;
-    const uint64_t half_wrap_ns_;  // half the wrap period of kernel timestamps
 
     WaitWord wake_;
     std::atomic<bool> stop_{false};  // release by the destructor, acquire by the thread
@@ -207,6 +213,12 @@ private:
     std::thread thread_;
 
     std::vector<hal::KernelTimestampResult> packets_;  // scratch of the thread
+    // Host instants (ns) each part started and ended at, beside packets_.
+    struct Span {
+        uint64_t start = 0;
+        uint64_t end = 0;
+    };
+    std::vector<Span> spans_;
     // A queue waits for an event of another sim device, whose signals do not wake this
     // engine: it sleeps at most kForeignEventPollNs (the thread's own).
     bool waits_foreign_ = false;

@@ -67,8 +67,15 @@ ze_result_t SimQueue::submit(CommandKind kind, void* dst, const void* src, size_
                              std::span<const hal::EventRef> waits, Operands operands,
                              std::span<const hal::EventRef> events, std::span<const size_t> offsets,
                              std::unique_ptr<KernelWork>* work) {
+    // The events signalled, reset or queried may be another sim device's
+    // (SimDevice::signals_event): a lost device's take no more commands, and a timestamp
+    // event's reference pair is its own device's.
+    auto* event = static_cast<hal::HostEvent*>(signal.get());
+    if (event && event->domain().lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    for (const hal::EventRef& e : events)
+        if (static_cast<hal::HostEvent*>(e.get())->domain().lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
     hal::TimestampReference ref{};
-    if (signal && static_cast<hal::HostEvent*>(signal.get())->records_timestamps()) ref = device_->domain().reference();
+    if (event && event->records_timestamps()) ref = event->domain().reference();
     {
         std::lock_guard lock(state_->mu);
         Command* c = state_->take_node();
@@ -128,7 +135,8 @@ ze_result_t SimQueue::do_host_synchronize(uint64_t timeout_ns) {
 }
 
 ze_result_t SimQueue::do_cancel(const hal::EventRef& signal) {
-    auto* event = hal::host_event_of(signal, device_->domain());
+    // Checked by Queue::cancel: an event of a sim device (SimDevice::signals_event).
+    auto* event = static_cast<hal::HostEvent*>(signal.get());
     {
         std::lock_guard lock(state_->mu);
         Command* prev = nullptr;

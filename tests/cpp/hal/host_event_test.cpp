@@ -218,13 +218,20 @@ TEST(EventDomain, ListenerCalledOnlyWhileWatched) {
     f.domain->remove_watcher();
 }
 
-TEST(EventDomain, HostEventOfChecksTheDomain) {
-    Fixture a;
-    Fixture b;
-    auto e = Fixture::event(a.pool(1, kPoolHostVisible));
-    EXPECT_NE(host_event_of(e, *a.domain), nullptr);
-    EXPECT_EQ(host_event_of(e, *b.domain), nullptr);
-    EXPECT_EQ(host_event_of(nullptr, *a.domain), nullptr);
+// A domain made with a clock reads the device's ticks at any host instant (commands of other
+// devices timestamp its events with it); one made without has none.
+TEST(EventDomain, ClockGivesTheDevicesTicksAtAHostInstant) {
+    Fixture without;
+    EXPECT_FALSE(without.domain->has_clock());
+    EXPECT_EQ(without.domain->half_wrap_ns(), wrap_period_ns(1'000'000'000, 64) / 2);
+    EventDomain::Params p;
+    p.timer_hz = 1'000'000;
+    p.kernel_timestamp_valid_bits = 32;
+    EventDomain with(
+        p, [] { return TimestampReference{}; }, [](uint64_t host_ns) { return host_ns / 1000 + 7; });
+    EXPECT_TRUE(with.has_clock());
+    EXPECT_EQ(with.ticks_at(5'000'000), 5'007u);
+    EXPECT_EQ(with.half_wrap_ns(), wrap_period_ns(1'000'000, 32) / 2);
 }
 
 TEST(EventDomain, LostAnswersDeviceLostAndWakesWaiters) {

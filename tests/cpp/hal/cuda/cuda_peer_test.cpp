@@ -151,6 +151,10 @@ TEST(CudaPeer, CommandsWaitForAndSignalTheOtherDevicesEvents) {
     EXPECT_TRUE(b->signals_event(*on_a.events[0]));
     ASSERT_EQ(q->append_barrier(on_a.events[0], {}), ZE_RESULT_SUCCESS);
     EXPECT_EQ(on_a.events[0]->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    // The events b may signal it also resets in queue order.
+    ASSERT_EQ(q->append_event_reset(on_a.events[0]), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(on_a.events[0]->query(), ZE_RESULT_NOT_READY);
     Events timed(a, 1, hal::kPoolHostVisible | hal::kPoolKernelTimestamp);
     EXPECT_FALSE(b->signals_event(*timed.events[0]));
     EXPECT_EQ(q->append_barrier(timed.events[0], {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hal/sim/sim_device.hpp"
+#include "support/foreign_event.hpp"
 #include "support/sim_fixture.hpp"
 #include "support/queued_steps.hpp"
 
@@ -322,10 +323,12 @@ TEST(SimQueue, CancelErrors) {
     auto other = test::sim_device();
     auto q = test::queue(d);
     auto mine = test::event(test::pool(d, 1));
-    auto foreign = test::event(test::pool(other, 1));
+    auto peers = test::event(test::pool(other, 1));
+    const hal::EventRef foreign = std::make_shared<test::ForeignEvent>();
     EXPECT_EQ(q->cancel(nullptr), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
     EXPECT_EQ(q->cancel(foreign), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(q->cancel(mine), ZE_RESULT_NOT_READY);  // never submitted
+    EXPECT_EQ(q->cancel(mine), ZE_RESULT_NOT_READY);   // never submitted
+    EXPECT_EQ(q->cancel(peers), ZE_RESULT_NOT_READY);  // another sim device's: the same
     EXPECT_EQ(mine->query(), ZE_RESULT_NOT_READY);
 }
 
@@ -362,7 +365,7 @@ TEST(SimQueue, CopyBadInput) {
     Memory foreign_dev(other, MemoryKind::device, 1024);
     std::vector<unsigned char> plain(1024);
     auto mine = test::event(test::pool(d, 1));
-    auto foreign = test::event(test::pool(other, 1));
+    const hal::EventRef foreign = std::make_shared<test::ForeignEvent>();
     EXPECT_EQ(q->append_copy(nullptr, b.ptr(), 16, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(q->append_copy(a.ptr(), nullptr, 16, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(q->append_copy(a.ptr(), b.ptr(), 0, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
@@ -379,10 +382,11 @@ TEST(SimQueue, CopyBadInput) {
     EXPECT_EQ(q->append_copy(a.ptr(), a.ptr(), 16, nullptr, {}), ZE_RESULT_ERROR_OVERLAPPING_REGIONS);
     EXPECT_EQ(q->append_copy(a.get() + 8, a.ptr(), 16, nullptr, {}), ZE_RESULT_ERROR_OVERLAPPING_REGIONS);
     EXPECT_EQ(q->append_copy(a.ptr(), a.get() + 15, 16, nullptr, {}), ZE_RESULT_ERROR_OVERLAPPING_REGIONS);
-    // Events of another device; null wait events.
+    // Events of no sim device; null wait events.
     const hal::EventRef null_waits[] = {mine, nullptr};
     EXPECT_EQ(q->append_copy(a.ptr(), b.ptr(), 16, foreign, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    // Waits for another sim device's events are accepted (sim_peer_test.cpp); null ones are not.
+    // Another sim device's events are signalled (sim_peer_signal_test.cpp) and waited for
+    // (sim_peer_test.cpp); null ones are not.
     EXPECT_EQ(q->append_copy(a.ptr(), b.ptr(), 16, nullptr, null_waits), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
     // Nothing was queued, and the queue still works.
     EXPECT_EQ(q->host_synchronize(0), ZE_RESULT_SUCCESS);
@@ -403,7 +407,7 @@ TEST(SimQueue, FillAndBarrierBadInput) {
     Memory a(d, MemoryKind::shared, 1024);
     Memory foreign_dev(other, MemoryKind::device, 1024);
     const unsigned char pat[256] = {};
-    auto foreign = test::event(test::pool(other, 1));
+    const hal::EventRef foreign = std::make_shared<test::ForeignEvent>();  // of no sim device
     EXPECT_EQ(q->append_fill(nullptr, pat, 1, 16, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(q->append_fill(a.ptr(), nullptr, 1, 16, nullptr, {}), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(q->append_fill(a.ptr(), pat, 1, 0, nullptr, {}), ZE_RESULT_ERROR_INVALID_SIZE);
