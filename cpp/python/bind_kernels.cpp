@@ -352,7 +352,7 @@ pyb::object dma_launch(pyb::handle self, pyb::handle kernel_obj, pyb::handle gro
     s.operands.src = pyb::reinterpret_borrow<pyb::object>(kernel_obj);
     hal::KernelRef kernel = k.kernel;
     hal::DeviceRef device = k.device;
-    s.append = [=](aml::Dma& dma, std::shared_ptr<aml::Request>* out) -> ze_result_t {
+    s.append = [=](aml::Dma& dma, std::shared_ptr<aml::Request>* out, aml::Request::KeepAlive keep) -> ze_result_t {
         if (dma.device() != device)
             check(ZE_RESULT_ERROR_INVALID_ARGUMENT, "Dma.launch: the kernel was built for another device");
         for (size_t i = 0; i < values->size(); ++i) {
@@ -367,7 +367,7 @@ pyb::object dma_launch(pyb::handle self, pyb::handle kernel_obj, pyb::handle gro
                   "Dma.launch: argument " + std::to_string(i) + " of '" + kernel->properties().name + "'");
         }
         if (set_size) check(kernel->set_group_size(size[0], size[1], size[2]), "Dma.launch: group_size");
-        return dma.launch(*kernel, counts, out, event);
+        return dma.launch(*kernel, counts, out, event, std::move(keep));
     };
     return pyb::reinterpret_steal<pyb::object>(submit_on_dma(self.ptr(), std::move(s), request));
 }
