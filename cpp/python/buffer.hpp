@@ -128,6 +128,7 @@ private:
     // back), then the count is waited for (a closed engine's closer gives them back). The
     // references the keep-alives gave back are dropped once the GIL is back.
     void wait_for_uses() {
+        ReleaseDeferredOnExit release;
         // acquire: pairs with drop_use()'s release.
         if (uses_.load(std::memory_order_acquire) == 0) return;
         std::vector<std::shared_ptr<aml::Dma>> engines;
@@ -146,7 +147,6 @@ private:
                 uses_.wait(n, std::memory_order_acquire);
             return ZE_RESULT_SUCCESS;
         });
-        release_deferred();
         check(r, "Buffer.close: waiting for the copies that use the buffer");
     }
 

@@ -32,9 +32,10 @@ public:
         }
         // relaxed: a hint for drain()'s quick check; the list itself is read under mutex_.
         any_.store(true, std::memory_order_relaxed);
-        // A thread without the GIL asks the interpreter to drain at its next chance; one with
-        // it is inside a binding, which drains before it returns.
-        if (!call_scheduled_ && !PyGILState_Check())
+        // A thread without the GIL asks the interpreter to drain at its next chance, unless it
+        // drains itself on its way out of a binding; one with the GIL is inside a binding,
+        // which drains before it returns.
+        if (!call_scheduled_ && t_release_scopes == 0 && !PyGILState_Check())
             call_scheduled_ = Py_AddPendingCall(&DeferredReleases::pending_call, nullptr) == 0;
     }
 
@@ -96,6 +97,8 @@ int DeferredReleases::pending_call(void*) {
 }
 
 }  // namespace
+
+thread_local int t_release_scopes = 0;
 
 void defer_release(std::span<PyObject* const> objects) noexcept { deferred_releases().defer(objects); }
 

@@ -18,13 +18,21 @@ void defer_release(std::span<PyObject* const> objects) noexcept;
 // a C caller). Leaves the caller's Python error state as it was.
 void release_deferred() noexcept;
 
+// The ReleaseDeferredOnExit objects alive on this thread: while there is one, the thread
+// drops what it releases itself before it leaves zehal, so a release there (without the
+// GIL too) schedules no pending call.
+extern thread_local int t_release_scopes;
+
 // Calls release_deferred() when it goes: declared first in a binding, it runs once the
 // binding is done with the engine, whether it returns or throws.
 struct ReleaseDeferredOnExit {
-    ReleaseDeferredOnExit() = default;
+    ReleaseDeferredOnExit() noexcept { ++t_release_scopes; }
     ReleaseDeferredOnExit(const ReleaseDeferredOnExit&) = delete;
     ReleaseDeferredOnExit& operator=(const ReleaseDeferredOnExit&) = delete;
-    ~ReleaseDeferredOnExit() { release_deferred(); }
+    ~ReleaseDeferredOnExit() {
+        --t_release_scopes;
+        release_deferred();
+    }
 };
 
 // Registers, with Python's atexit, the end of deferred releases: what is pending then is
