@@ -29,9 +29,13 @@ Dma::Dma(std::shared_ptr<detail::Engine> engine, uint32_t ordinal, uint32_t inde
 Dma::~Dma() { engine_->close(); }
 
 ze_result_t Dma::copy(void* dst, const void* src, size_t size, std::shared_ptr<Request>* request,
-                      const hal::EventRef& signal) {
-    if (!request) return engine_->append_copy(dst, src, size, nullptr, signal);
-    return engine_->copy_with_request(dst, src, size, signal, request);
+                      const hal::EventRef& signal, Request::KeepAlive keep) {
+    if (!request && !keep) return engine_->append_copy(dst, src, size, nullptr, signal);
+    // A keep-alive needs a request to say when it may go: the engine lists it until then.
+    std::shared_ptr<Request> made;
+    const ze_result_t r = engine_->copy_with_request(dst, src, size, signal, std::move(keep), &made);
+    if (r == ZE_RESULT_SUCCESS && request) *request = std::move(made);
+    return r;
 }
 
 ze_result_t copy_1d_size(const Layout& dst, const Layout& src, size_t* bytes) {
@@ -45,10 +49,10 @@ ze_result_t copy_1d_size(const Layout& dst, const Layout& src, size_t* bytes) {
 }
 
 ze_result_t Dma::copy(const Layout& dst, const Layout& src, std::shared_ptr<Request>* request,
-                      const hal::EventRef& signal) {
+                      const hal::EventRef& signal, Request::KeepAlive keep) {
     size_t bytes = 0;
     if (ze_result_t r = copy_1d_size(dst, src, &bytes); r != ZE_RESULT_SUCCESS) return r;
-    return copy(dst.rawptr(), src.rawptr(), bytes, request, signal);
+    return copy(dst.rawptr(), src.rawptr(), bytes, request, signal, std::move(keep));
 }
 
 ze_result_t Dma::new_request(std::shared_ptr<Request>* out, const hal::EventRef& signal) {
@@ -60,23 +64,27 @@ ze_result_t Dma::append_copy(void* dst, const void* src, size_t size, Request* r
 }
 
 ze_result_t Dma::launch(hal::Kernel& kernel, const hal::GroupCount& groups, std::shared_ptr<Request>* request,
-                        const hal::EventRef& signal) {
-    if (!request) return engine_->append_launch(kernel, groups, nullptr, signal);
-    std::shared_ptr<Request> made;
+                        const hal::EventRef& signal, Request::KeepAlive keep) {
+    if (!request && !keep) return engine_->append_launch(kernel, groups, nullptr, signal);
+    std::shared_ptr<Request> made;  // with a keep-alive, made even for fire-and-forget (see copy())
     if (ze_result_t r = engine_->new_request(signal, &made); r != ZE_RESULT_SUCCESS) return r;
-    if (ze_result_t r = engine_->append_launch(kernel, groups, made.get(), nullptr); r != ZE_RESULT_SUCCESS) return r;
-    *request = std::move(made);
+    if (ze_result_t r = engine_->append_launch(kernel, groups, made.get(), nullptr, std::move(keep));
+        r != ZE_RESULT_SUCCESS)
+        return r;
+    if (request) *request = std::move(made);
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t Dma::launch_indirect(const hal::KernelRef& kernel, const hal::GroupCount* groups,
-                                 std::shared_ptr<Request>* request, const hal::EventRef& signal) {
-    if (!request) return engine_->append_launch_indirect(kernel, groups, nullptr, signal);
-    std::shared_ptr<Request> made;
+                                 std::shared_ptr<Request>* request, const hal::EventRef& signal,
+                                 Request::KeepAlive keep) {
+    if (!request && !keep) return engine_->append_launch_indirect(kernel, groups, nullptr, signal);
+    std::shared_ptr<Request> made;  // with a keep-alive, made even for fire-and-forget (see copy())
     if (ze_result_t r = engine_->new_request(signal, &made); r != ZE_RESULT_SUCCESS) return r;
-    if (ze_result_t r = engine_->append_launch_indirect(kernel, groups, made.get(), nullptr); r != ZE_RESULT_SUCCESS)
+    if (ze_result_t r = engine_->append_launch_indirect(kernel, groups, made.get(), nullptr, std::move(keep));
+        r != ZE_RESULT_SUCCESS)
         return r;
-    *request = std::move(made);
+    if (request) *request = std::move(made);
     return ZE_RESULT_SUCCESS;
 }
 

@@ -42,16 +42,19 @@ public:
     // host memory of any backend: contract §2.2) and returns at once. `request` receives a Request, or
     // is null for fire-and-forget (only barrier() waits for it). `signal`, when given, is
     // signalled by the copy itself (kernel timestamps then measure the copy) and is the
-    // request's event. INVALID_NULL_POINTER, INVALID_SIZE for 0 bytes, OVERLAPPING_REGIONS,
-    // INVALID_NULL_HANDLE once closed; else the queue's result (INVALID_ARGUMENT for memory
-    // of another device, INVALID_SIZE past an allocation, DEVICE_LOST, ...).
+    // request's event. `keep` (may be null), what the operands need to stay valid, is held
+    // by the engine until the copy is seen done (Request), fire-and-forget copies included;
+    // on failure it is dropped before the return. INVALID_NULL_POINTER, INVALID_SIZE for 0
+    // bytes, OVERLAPPING_REGIONS, INVALID_NULL_HANDLE once closed; else the queue's result
+    // (INVALID_ARGUMENT for memory of another device, INVALID_SIZE past an allocation,
+    // DEVICE_LOST, ...).
     ze_result_t copy(void* dst, const void* src, size_t size, std::shared_ptr<Request>* request = nullptr,
-                     const hal::EventRef& signal = {});
+                     const hal::EventRef& signal = {}, Request::KeepAlive keep = {});
     // The copy_1D operator: element_size x dims bytes between two dense one-dimensional
     // layouts of unit stride. INVALID_ARGUMENT for other layouts, INVALID_SIZE when the
     // destination is smaller than the source; then as the pointer copy.
     ze_result_t copy(const Layout& dst, const Layout& src, std::shared_ptr<Request>* request = nullptr,
-                     const hal::EventRef& signal = {});
+                     const hal::EventRef& signal = {}, Request::KeepAlive keep = {});
 
     // Two steps of copy(), for operators that append the copy themselves: a request with
     // no copy yet, then the copy for it (request null: fire-and-forget). A request carries
@@ -60,21 +63,24 @@ public:
     ze_result_t append_copy(void* dst, const void* src, size_t size, Request* request);
 
     // Launches `kernel` (of this engine's device) over `groups` work-groups with its current
-    // arguments and group size (a snapshot) and returns at once; `request` and `signal` as
-    // for copy(). INVALID_NULL_HANDLE once closed; else the queue's result
+    // arguments and group size (a snapshot) and returns at once; `request`, `signal` and
+    // `keep` as for copy(). INVALID_NULL_HANDLE once closed; else the queue's result
     // (INVALID_ARGUMENT for an unset argument or memory the device may not use,
     // INVALID_GROUP_SIZE_DIMENSION for a zero group count, DEVICE_LOST, ...).
     ze_result_t launch(hal::Kernel& kernel, const hal::GroupCount& groups, std::shared_ptr<Request>* request = nullptr,
-                       const hal::EventRef& signal = {});
+                       const hal::EventRef& signal = {}, Request::KeepAlive keep = {});
     // As launch(), with the group counts read from device-readable memory at `groups` when
     // the launch runs, not now (hal::Queue::append_launch_indirect): a copy into them
     // queued before it is seen. UNSUPPORTED_FEATURE where the backend cannot read them in
     // queue order (CUDA).
     ze_result_t launch_indirect(const hal::KernelRef& kernel, const hal::GroupCount* groups,
-                                std::shared_ptr<Request>* request = nullptr, const hal::EventRef& signal = {});
+                                std::shared_ptr<Request>* request = nullptr, const hal::EventRef& signal = {},
+                                Request::KeepAlive keep = {});
 
     // Returns once every copy submitted before it completed (fire-and-forget included);
-    // their requests are then done and wait() on them returns at once.
+    // their requests are then done, their keep-alives dropped, and wait() on them returns
+    // at once. Waits for the newest copy's request when it has one (copies complete in
+    // submission order), else appends a barrier command and waits for it.
     ze_result_t barrier();
     // Marks done the requests whose copies completed.
     void poll();

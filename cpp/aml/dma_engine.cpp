@@ -28,7 +28,7 @@ ze_result_t Engine::new_request(const hal::EventRef& signal, std::shared_ptr<Req
 }
 
 ze_result_t Engine::copy_with_request(void* dst, const void* src, size_t size, const hal::EventRef& signal,
-                                      std::shared_ptr<Request>* out) {
+                                      KeepAlive keep, std::shared_ptr<Request>* out) {
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     std::shared_ptr<Request> request;
     if (!signal) {
@@ -37,7 +37,8 @@ ze_result_t Engine::copy_with_request(void* dst, const void* src, size_t size, c
     }
     if (!request)
         if (ze_result_t r = new_request(signal, &request); r != ZE_RESULT_SUCCESS) return r;
-    if (ze_result_t r = append_copy(dst, src, size, request.get(), nullptr); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = append_copy(dst, src, size, request.get(), nullptr, std::move(keep)); r != ZE_RESULT_SUCCESS)
+        return r;
     *out = std::move(request);
     if (!signal) prepare_spare();
     return ZE_RESULT_SUCCESS;
@@ -60,22 +61,30 @@ void Engine::prepare_spare() {
 }
 
 template <typename Command>
-ze_result_t Engine::append_command(Request* request, const hal::EventRef& signal, Command&& command) {
-    Unlinked keep;  // released after the lock
+ze_result_t Engine::append_command(Request* request, const hal::EventRef& signal, KeepAlive& keep, Command&& command) {
+    Released released;  // dropped after the lock
     std::lock_guard lock(mutex_);
     if (closed_) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!request) {
+        if (keep) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // nothing would say when to drop it
         const ze_result_t r = command(signal);
-        poll_locked(&keep);
+        if (r == ZE_RESULT_SUCCESS) {
+            newest_ = nullptr;
+            newest_untracked_ = true;
+        }
+        poll_locked(&released);
         return r;
     }
     if (request->engine_.get() != this || request->submitted_.load(std::memory_order_relaxed) ||
         request->result_.load(std::memory_order_relaxed) != Request::kPending)
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (ze_result_t r = append_request(*request, command); r != ZE_RESULT_SUCCESS) return r;
-    // release: a thread that sees submitted (flags(), wait()) may wait on the event; the
-    // list itself is guarded by mutex_.
+    request->keep_alive_ = std::move(keep);
+    // release: a thread that sees submitted (flags(), wait()) may wait on the event and
+    // complete the request, taking its keep-alive; the list is guarded by mutex_.
     request->submitted_.store(true, std::memory_order_release);
+    newest_ = request;
+    newest_untracked_ = false;
     request->seq_ = next_seq_++;
     request->tracked_self_ = request->shared_from_this();
     request->prev_ = tail_;
@@ -86,26 +95,26 @@ ze_result_t Engine::append_command(Request* request, const hal::EventRef& signal
     // Older requests done are dropped here, after the submission (their teardown overlaps
     // this copy); a request alone on the list was just submitted, and asking its event would
     // cost a driver call that rarely says done.
-    if (head_ != request) poll_locked(&keep);
+    if (head_ != request) poll_locked(&released);
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t Engine::append_copy(void* dst, const void* src, size_t size, Request* request,
-                                const hal::EventRef& signal) {
+ze_result_t Engine::append_copy(void* dst, const void* src, size_t size, Request* request, const hal::EventRef& signal,
+                                KeepAlive keep) {
     // The queue checks the copy's arguments (hal/queue_checks.hpp).
-    return append_command(request, signal,
+    return append_command(request, signal, keep,
                           [&](const hal::EventRef& s) { return queue_->append_copy(dst, src, size, s, {}); });
 }
 
 ze_result_t Engine::append_launch(hal::Kernel& kernel, const hal::GroupCount& groups, Request* request,
-                                  const hal::EventRef& signal) {
-    return append_command(request, signal,
+                                  const hal::EventRef& signal, KeepAlive keep) {
+    return append_command(request, signal, keep,
                           [&](const hal::EventRef& s) { return queue_->append_launch(kernel, groups, s, {}); });
 }
 
 ze_result_t Engine::append_launch_indirect(const hal::KernelRef& kernel, const hal::GroupCount* groups,
-                                           Request* request, const hal::EventRef& signal) {
-    return append_command(request, signal, [&](const hal::EventRef& s) {
+                                           Request* request, const hal::EventRef& signal, KeepAlive keep) {
+    return append_command(request, signal, keep, [&](const hal::EventRef& s) {
         return queue_->append_launch_indirect({&kernel, 1}, groups, nullptr, s, {});
     });
 }
@@ -124,21 +133,35 @@ ze_result_t Engine::append_request(Request& request, Command&& command) {
     return request.event_->host_signal();
 }
 
-void Engine::Unlinked::add(std::shared_ptr<Request> r) {
+void Engine::Released::add(std::shared_ptr<Request> r) {
     if (!first_)
         first_ = std::move(r);
     else
         more_.push_back(std::move(r));
 }
 
-void Engine::unlink(Request* r, Unlinked* keep) {
+void Engine::Released::add(KeepAlive k) {
+    if (!k) return;
+    if (!first_keep_)
+        first_keep_ = std::move(k);
+    else
+        more_keep_.push_back(std::move(k));
+}
+
+void Engine::unlink(Request* r, Released* released) {
     if (!r->tracked_self_) return;  // not tracked (already unlinked)
     (r->prev_ ? r->prev_->next_ : head_) = r->next_;
     (r->next_ ? r->next_->prev_ : tail_) = r->prev_;
     r->prev_ = r->next_ = nullptr;
     --tracked_;
     if (r->watched_) --watched_;
-    keep->add(std::move(r->tracked_self_));
+    if (r == newest_) {
+        // Unlinked in order (poll, close), every command was seen complete; a cancelled
+        // newest (untrack) says nothing about the commands before it.
+        newest_ = nullptr;
+        newest_untracked_ = r->cancelled();
+    }
+    released->add(std::move(r->tracked_self_));
 }
 
 void Engine::watch(Request& request) {
@@ -185,18 +208,18 @@ void Engine::stop_watcher() {
 }
 
 void Engine::untrack(Request* request) {
-    Unlinked keep;  // released after the lock: it may be the last reference
+    Released released;  // dropped after the lock: it may be the last reference
     std::lock_guard lock(mutex_);
-    unlink(request, &keep);
+    unlink(request, &released);
 }
 
 void Engine::poll() {
-    Unlinked keep;  // released after the lock
+    Released released;  // dropped after the lock
     std::lock_guard lock(mutex_);
-    poll_locked(&keep);
+    poll_locked(&released);
 }
 
-void Engine::poll_locked(Unlinked* keep) {
+void Engine::poll_locked(Released* released) {
     while (head_) {
         Request* r = head_;
         // relaxed: only whether it is done is read (a stale kPending asks the event, and
@@ -204,48 +227,68 @@ void Engine::poll_locked(Unlinked* keep) {
         if (r->result_.load(std::memory_order_relaxed) == Request::kPending) {
             const ze_result_t q = r->event_->query();
             if (q == ZE_RESULT_NOT_READY) break;
-            r->complete(q);
+            released->add(r->complete(q));
         }
-        unlink(r, keep);
+        unlink(r, released);
     }
 }
 
 ze_result_t Engine::barrier() { return barrier_impl(false); }
 
-ze_result_t Engine::barrier_impl(bool allow_closed) {
-    hal::EventRef event;
-    const bool have_event = events_.acquire(&event) == ZE_RESULT_SUCCESS;
+ze_result_t Engine::barrier_impl(bool closing) {
+    std::shared_ptr<Request> newest;  // held while waited for without the lock
     uint64_t limit = 0;
-    ze_result_t r = ZE_RESULT_SUCCESS;
+    bool need_command = false;
     {
         std::lock_guard lock(mutex_);
-        if (closed_ && !allow_closed) {
-            if (have_event) events_.release(std::move(event));
-            return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-        }
+        if (closed_ && !closing) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
         limit = next_seq_;
-        if (have_event) r = queue_->append_barrier(event, {});
+        if (newest_untracked_)
+            need_command = true;
+        else if (newest_)
+            newest = newest_->shared_from_this();
+        // else: nothing was submitted, or every command was seen complete.
     }
-    if (!have_event) {
-        // No event to be had (a pool could not be created): wait for the whole queue.
-        r = queue_->host_synchronize(kWaitForever);
-    } else if (r == ZE_RESULT_SUCCESS) {
-        r = event->host_synchronize(kWaitForever);
-        if (r == ZE_RESULT_SUCCESS) events_.release(std::move(event));
-    } else {
-        events_.release(std::move(event));  // never appended
-    }
+    ze_result_t r = newest ? wait_newest(*newest) : ZE_RESULT_SUCCESS;
+    if (need_command || r == ZE_RESULT_ERROR_UNKNOWN)
+        r = barrier_command();
+    else if (r == ZE_RESULT_SUCCESS && device_->lost())
+        r = ZE_RESULT_ERROR_DEVICE_LOST;  // as a barrier command would answer
     if (r != ZE_RESULT_SUCCESS && r != ZE_RESULT_ERROR_DEVICE_LOST) return r;
 
-    // Every copy appended before the barrier completed (or the device is lost): their
-    // requests are done with the barrier's result.
-    Unlinked keep;  // released after the lock
+    // Every command appended before the barrier completed (or the device is lost): their
+    // requests are done with the barrier's result. They stay listed, unless closing, so
+    // that their teardown comes after the next submission (see the class comment).
+    Released released;  // dropped after the lock
+    released.add(std::move(newest));
     std::lock_guard lock(mutex_);
-    while (head_ && head_->seq_ < limit) {
-        Request* q = head_;
-        q->complete(r);
-        unlink(q, &keep);
+    for (Request* q = head_; q && q->seq_ < limit;) {
+        Request* next = q->next_;
+        released.add(q->complete(r));
+        if (closing) unlink(q, &released);
+        q = next;
     }
+    return r;
+}
+
+ze_result_t Engine::wait_newest(Request& newest) {
+    if (newest.cancelled()) return ZE_RESULT_ERROR_UNKNOWN;
+    const ze_result_t r = newest.wait(kWaitForever);
+    return newest.cancelled() ? ZE_RESULT_ERROR_UNKNOWN : r;
+}
+
+ze_result_t Engine::barrier_command() {
+    hal::EventRef event;
+    if (events_.acquire(&event) != ZE_RESULT_SUCCESS) {
+        // No event to be had (a pool could not be created): wait for the whole queue.
+        return queue_->host_synchronize(kWaitForever);
+    }
+    ze_result_t r = queue_->append_barrier(event, {});
+    if (r == ZE_RESULT_SUCCESS) {
+        r = event->host_synchronize(kWaitForever);
+        if (r != ZE_RESULT_SUCCESS) return r;  // the event may still be signalled: not reused
+    }
+    events_.release(std::move(event));
     return r;
 }
 
@@ -269,9 +312,9 @@ bool Engine::closed() const {
 }
 
 size_t Engine::pending() {
-    Unlinked keep;  // released after the lock
+    Released released;  // dropped after the lock
     std::lock_guard lock(mutex_);
-    poll_locked(&keep);
+    poll_locked(&released);
     return tracked_;
 }
 

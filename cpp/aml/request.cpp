@@ -25,13 +25,16 @@ Request* Request::from_handle(aml_dma_ze_request* handle) noexcept {
     return handle ? static_cast<Handle*>(handle)->owner : nullptr;
 }
 
-void Request::complete(ze_result_t r) noexcept {
+Request::KeepAlive Request::complete(ze_result_t r) noexcept {
     uint32_t expected = kPending;
     // acq_rel: the winner publishes the result; a loser reads the winner's.
-    result_.compare_exchange_strong(expected, static_cast<uint32_t>(r), std::memory_order_acq_rel);
+    const bool first = result_.compare_exchange_strong(expected, static_cast<uint32_t>(r), std::memory_order_acq_rel);
     // release: a reader that sees DONE in the C flags word (atomic load) also sees the
     // result and everything the copy wrote before its event was signalled.
     std::atomic_ref<int>(handle_.flags).store(AML_DMA_ZE_REQUEST_FLAGS_DONE, std::memory_order_release);
+    // Only the first caller touches keep_alive_: the engine wrote it before submitted_,
+    // which every caller read (acquire) or held the engine's mutex for.
+    return first ? std::move(keep_alive_) : KeepAlive{};
 }
 
 ze_result_t Request::result() const {
@@ -47,7 +50,7 @@ int Request::flags() const {
     if (r == ZE_RESULT_NOT_READY) return AML_DMA_ZE_REQUEST_FLAGS_PENDING;
     // The completion is recorded by whoever observes it; flags() is logically const.
     // It stays on the engine's list until the engine drops it (see Engine).
-    const_cast<Request*>(this)->complete(r);
+    const KeepAlive released = const_cast<Request*>(this)->complete(r);
     return AML_DMA_ZE_REQUEST_FLAGS_DONE;
 }
 
@@ -57,9 +60,9 @@ ze_result_t Request::wait(uint64_t timeout_ns) {
         const ze_result_t r = event_->host_synchronize(timeout_ns);
         if (r == ZE_RESULT_NOT_READY) return r;
         // It stays on the engine's list until the engine drops it, after its next submission
-        // (see Engine): nothing but the result between this completion and the caller's next
-        // copy.
-        complete(r);
+        // (see Engine): nothing but the result and the keep-alive (dropped here, with no lock
+        // held) between this completion and the caller's next copy.
+        const KeepAlive released = complete(r);
     }
     return result();
 }
@@ -68,12 +71,12 @@ ze_result_t Request::cancel() {
     if (result_.load(std::memory_order_acquire) != kPending) return ZE_RESULT_SUCCESS;
     if (!submitted_.load(std::memory_order_acquire)) {
         cancelled_.store(true, std::memory_order_relaxed);  // published by complete()'s release
-        complete(ZE_RESULT_SUCCESS);
+        const KeepAlive released = complete(ZE_RESULT_SUCCESS);
         return ZE_RESULT_SUCCESS;
     }
     if (engine_->queue().cancel(event_) == ZE_RESULT_SUCCESS) {
         cancelled_.store(true, std::memory_order_relaxed);  // published by complete()'s release
-        complete(ZE_RESULT_SUCCESS);
+        const KeepAlive released = complete(ZE_RESULT_SUCCESS);
         engine_->untrack(this);
         return ZE_RESULT_SUCCESS;
     }

@@ -22,7 +22,18 @@ class Engine;
 // threads may wait. Completion is read from an event of the engine's own (recycled when the
 // request is destroyed), never from the caller's signal event: someone else may signal or
 // reset that one, and a request must not count as done before its copy is.
+//
+// A request may carry a keep-alive (what its copy's operands need to stay valid: a
+// front end's references to them), given at submission. Whoever first sees the copy done
+// (its engine's poll, barrier or close, its watcher, or the request's own wait(), flags()
+// or cancel()) takes it and drops it, outside any lock; so it lives exactly until the
+// copy is seen done, and its destructor may run on any thread.
 class Request : public std::enable_shared_from_this<Request> {
+public:
+    // What a request keeps alive until its copy is seen done (see the class comment).
+    using KeepAlive = std::shared_ptr<void>;
+
+private:
     struct Key {
         explicit Key() = default;
     };
@@ -71,8 +82,10 @@ private:
     };
     static constexpr uint32_t kPending = ~0u;
 
-    // Records the result (the first call wins) and sets the flags to DONE.
-    void complete(ze_result_t r) noexcept;
+    // Records the result (the first call wins) and sets the flags to DONE. Returns the
+    // keep-alive to the first call (null to the others): the caller drops it after
+    // releasing any lock it holds, as its destructor may call back into the engine.
+    [[nodiscard]] KeepAlive complete(ze_result_t r) noexcept;
 
     Handle handle_{};
     const std::shared_ptr<detail::Engine> engine_;
@@ -88,6 +101,9 @@ private:
     uint64_t seq_ = 0;
     bool watched_ = false;                   // see Engine::watch
     std::shared_ptr<Request> tracked_self_;  // keeps a listed request alive (pending, or seen done until unlinked)
+    // Set by the engine before it publishes submitted_ (release), taken by complete()'s
+    // first caller (after its acq_rel exchange of result_): never two owners at once.
+    KeepAlive keep_alive_;
 };
 
 }  // namespace zehal::aml

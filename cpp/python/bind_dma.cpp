@@ -1,10 +1,9 @@
-// Dma from Python: asynchronous copies (their Request objects are request_object.cpp's),
-// barriers without the GIL.
+// Dma from Python: asynchronous copies (their Request objects are request_object.cpp's,
+// their operands kept alive by the engine: keep_alive.hpp), barriers without the GIL.
 #include <pybind11/stl.h>
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <utility>
@@ -18,9 +17,11 @@
 #include "common/clock.hpp"
 #include "hal/registry.hpp"
 #include "python/buffer.hpp"
+#include "python/deferred_release.hpp"
 #include "python/fast_call.hpp"
 #include "python/gil.hpp"
 #include "python/int_arg.hpp"
+#include "python/keep_alive.hpp"
 #include "python/layout_object.hpp"
 #include "python/request_object.hpp"
 #include "python/submission.hpp"
@@ -90,9 +91,10 @@ OperandArg operand_arg(PyObject* obj, bool writable, std::string_view what) {
     return arg;
 }
 
-// An engine as Python holds it. Fire-and-forget copies are tracked too, so that their
-// operands live until they complete (dropped as they are seen done, at the latest by the
-// next barrier).
+// An engine as Python holds it. Every command's operands are its keep-alive: the engine
+// holds them until it sees the command done (fire-and-forget ones included) and gives them
+// back, on whatever thread sees it, to be dropped where the GIL is held (keep_alive.hpp).
+// Every method that may see commands done drops what they gave back before it returns.
 class PyDma {
 public:
     PyDma(const hal::DeviceRef& device, pyb::handle ordinal, pyb::handle index) {
@@ -114,10 +116,9 @@ public:
     }
 
     // Submits the copy of `args` (converted beforehand: no Python code runs from here to the
-    // submission, so the engine and operands read here are those the copy uses). With
-    // `keep`, returns the request and moves the operands into *keep for its Request object
-    // to hold; without (fire-and-forget), the engine holds them and null is returned.
-    std::shared_ptr<aml::Request> copy(CopyArgs& args, Operands* keep) {
+    // submission, so the engine and operands read here are those the copy uses), its
+    // operands as its keep-alive. Returns its request with `want_request`, else null.
+    std::shared_ptr<aml::Request> copy(CopyArgs& args, bool want_request) {
         aml::Dma& dma = live("Dma.copy");
         Operand d = operand(args.dst, "Dma.copy: dst");
         Operand s = operand(args.src, "Dma.copy: src");
@@ -130,71 +131,48 @@ public:
             check(ZE_RESULT_ERROR_INVALID_SIZE, "Dma.copy: " + std::to_string(n) + " bytes from a source of " +
                                                     std::to_string(s.bytes) + " into a destination of " +
                                                     std::to_string(d.bytes));
+        const std::array<Buffer*, 2> users{d.buffer, s.buffer};
+        aml::Request::KeepAlive keep = make_keep_alive(Operands{std::move(args.dst.obj), std::move(args.src.obj)},
+                                                       users, dma_);
         std::shared_ptr<aml::Request> request;
-        if (ze_result_t r = dma.copy(d.ptr, s.ptr, n, &request, args.signal); r != ZE_RESULT_SUCCESS)
+        if (ze_result_t r = dma.copy(d.ptr, s.ptr, n, want_request ? &request : nullptr, args.signal, std::move(keep));
+            r != ZE_RESULT_SUCCESS)
             check(r, "Dma.copy" + copy_failure(dma, d, s, args.signal, r));
-        if (d.buffer) d.buffer->add_user(request);
-        if (s.buffer) s.buffer->add_user(request);
-        newest_ = request;
-        Operands operands{std::move(args.dst.obj), std::move(args.src.obj)};
-        if (keep) {
-            *keep = std::move(operands);
-        } else {
-            detached_.push_back({std::move(request), std::move(operands)});  // (leaves request null)
-        }
-        reap();
         return request;
     }
 
-    // Submits `s` (a command other than a copy) as copy() submits a copy: the Buffers it
-    // uses wait for it when closed, and its operands live until it completes (with `keep`
-    // they move into *keep for the Request object; without, the engine holds them).
-    std::shared_ptr<aml::Request> submit(Submission& s, Operands* keep) {
+    // Submits `s` (a command other than a copy) as copy() submits a copy: its operands are
+    // its keep-alive, and the Buffers it uses wait for it when closed.
+    std::shared_ptr<aml::Request> submit(Submission& s, bool want_request) {
         aml::Dma& dma = live(s.what);
+        aml::Request::KeepAlive keep = make_keep_alive(std::move(s.operands), s.users, dma_);
         std::shared_ptr<aml::Request> request;
-        if (ze_result_t r = s.append(dma, &request); r != ZE_RESULT_SUCCESS) check(r, s.what);
-        for (Buffer* b : s.users) b->add_user(request);
-        newest_ = request;
-        if (keep) {
-            *keep = std::move(s.operands);
-        } else {
-            detached_.push_back({std::move(request), std::move(s.operands)});  // (leaves request null)
-        }
-        reap();
+        if (ze_result_t r = s.append(dma, want_request ? &request : nullptr, std::move(keep)); r != ZE_RESULT_SUCCESS)
+            check(r, s.what);
         return request;
     }
 
+    // The engine's barrier, without the GIL (the C API's: one barrier).
     void barrier() {
-        live("Dma.barrier");
-        ze_result_t r = wait_newest();
-        if (r != ZE_RESULT_SUCCESS) {
-            // Our own reference: a close() from another thread may drop dma_ while we wait.
-            const std::shared_ptr<aml::Dma> dma = dma_;
-            r = dma ? without_gil([&] { return dma->barrier(); }) : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-        }
-        reap();
-        check(r, "Dma.barrier");
+        ReleaseDeferredOnExit release;
+        // Our own reference: a close() from another thread may drop dma_ while we wait.
+        const std::shared_ptr<aml::Dma> dma = dma_;
+        if (!dma) check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "Dma.barrier: the engine is closed");
+        check(without_gil([&] { return dma->barrier(); }), "Dma.barrier");
     }
 
     // Any number of threads may close at once, or close while another waits in barrier():
     // each holds its own reference and returns once every copy completed, so the operands
     // of fire-and-forget copies are dropped only then.
     void close() {
+        ReleaseDeferredOnExit release;
         const std::shared_ptr<aml::Dma> dma = dma_;
         if (!dma) return;
         without_gil([&] { dma->close(); });
-        // Closed before the operands are dropped: dropping one may run Python code (a
-        // finalizer, an exporter's release), which then finds the engine closed and this
-        // object consistent.
-        std::deque<std::pair<std::shared_ptr<aml::Request>, Operands>> dropped = std::move(detached_);
-        detached_.clear();
-        newest_.reset();
+        // Closed before the operands are dropped (on the way out): dropping one may run
+        // Python code (a finalizer, an exporter's release), which then finds the engine
+        // closed and this object consistent.
         dma_.reset();
-    }
-
-    // Holds `keep` until `request` completes (a Request object that goes before its copy).
-    void adopt(std::shared_ptr<aml::Request> request, Operands keep) {
-        if (dma_ && !request->done()) detached_.push_back({std::move(request), std::move(keep)});
     }
 
     bool closed() const { return !dma_; }
@@ -203,12 +181,8 @@ public:
         return *dma_;
     }
     size_t pending() {
-        aml::Dma& dma = live("Dma.pending");
-        // The engine asks the events first: reap() then finds those copies done without
-        // asking again.
-        const size_t n = dma.pending();
-        reap();
-        return n;
+        ReleaseDeferredOnExit release;
+        return live("Dma.pending").pending();
     }
 
 private:
@@ -270,41 +244,7 @@ private:
         return {view.buf, static_cast<size_t>(view.len), true, nullptr};
     }
 
-    // Copies of one engine complete in submission order (its queue is in order, and every
-    // copy is submitted under the GIL): once the newest copy is done, so is every copy
-    // before it, and barrier() needs no barrier command (the others are seen done when next
-    // asked: reap(), their done, Dma.pending). Returns the newest copy's result once done
-    // (waited for without the GIL), or UNKNOWN when there is none or it was cancelled: the
-    // full barrier is needed then. newest_ stays, and the engine lists the requests until
-    // its next submission: no request's teardown is between a barrier and the next copy.
-    ze_result_t wait_newest() {
-        const aml::Request* newest = newest_.get();
-        if (!newest || newest->cancelled()) return ZE_RESULT_ERROR_UNKNOWN;
-        if (newest->done()) return newest->result();
-        // Held by this frame while the GIL is released (another thread's copy may replace
-        // newest_): moved out rather than copied, which costs no reference-count updates,
-        // and put back unless a copy replaced it or a close() ran meanwhile.
-        std::shared_ptr<aml::Request> held = std::move(newest_);
-        ze_result_t r = without_gil([&] { return held->wait(kWaitForever); });
-        if (held->cancelled()) r = ZE_RESULT_ERROR_UNKNOWN;  // (cancelled while we waited)
-        if (!newest_ && dma_) newest_ = std::move(held);
-        return r;
-    }
-
-    // Drops the operands of fire-and-forget copies seen done, oldest first (copies of one
-    // engine complete in order). Each is taken out of the list before it is dropped:
-    // dropping it may run Python code (a finalizer, an exporter's release) that submits,
-    // reaps or closes on this engine.
-    void reap() {
-        while (!detached_.empty() && detached_.front().first->done()) {
-            const auto done = std::move(detached_.front());
-            detached_.pop_front();
-        }
-    }
-
     std::shared_ptr<aml::Dma> dma_;
-    std::deque<std::pair<std::shared_ptr<aml::Request>, Operands>> detached_;
-    std::shared_ptr<aml::Request> newest_;  // the last copy submitted (until the next one or close())
 };
 
 }  // namespace
@@ -368,13 +308,13 @@ PyObject* dma_copy(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyOb
     static const FastParams params({"dst", "src", "nbytes", "op", "request", "signal", "dst_offset", "src_offset"}, 3,
                                    2);
     return fast_call<8>(params, "Dma.copy()", args, nargs, kwnames, [&](const auto& a) -> PyObject* {
+        ReleaseDeferredOnExit release;  // the operands of older copies the submission saw done
         PyDma& dma = self_of<PyDma>(self, "Dma.copy");
         const bool want_request = bool_arg(a[4], true, "Dma.copy: request");
         CopyArgs c = copy_args(a);
-        Operands keep;
-        std::shared_ptr<aml::Request> request = dma.copy(c, want_request ? &keep : nullptr);
+        std::shared_ptr<aml::Request> request = dma.copy(c, want_request);
         if (!want_request) Py_RETURN_NONE;
-        return new_request_object(std::move(request), std::move(keep), self);
+        return new_request_object(std::move(request));
     });
 }
 
@@ -404,19 +344,16 @@ PyMethodDef kDmaCopyDef = {
 }  // namespace
 
 PyObject* submit_on_dma(PyObject* dma, Submission submission, bool want_request) {
+    ReleaseDeferredOnExit release;  // the operands of older commands the submission saw done
     PyDma& engine = self_of<PyDma>(dma, "Dma.launch");
-    Operands keep;
-    std::shared_ptr<aml::Request> request = engine.submit(submission, want_request ? &keep : nullptr);
+    std::shared_ptr<aml::Request> request = engine.submit(submission, want_request);
     if (!want_request) Py_RETURN_NONE;
-    return new_request_object(std::move(request), std::move(keep), dma);
-}
-
-void adopt_operands(PyObject* dma, std::shared_ptr<aml::Request> request, Operands keep) {
-    if (PyDma* engine = instance_of<PyDma>(dma)) engine->adopt(std::move(request), std::move(keep));
+    return new_request_object(std::move(request));
 }
 
 void bind_dma(pyb::module_& m) {
     bind_request(m);
+    install_deferred_release();
     pyb::class_<PyDma> dma_class =
         pyb::class_<PyDma>(m, "Dma",
                            "An engine: asynchronous copies on engine `index` of engine group `ordinal` (1: copy "

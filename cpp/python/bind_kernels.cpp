@@ -422,8 +422,8 @@ std::vector<ArgValue> launch_args(const PyKernel& k, pyb::handle args, pyb::list
 
 // How a launch is appended once its kernel's arguments are set: a direct launch over fixed
 // group counts, or an indirect one over counts read from memory when it runs.
-using LaunchAppend =
-    std::function<ze_result_t(aml::Dma&, const hal::KernelRef&, std::shared_ptr<aml::Request>*, const hal::EventRef&)>;
+using LaunchAppend = std::function<ze_result_t(aml::Dma&, const hal::KernelRef&, std::shared_ptr<aml::Request>*,
+                                               const hal::EventRef&, aml::Request::KeepAlive)>;
 
 // Dma.launch and Dma.launch_indirect: every Python argument converted first; then, with no
 // Python code between, the kernel's arguments and group size are set and `append` appends
@@ -455,7 +455,7 @@ pyb::object submit_launch(pyb::handle self, pyb::handle kernel_obj, pyb::handle 
     s.operands.src = pyb::reinterpret_borrow<pyb::object>(kernel_obj);
     hal::KernelRef kernel = k.kernel;
     hal::DeviceRef device = k.device;
-    s.append = [=](aml::Dma& dma, std::shared_ptr<aml::Request>* out) -> ze_result_t {
+    s.append = [=](aml::Dma& dma, std::shared_ptr<aml::Request>* out, aml::Request::KeepAlive keep) -> ze_result_t {
         if (dma.device() != device)
             check(ZE_RESULT_ERROR_INVALID_ARGUMENT, name + ": the kernel was built for another device");
         for (size_t i = 0; i < values->size(); ++i) {
@@ -470,7 +470,7 @@ pyb::object submit_launch(pyb::handle self, pyb::handle kernel_obj, pyb::handle 
                   name + ": argument " + std::to_string(i) + " of '" + kernel->properties().name + "'");
         }
         if (set_size) check(kernel->set_group_size(size[0], size[1], size[2]), name + ": group_size");
-        return append(dma, kernel, out, event);
+        return append(dma, kernel, out, event, std::move(keep));
     };
     return pyb::reinterpret_steal<pyb::object>(submit_on_dma(self.ptr(), std::move(s), request));
 }
@@ -481,7 +481,9 @@ pyb::object dma_launch(pyb::handle self, pyb::handle kernel_obj, pyb::handle gro
     const hal::GroupCount counts = dims_arg(groups, "Dma.launch: groups");
     return submit_launch(self, kernel_obj, args, group_size, request, signal, "Dma.launch", pyb::none(), nullptr,
                          [counts](aml::Dma& dma, const hal::KernelRef& kernel, std::shared_ptr<aml::Request>* out,
-                                  const hal::EventRef& event) { return dma.launch(*kernel, counts, out, event); });
+                                  const hal::EventRef& event, aml::Request::KeepAlive keep) {
+                             return dma.launch(*kernel, counts, out, event, std::move(keep));
+                         });
 }
 
 // Dma.launch_indirect: over the three uint32 group counts at `groups` (a Buffer or any
@@ -492,17 +494,17 @@ pyb::object dma_launch_indirect(pyb::handle self, pyb::handle kernel_obj, pyb::h
     if (groups.is_none()) throw pyb::type_error("Dma.launch_indirect: groups must be memory holding 3 uint32");
     pyb::list keep;
     auto counts = std::make_shared<ArgValue>(pointer_arg(groups, sizeof(void*), "Dma.launch_indirect: groups", keep));
-    return submit_launch(self, kernel_obj, args, group_size, request, signal, what, pyb::make_tuple(groups, keep),
-                         counts->buffer,
-                         [counts](aml::Dma& dma, const hal::KernelRef& kernel, std::shared_ptr<aml::Request>* out,
-                                  const hal::EventRef& event) {
-                             void* at = nullptr;
-                             if (counts->buffer)
-                                 at = counts->buffer->for_copy("Dma.launch_indirect: groups");
-                             else
-                                 std::memcpy(&at, counts->bytes.data(), sizeof at);
-                             return dma.launch_indirect(kernel, static_cast<const hal::GroupCount*>(at), out, event);
-                         });
+    return submit_launch(
+        self, kernel_obj, args, group_size, request, signal, what, pyb::make_tuple(groups, keep), counts->buffer,
+        [counts](aml::Dma& dma, const hal::KernelRef& kernel, std::shared_ptr<aml::Request>* out,
+                 const hal::EventRef& event, aml::Request::KeepAlive keep) {
+            void* at = nullptr;
+            if (counts->buffer)
+                at = counts->buffer->for_copy("Dma.launch_indirect: groups");
+            else
+                std::memcpy(&at, counts->bytes.data(), sizeof at);
+            return dma.launch_indirect(kernel, static_cast<const hal::GroupCount*>(at), out, event, std::move(keep));
+        });
 }
 
 // A foreign stream: a raw CUstream as an int (0: CUDA's legacy default stream), or an

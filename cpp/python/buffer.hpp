@@ -3,14 +3,17 @@
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "aml/area.hpp"
-#include "aml/request.hpp"
+#include "aml/dma.hpp"
 #include "bindings.hpp"
+#include "python/deferred_release.hpp"
 #include "python/gil.hpp"
 
 namespace zehal::py {
@@ -18,18 +21,20 @@ namespace zehal::py {
 // One mapping of an Area. Keeps its area alive. Host and shared memory speak the buffer
 // protocol (writable 1-D bytes); every kind exports DLPack. close() unmaps once no export
 // (memoryview, NumPy array, DLPack capsule) is left, after the copies using it completed.
+//
+// Which copies use it is not listed here: each copy's keep-alive (python/keep_alive.hpp),
+// which its engine holds until it sees the copy done, holds one use of the buffer and a
+// reference to it. close() counts the uses and has the engines that took them finish.
 class Buffer {
 public:
     Buffer(std::shared_ptr<aml::Area> area, void* ptr, size_t nbytes)
         : area_(std::move(area)),
           ptr_(ptr),
           nbytes_(nbytes) {}
+    // No copy uses the buffer by now: a pending copy's keep-alive holds a reference to it
+    // (its Buffer, or a Layout over it) and gives its use back before that reference.
     ~Buffer() {
         if (closed_ || !ptr_) return;
-        // Never unmapped under a copy (contract §11). Waited for without touching the GIL
-        // (a DLPack deleter may drop the last reference from any thread); the copies finish
-        // on the engines whatever the GIL does.
-        for (const auto& r : pending_users()) r->wait();
         unmap();
     }
     Buffer(const Buffer&) = delete;
@@ -43,8 +48,8 @@ public:
 
     // The pointer for a new copy: as live(), and refused as well while a close() waits for
     // the copies already submitted (it would unmap under a new one). A copy calls this and
-    // add_user() under one holding of the GIL, with no Python code between them, so every
-    // copy a close() must wait for is listed by the time it looks.
+    // takes its use (its keep-alive) under one holding of the GIL, with no Python code
+    // between them, so every copy a close() must wait for is counted by the time it looks.
     void* for_copy(std::string_view what) const {
         if (closers_ > 0 && !closed_)
             check(ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
@@ -55,6 +60,9 @@ public:
 
     // Unmaps once every copy submitted before it completed. Any number of threads may close
     // at once: each waits for those same copies, and the first to run after them unmaps.
+    // Waits with a barrier on each engine that took a use (copies of an engine complete in
+    // order, so that is the copies queued up to the buffer's last one, and those behind it
+    // submitted before the close), then until every use is given back.
     void close() {
         if (closed_) return;
         if (exports_ > 0)
@@ -62,7 +70,7 @@ public:
                                     " export(s) (memoryview, NumPy array, DLPack capsule) still use the memory");
         ++closers_;
         Closing closing{closers_};
-        wait_for_users();
+        wait_for_uses();
         if (closed_) return;  // closed by another thread while this one waited
         // Another thread may have taken an export while this one waited without the GIL.
         if (exports_ > 0)
@@ -72,13 +80,26 @@ public:
         check(unmap(), "Buffer.close");
     }
 
-    // Records a copy that reads or writes this buffer: close() waits for it.
-    void add_user(const std::shared_ptr<aml::Request>& request) {
-        std::erase_if(users_, [](const std::weak_ptr<aml::Request>& w) {
-            auto r = w.lock();
-            return !r || r->done();
+    // Remembers `engine` as one that runs commands on this buffer (GIL held; may throw
+    // bad_alloc), for close() to finish them. Engines gone are forgotten here.
+    void note_engine(const std::shared_ptr<aml::Dma>& engine) {
+        bool known = false;
+        std::erase_if(engines_, [&](const std::weak_ptr<aml::Dma>& w) {
+            if (!w.owner_before(engine) && !engine.owner_before(w)) known = true;
+            return w.expired();
         });
-        users_.push_back(request);
+        if (!known) engines_.push_back(engine);
+    }
+    // A command on this buffer is pending: close() waits until drop_use() (any thread).
+    void add_use() noexcept {
+        // relaxed: taken with the GIL held, as close() reads it; only the drop publishes.
+        uses_.fetch_add(1, std::memory_order_relaxed);
+    }
+    // A command on this buffer was seen done (any thread, GIL or not).
+    void drop_use() noexcept {
+        // acq_rel: close() reads 0 with acquire after every command was seen done; the last
+        // drop wakes it.
+        if (uses_.fetch_sub(1, std::memory_order_acq_rel) == 1) uses_.notify_all();
     }
 
     bool closed() const { return closed_; }
@@ -102,26 +123,31 @@ private:
         ~Closing() { --closers; }
     };
 
-    // Waits, without the GIL, for the copies still using this buffer. The list stays as it
-    // is: a second close() waits for the same copies.
-    void wait_for_users() {
-        const std::vector<std::shared_ptr<aml::Request>> pending = pending_users();
-        if (pending.empty()) return;
-        without_gil([&] {
-            for (const auto& r : pending) r->wait();
+    // Waits, without the GIL, until no command uses this buffer: a barrier on each engine
+    // that took a use has it see its commands done (their keep-alives then give the uses
+    // back), then the count is waited for (a closed engine's closer gives them back). The
+    // references the keep-alives gave back are dropped once the GIL is back.
+    void wait_for_uses() {
+        ReleaseDeferredOnExit release;
+        // acquire: pairs with drop_use()'s release.
+        if (uses_.load(std::memory_order_acquire) == 0) return;
+        std::vector<std::shared_ptr<aml::Dma>> engines;
+        for (const auto& w : engines_)
+            if (auto e = w.lock()) engines.push_back(std::move(e));
+        const ze_result_t r = without_gil([&] {
+            for (const auto& e : engines) {
+                const ze_result_t b = e->barrier();
+                if (b != ZE_RESULT_SUCCESS && b != ZE_RESULT_ERROR_INVALID_NULL_HANDLE &&
+                    b != ZE_RESULT_ERROR_DEVICE_LOST)
+                    return b;
+            }
+            engines.clear();  // here, should one be the last reference (its close waits)
+            // acquire: as above.
+            for (uint32_t n; (n = uses_.load(std::memory_order_acquire)) != 0;)
+                uses_.wait(n, std::memory_order_acquire);
+            return ZE_RESULT_SUCCESS;
         });
-    }
-
-    // The copies still using this buffer (those done or gone are dropped from the list).
-    std::vector<std::shared_ptr<aml::Request>> pending_users() {
-        std::vector<std::shared_ptr<aml::Request>> pending;
-        std::erase_if(users_, [&](const std::weak_ptr<aml::Request>& w) {
-            auto r = w.lock();
-            if (!r || r->done()) return true;
-            pending.push_back(std::move(r));
-            return false;
-        });
-        return pending;
+        check(r, "Buffer.close: waiting for the copies that use the buffer");
     }
 
     const std::shared_ptr<aml::Area> area_;
@@ -130,7 +156,8 @@ private:
     bool closed_ = false;  // guarded by the GIL, as every field below
     int exports_ = 0;
     int closers_ = 0;  // close() calls waiting for copies: new copies are refused meanwhile
-    std::vector<std::weak_ptr<aml::Request>> users_;
+    std::vector<std::weak_ptr<aml::Dma>> engines_;  // engines that took a use (note_engine)
+    std::atomic<uint32_t> uses_{0};                  // pending commands on the buffer, any thread
 };
 
 using BufferRef = std::shared_ptr<Buffer>;

@@ -14,6 +14,7 @@
 #include "bindings.hpp"
 #include "common/clock.hpp"
 #include "python/fast_call.hpp"
+#include "python/deferred_release.hpp"
 #include "python/gil.hpp"
 #include "python/interruptible_wait.hpp"
 
@@ -24,9 +25,7 @@ namespace {
 // new_request_object and destroyed by request_dealloc (the type has no other constructor).
 struct RequestObject {
     PyObject_HEAD PyObject* weakrefs;       // CPython's list of weak references, or null
-    PyObject* dma;                          // the zehal.Dma that submitted the copy (owned)
     std::shared_ptr<aml::Request> request;  // never null
-    Operands keep;                          // the operands while the copy may be pending
 };
 // offsetof (the weak-reference list's place, for CPython) is defined on standard layouts.
 static_assert(std::is_standard_layout_v<RequestObject>);
@@ -35,26 +34,6 @@ static_assert(std::is_standard_layout_v<RequestObject>);
 PyTypeObject* g_request_type = nullptr;
 
 RequestObject& state_of(PyObject* self) { return *reinterpret_cast<RequestObject*>(self); }
-
-// Drops the operands once the copy is done.
-void release_if_done(RequestObject& r) {
-    if (r.request->done()) r.keep = {};
-}
-
-// Gives a pending copy's operands to its engine object. Should that fail (no memory for the
-// engine's list), the copy is waited for here, without the GIL: operands are never dropped
-// while a copy may still touch them. Leaves the caller's Python error state as it was.
-void hand_over(PyObject* dma, std::shared_ptr<aml::Request> request, Operands keep) noexcept {
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    try {
-        adopt_operands(dma, request, std::move(keep));
-    } catch (...) {
-        PyErr_Clear();
-        without_gil([&] { request->wait(kWaitForever); });
-    }
-    PyErr_Restore(type, value, traceback);
-}
 
 // A `timeout` argument in seconds as pybind11 reads an optional float: None (or absent),
 // or any object float() takes without a string (an int, numpy.float32, ...).
@@ -67,7 +46,9 @@ std::optional<double> optional_seconds(PyObject* o, std::string_view what) {
     return v;
 }
 
+// Waits for the copy; the operands its completion released are dropped before the return.
 void wait(RequestObject& r, const std::optional<double>& timeout) {
+    ReleaseDeferredOnExit release;
     // A copy already complete needs no wait: no release and retaking of the GIL, no clock
     // reads (a short copy is often done by the time Python asks). A bad timeout is refused
     // either way.
@@ -78,14 +59,13 @@ void wait(RequestObject& r, const std::optional<double>& timeout) {
                                                  [&](uint64_t slice) { return request.wait(slice); });
         if (w == ZE_RESULT_NOT_READY) check(w, "Request.wait: timed out");
     }
-    release_if_done(r);
     check(r.request->result(), "Request.wait: the copy failed");
 }
 
 void cancel(RequestObject& r) {
+    ReleaseDeferredOnExit release;
     aml::Request& request = *r.request;
     const ze_result_t c = without_gil([&] { return request.cancel(); });
-    release_if_done(r);
     check(c, "Request.cancel");
 }
 
@@ -128,19 +108,15 @@ PyObject* request_exit(PyObject* self, PyObject* const* args, Py_ssize_t nargs) 
 
 PyObject* request_done(PyObject* self, void*) {
     return fast_call_guarded([&]() -> PyObject* {
-        RequestObject& r = state_of(self);
-        const bool d = r.request->done();
-        if (d) r.keep = {};
-        return PyBool_FromLong(d);
+        ReleaseDeferredOnExit release;
+        return PyBool_FromLong(state_of(self).request->done());
     });
 }
 
 PyObject* request_flags(PyObject* self, void*) {
     return fast_call_guarded([&]() -> PyObject* {
-        RequestObject& r = state_of(self);
-        const int f = r.request->flags();
-        if (f == AML_DMA_ZE_REQUEST_FLAGS_DONE) r.keep = {};
-        return PyLong_FromLong(f);
+        ReleaseDeferredOnExit release;
+        return PyLong_FromLong(state_of(self).request->flags());
     });
 }
 
@@ -153,17 +129,14 @@ PyObject* request_repr(PyObject* self) {
     });
 }
 
-// Runs between one copy's completion and the next copy's submission in a round trip: a
-// done request drops its references; the request itself stays listed by its engine, which
-// tears it down after its next submission.
+// Runs between one copy's completion and the next copy's submission in a round trip: the
+// request itself stays listed by its engine (which holds the operands while it is
+// pending), and is torn down after the engine's next submission.
 void request_dealloc(PyObject* self) {
     RequestObject& r = state_of(self);
     PyTypeObject* type = Py_TYPE(self);
     if (r.weakrefs) PyObject_ClearWeakRefs(self);
-    if (r.keep.dst && !r.request->done()) hand_over(r.dma, std::move(r.request), std::move(r.keep));
-    r.keep.~Operands();
     r.request.~shared_ptr();
-    Py_DECREF(r.dma);
     type->tp_free(self);
     Py_DECREF(type);  // (instances of a heap type hold a reference to it)
 }
@@ -196,24 +169,18 @@ PyMemberDef kMembers[] = {
 
 }  // namespace
 
-PyObject* new_request_object(std::shared_ptr<aml::Request> request, Operands keep, PyObject* dma) {
+PyObject* new_request_object(std::shared_ptr<aml::Request> request) {
     PyObject* obj = g_request_type->tp_alloc(g_request_type, 0);
-    if (!obj) {
-        if (keep.dst && !request->done()) hand_over(dma, std::move(request), std::move(keep));
-        return nullptr;
-    }
+    if (!obj) return nullptr;
     RequestObject& r = state_of(obj);
     r.weakrefs = nullptr;
-    Py_INCREF(dma);
-    r.dma = dma;
     new (&r.request) std::shared_ptr<aml::Request>(std::move(request));
-    new (&r.keep) Operands(std::move(keep));
     return obj;
 }
 
 void bind_request(pyb::module_& m) {
     static char doc[] =
-        "A submitted copy. A pending request keeps its operands alive. wait() is idempotent and releases the GIL; "
+        "A submitted copy. Its engine keeps the operands alive until the copy is seen done. wait() is idempotent and releases the GIL; "
         "after cancel(), done is True and wait() returns at once.";
     PyType_Slot slots[] = {
         {Py_tp_doc, doc},

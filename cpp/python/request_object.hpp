@@ -14,24 +14,12 @@
 
 namespace zehal::py {
 
-// The operands of a copy, kept alive while it may be pending: two references, no tuple. An
-// operand of host memory from another exporter is a memoryview of it, whose export keeps
-// the memory in place until dropped.
-struct Operands {
-    pybind11::object dst;
-    pybind11::object src;
-};
-
 // Adds the Request type to `m` (once, at module initialization).
 void bind_request(pybind11::module_& m);
 
-// A new Request object (a new reference) for `request`, which keeps `keep` alive while the
-// copy may be pending and, when dropped before the copy is seen done, hands them to
-// `dma` (the zehal.Dma that submitted it). Raises (returns null) only on allocation failure.
-PyObject* new_request_object(std::shared_ptr<aml::Request> request, Operands keep, PyObject* dma);
-
-// Implemented by the Dma binding (bind_dma.cpp): `dma` (a zehal.Dma) holds `keep` until
-// `request` completes. Called with the GIL held, by a Request object that goes first.
-void adopt_operands(PyObject* dma, std::shared_ptr<aml::Request> request, Operands keep);
+// A new Request object (a new reference) for `request`. The copy's operands are the
+// request's keep-alive, held by its engine until the copy is seen done, whether or not the
+// object lives that long. Raises (returns null) only on allocation failure.
+PyObject* new_request_object(std::shared_ptr<aml::Request> request);
 
 }  // namespace zehal::py

@@ -12,16 +12,16 @@
 #include "aml/dma.hpp"
 #include "aml/request.hpp"
 #include "python/buffer.hpp"
-#include "python/request_object.hpp"
+#include "python/keep_alive.hpp"
 
 namespace zehal::py {
 
 // One command for an engine. `append` reads its operands' native state and appends it to
-// the engine with a request (it runs with the GIL held and calls no Python code, so what
-// it reads is what the command uses).
+// the engine with the keep-alive it is given, and a request when asked for one (it runs
+// with the GIL held and calls no Python code, so what it reads is what the command uses).
 struct Submission {
     std::string_view what;  // the API name, for error messages
-    std::function<ze_result_t(aml::Dma&, std::shared_ptr<aml::Request>*)> append;
+    std::function<ze_result_t(aml::Dma&, std::shared_ptr<aml::Request>*, aml::Request::KeepAlive)> append;
     std::vector<Buffer*> users;  // zehal Buffers the command uses: closing one waits for it
     Operands operands;           // Python objects kept alive until it completes
 };

@@ -284,7 +284,7 @@ TEST(DmaCpp, ADroppedEngineLeavesNoReferenceBehind) {
 
 TEST(DmaCpp, ARequestSeenDoneIsDroppedByTheEnginesNextSubmission) {
     // wait() and flags() only record the completion: the engine tears the request down after
-    // its next submission (or poll, barrier, pending(), close()), off the path from one
+    // its next submission (or poll, pending(), close()), off the path from one
     // copy's completion to the next copy's submission.
     Fixture f(zehal::aml::test::sim_device());
     unsigned char* src = f.map(*f.host, 64);
