@@ -317,8 +317,11 @@ ze_result_t CudaModule::global_pointer(std::string_view name, size_t* size, void
     CUdeviceptr address = 0;
     size_t bytes = 0;
     const std::string global_name(name);
+    // A name the module does not hold as a variable is NOT_FOUND, or INVALID_VALUE when it
+    // names something else, such as one of its kernels (seen on CUDA 13).
     if (CUresult r = api.cuModuleGetGlobal(&address, &bytes, module_, global_name.c_str()); r != CUDA_SUCCESS)
-        return r == CUDA_ERROR_NOT_FOUND ? ZE_RESULT_ERROR_INVALID_GLOBAL_NAME : device_->check(r);
+        return r == CUDA_ERROR_NOT_FOUND || r == CUDA_ERROR_INVALID_VALUE ? ZE_RESULT_ERROR_INVALID_GLOBAL_NAME
+                                                                          : device_->check(r);
     if (size) *size = bytes;
     if (pointer) *pointer = reinterpret_cast<void*>(static_cast<uintptr_t>(address));
     return ZE_RESULT_SUCCESS;
