@@ -5,7 +5,9 @@
 file(REMOVE_RECURSE "${OUTPUT}.ranks")
 get_filename_component(folder "${OUTPUT}" DIRECTORY)
 file(MAKE_DIRECTORY "${folder}")
-execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=_ZEHAL_TRACE_ACTIVE_PID ZEHAL_TRACE_OUTPUT=${OUTPUT} ${PROGRAM}
+# The sim device whole (its compute engines too), whose tracks EXPECT names.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=_ZEHAL_TRACE_ACTIVE_PID --unset=ZEHAL_SIM_COMPUTE_ENGINES
+  ZEHAL_TRACE_OUTPUT=${OUTPUT} ${PROGRAM}
   RESULT_VARIABLE status TIMEOUT 120)
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "${PROGRAM} failed under the trace: ${status}")
