@@ -63,29 +63,39 @@ ze_result_t Dma::append_copy(void* dst, const void* src, size_t size, Request* r
     return engine_->append_copy(dst, src, size, request, nullptr);
 }
 
-ze_result_t Dma::launch(hal::Kernel& kernel, const hal::GroupCount& groups, std::shared_ptr<Request>* request,
-                        const hal::EventRef& signal, Request::KeepAlive keep) {
-    if (!request && !keep) return engine_->append_launch(kernel, groups, nullptr, signal);
-    std::shared_ptr<Request> made;  // with a keep-alive, made even for fire-and-forget (see copy())
-    if (ze_result_t r = engine_->new_request(signal, &made); r != ZE_RESULT_SUCCESS) return r;
-    if (ze_result_t r = engine_->append_launch(kernel, groups, made.get(), nullptr, std::move(keep));
-        r != ZE_RESULT_SUCCESS)
-        return r;
+namespace {
+
+// A launch through `append(request, signal, keep)` (the engine's append_launch or
+// append_launch_indirect): untracked without a request or keep-alive, else tracked by a
+// request made first (with a keep-alive, made even for fire-and-forget: see copy()).
+template <typename Append>
+ze_result_t launch_tracked(detail::Engine& engine, std::shared_ptr<Request>* request, const hal::EventRef& signal,
+                           Request::KeepAlive keep, Append&& append) {
+    if (!request && !keep) return append(nullptr, signal, Request::KeepAlive{});
+    std::shared_ptr<Request> made;
+    if (ze_result_t r = engine.new_request(signal, &made); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = append(made.get(), nullptr, std::move(keep)); r != ZE_RESULT_SUCCESS) return r;
     if (request) *request = std::move(made);
     return ZE_RESULT_SUCCESS;
+}
+
+}  // namespace
+
+ze_result_t Dma::launch(hal::Kernel& kernel, const hal::GroupCount& groups, std::shared_ptr<Request>* request,
+                        const hal::EventRef& signal, Request::KeepAlive keep) {
+    return launch_tracked(*engine_, request, signal, std::move(keep),
+                          [&](Request* r, const hal::EventRef& s, Request::KeepAlive k) {
+                              return engine_->append_launch(kernel, groups, r, s, std::move(k));
+                          });
 }
 
 ze_result_t Dma::launch_indirect(const hal::KernelRef& kernel, const hal::GroupCount* groups,
                                  std::shared_ptr<Request>* request, const hal::EventRef& signal,
                                  Request::KeepAlive keep) {
-    if (!request && !keep) return engine_->append_launch_indirect(kernel, groups, nullptr, signal);
-    std::shared_ptr<Request> made;  // with a keep-alive, made even for fire-and-forget (see copy())
-    if (ze_result_t r = engine_->new_request(signal, &made); r != ZE_RESULT_SUCCESS) return r;
-    if (ze_result_t r = engine_->append_launch_indirect(kernel, groups, made.get(), nullptr, std::move(keep));
-        r != ZE_RESULT_SUCCESS)
-        return r;
-    if (request) *request = std::move(made);
-    return ZE_RESULT_SUCCESS;
+    return launch_tracked(*engine_, request, signal, std::move(keep),
+                          [&](Request* r, const hal::EventRef& s, Request::KeepAlive k) {
+                              return engine_->append_launch_indirect(kernel, groups, r, s, std::move(k));
+                          });
 }
 
 ze_result_t Dma::barrier() { return engine_->barrier(); }

@@ -157,7 +157,7 @@ private:
     int exports_ = 0;
     int closers_ = 0;  // close() calls waiting for copies: new copies are refused meanwhile
     std::vector<std::weak_ptr<aml::Dma>> engines_;  // engines that took a use (note_engine)
-    std::atomic<uint32_t> uses_{0};                  // pending commands on the buffer, any thread
+    std::atomic<uint32_t> uses_{0};                 // pending commands on the buffer, any thread
 };
 
 using BufferRef = std::shared_ptr<Buffer>;

@@ -179,9 +179,9 @@ PyObject* new_request_object(std::shared_ptr<aml::Request> request) {
 }
 
 void bind_request(pyb::module_& m) {
-    static char doc[] =
-        "A submitted copy. Its engine keeps the operands alive until the copy is seen done. wait() is idempotent and releases the GIL; "
-        "after cancel(), done is True and wait() returns at once.";
+    static char doc[] = "A submitted copy. Its engine keeps the operands alive until the copy is seen done. wait() is "
+                        "idempotent and releases the GIL; "
+                        "after cancel(), done is True and wait() returns at once.";
     PyType_Slot slots[] = {
         {Py_tp_doc, doc},
         {Py_tp_dealloc, reinterpret_cast<void*>(&request_dealloc)},

@@ -179,8 +179,8 @@ size_t barrier_commands(const hal::DeviceRef& dev, Body body) {
     const size_t n = trace->drain(records.data(), records.size() * sizeof(hal::TraceRecord), &lost) /
                      sizeof(hal::TraceRecord);
     EXPECT_EQ(lost, 0u);
-    constexpr uint32_t kCommandType = 6;   // metric: the command's kind
-    constexpr uint64_t kBarrierKind = 2;   // its value for a barrier
+    constexpr uint32_t kCommandType = 6;  // metric: the command's kind
+    constexpr uint64_t kBarrierKind = 2;  // its value for a barrier
     constexpr uint64_t kCopyKind = 0;
     size_t barriers = 0, copies = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -204,17 +204,17 @@ TEST(DmaKeepAlive, TheCBarrierWaitsForTheNewestRequestWithoutABarrierCommand) {
 
     // The newest copy has a request: the barrier waits for it.
     aml_dma_request* req = nullptr;
-    EXPECT_EQ(barrier_commands(dev,
-                               [&] {
-                                   for (int i = 0; i < 4; ++i)
-                                       ASSERT_EQ(aml_dma_ze_copy_signal(dma, i == 3 ? &req : nullptr, b, a, 4096,
-                                                                        nullptr),
-                                                 AML_SUCCESS);
-                                   ASSERT_EQ(aml_dma_barrier(dma), AML_SUCCESS);
-                                   ASSERT_EQ(std::atomic_ref<int>(reinterpret_cast<aml_dma_ze_request*>(req)->flags).load(),
-                                             AML_DMA_ZE_REQUEST_FLAGS_DONE);
-                               }),
-              0u);
+    EXPECT_EQ(
+        barrier_commands(dev,
+                         [&] {
+                             for (int i = 0; i < 4; ++i)
+                                 ASSERT_EQ(aml_dma_ze_copy_signal(dma, i == 3 ? &req : nullptr, b, a, 4096, nullptr),
+                                           AML_SUCCESS);
+                             ASSERT_EQ(aml_dma_barrier(dma), AML_SUCCESS);
+                             ASSERT_EQ(std::atomic_ref<int>(reinterpret_cast<aml_dma_ze_request*>(req)->flags).load(),
+                                       AML_DMA_ZE_REQUEST_FLAGS_DONE);
+                         }),
+        0u);
     EXPECT_EQ(aml_dma_wait(dma, &req), AML_SUCCESS);
     EXPECT_EQ(b[4095], 0x5A);
 

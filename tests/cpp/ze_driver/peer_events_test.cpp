@@ -39,19 +39,7 @@ protected:
         ZeDriver::TearDown();
     }
     // `n` events of one pool made for both devices, with `flags`.
-    std::vector<ze_event_handle_t> shared_events(uint32_t n, uint32_t flags) {
-        ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, flags, n};
-        ze_event_pool_handle_t pool = nullptr;
-        EXPECT_EQ(zeEventPoolCreate(context, &pd, 2, pair.data(), &pool), ZE_RESULT_SUCCESS);
-        owned_pools.push_back(pool);
-        std::vector<ze_event_handle_t> out(n);
-        for (uint32_t i = 0; i < n; ++i) {
-            ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, i, 0, 0};
-            EXPECT_EQ(zeEventCreate(pool, &ed, &out[i]), ZE_RESULT_SUCCESS);
-        }
-        owned_events.insert(owned_events.begin(), out.begin(), out.end());
-        return out;
-    }
+    std::vector<ze_event_handle_t> shared_events(uint32_t n, uint32_t flags) { return make_events(n, flags, pair); }
     // Waits for every command of immediate list `l` of either device, through an event of
     // the pair's pool (the fixture's own events belong to its first device, which need not
     // be a sim device).
@@ -124,8 +112,7 @@ protected:
 // Device 1's copy signals a timestamp event of the pool; device 0's list waits for it and
 // signals the next; the host reads both events' kernel and synchronized timestamps.
 TEST_F(PoolOfTwoDevices, EitherDevicesListsSignalItsTimestampEvents) {
-    std::vector<ze_event_handle_t> ev =
-        shared_events(2, ZE_EVENT_POOL_FLAG_HOST_VISIBLE | kMappedTimestamp);
+    std::vector<ze_event_handle_t> ev = shared_events(2, ZE_EVENT_POOL_FLAG_HOST_VISIBLE | kMappedTimestamp);
     void* src = memory(ZE_MEMORY_TYPE_HOST, 0, kBytes);
     void* on1 = memory(ZE_MEMORY_TYPE_DEVICE, 1, kBytes);
     void* on0 = memory(ZE_MEMORY_TYPE_DEVICE, 0, kBytes);
@@ -152,8 +139,8 @@ TEST_F(PoolOfTwoDevices, EitherDevicesListsSignalItsTimestampEvents) {
         ze_kernel_timestamp_result_t ticks{};
         ze_synchronized_timestamp_result_ext_t synced{};
         ze_event_query_kernel_timestamps_results_ext_properties_t res{
-            static_cast<ze_structure_type_t>(ZEHAL_STYPE_EVENT_QUERY_KERNEL_TIMESTAMPS_RESULTS_EXT_PROPERTIES),
-            nullptr, &ticks, &synced};
+            static_cast<ze_structure_type_t>(ZEHAL_STYPE_EVENT_QUERY_KERNEL_TIMESTAMPS_RESULTS_EXT_PROPERTIES), nullptr,
+            &ticks, &synced};
         ZE_OK(query(ev[i], pair[0], &count, &res));
         EXPECT_EQ(std::memcmp(&ticks, &core, sizeof core), 0);
         EXPECT_LE(before, synced.global.kernelStart);
@@ -178,8 +165,8 @@ TEST_F(PoolOfTwoDevices, EitherDevicesListsSignalItsTimestampEvents) {
 // Device 1's list writes a global timestamp signalling the pool's event, writes that event's
 // kernel timestamps to memory, resets it, and writes them again (zeros: not signalled).
 TEST_F(PoolOfTwoDevices, AnotherDevicesListTimestampsResetsAndQueriesItsEvents) {
-    std::vector<ze_event_handle_t> ev =
-        shared_events(1, ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP);
+    std::vector<ze_event_handle_t> ev = shared_events(1, ZE_EVENT_POOL_FLAG_HOST_VISIBLE |
+                                                             ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP);
     auto* out = static_cast<uint64_t*>(memory(ZE_MEMORY_TYPE_HOST, 1, 64));
     auto* results = static_cast<ze_kernel_timestamp_result_t*>(
         memory(ZE_MEMORY_TYPE_HOST, 1, 2 * sizeof(ze_kernel_timestamp_result_t)));

@@ -85,11 +85,16 @@ protected:
         return l;
     }
 
-    // `n` events of a new pool with `flags`, destroyed at the end of the test.
-    std::vector<ze_event_handle_t> make_events(uint32_t n, uint32_t flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE) {
+    // `n` events of a new pool with `flags`, made for `pool_devices` (the fixture's device
+    // when empty), destroyed at the end of the test.
+    std::vector<ze_event_handle_t> make_events(uint32_t n, uint32_t flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
+                                               std::vector<ze_device_handle_t> pool_devices = {}) {
+        if (pool_devices.empty()) pool_devices.push_back(device);
         ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, flags, n};
         ze_event_pool_handle_t pool = nullptr;
-        EXPECT_EQ(zeEventPoolCreate(context, &pd, 1, &device, &pool), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(
+            zeEventPoolCreate(context, &pd, static_cast<uint32_t>(pool_devices.size()), pool_devices.data(), &pool),
+            ZE_RESULT_SUCCESS);
         owned_pools.push_back(pool);
         std::vector<ze_event_handle_t> out(n);
         for (uint32_t i = 0; i < n; ++i) {

@@ -157,9 +157,9 @@ TEST(SimPeerSignal, AnotherDevicesQueueResetsAndQueriesTheEvent) {
     auto qb = queue(d.b);
     ASSERT_EQ(qb->append_query_kernel_timestamps(queried, out.ptr(), nullptr, nullptr, {}), ZE_RESULT_SUCCESS);
     ASSERT_EQ(qb->append_event_reset(stamped), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(qb->append_query_kernel_timestamps(queried, out.get<hal::KernelTimestampResult>() + 1, nullptr,
-                                                 nullptr, {}),
-              ZE_RESULT_SUCCESS);
+    ASSERT_EQ(
+        qb->append_query_kernel_timestamps(queried, out.get<hal::KernelTimestampResult>() + 1, nullptr, nullptr, {}),
+        ZE_RESULT_SUCCESS);
     ASSERT_EQ(qb->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
     const auto* written = out.get<hal::KernelTimestampResult>();
     EXPECT_EQ(std::memcmp(&written[0], &expected, sizeof expected), 0);
