@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,24 +63,39 @@ TEST(CudaTrace, StartRules) {
     EXPECT_EQ(source->stop(), ZE_RESULT_SUCCESS);
 }
 
-TEST(CudaTrace, CommandsBecomeEngineRecords) {
+// A CUDA device's trace source, its per-command group, a copy queue and 1 MiB of host and
+// device memory: what the engine-record tests share.
+class CudaEngineTrace : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ZEHAL_REQUIRE_TRACER(dev);
+        source = dev->trace_source();
+        engine = group_index(dev, hal::kGroupOther);
+        ASSERT_NE(engine, ~0u);
+        g = &dev->metric_groups()[engine];
+        ASSERT_EQ(dev->create_queue(hal::kCopyOrdinal, 0, &q), ZE_RESULT_SUCCESS);
+        a.emplace(dev, hal::MemoryKind::host, 1 << 20);
+        b.emplace(dev, hal::MemoryKind::device, 1 << 20);
+    }
+
     hal::DeviceRef dev;
-    ZEHAL_REQUIRE_TRACER(dev);
-    hal::TraceSource* source = dev->trace_source();
-    const uint32_t engine = group_index(dev, hal::kGroupOther);
-    ASSERT_NE(engine, ~0u);
-    const hal::MetricGroupInfo& g = dev->metric_groups()[engine];
+    hal::TraceSource* source = nullptr;
+    uint32_t engine = ~0u;
+    const hal::MetricGroupInfo* g = nullptr;
     std::shared_ptr<hal::Queue> q;
-    ASSERT_EQ(dev->create_queue(hal::kCopyOrdinal, 0, &q), ZE_RESULT_SUCCESS);
-    Memory a(dev, hal::MemoryKind::host, 1 << 20), b(dev, hal::MemoryKind::device, 1 << 20);
+    std::optional<Memory> a, b;
+};
+
+TEST_F(CudaEngineTrace, CommandsBecomeEngineRecords) {
+    const hal::MetricGroupInfo& g = *this->g;
 
     const uint32_t groups[] = {engine};
     ASSERT_EQ(source->start(groups), ZE_RESULT_SUCCESS);
     uint64_t before_ticks = 0, after_ticks = 0, host = 0;
     ASSERT_EQ(dev->global_timestamps(&host, &before_ticks), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(q->append_copy(b.ptr, a.ptr, 1 << 20, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_copy(b->ptr, a->ptr, 1 << 20, nullptr, {}), ZE_RESULT_SUCCESS);
     const uint32_t pattern = 0x01020304;
-    ASSERT_EQ(q->append_fill(b.ptr, &pattern, 4, 4096, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_fill(b->ptr, &pattern, 4, 4096, nullptr, {}), ZE_RESULT_SUCCESS);
     ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
     ASSERT_EQ(dev->global_timestamps(&host, &after_ticks), ZE_RESULT_SUCCESS);
     uint64_t lost = 0;
@@ -118,16 +134,8 @@ TEST(CudaTrace, CommandsBecomeEngineRecords) {
 
 // CUPTI hands records over late: a restarted run (as when a trace hands the device's tracer
 // to the program) gets no record of a command that ran before it started.
-TEST(CudaTrace, ARestartedRunHoldsOnlyItsOwnCommands) {
-    hal::DeviceRef dev;
-    ZEHAL_REQUIRE_TRACER(dev);
-    hal::TraceSource* source = dev->trace_source();
-    const uint32_t engine = group_index(dev, hal::kGroupOther);
-    ASSERT_NE(engine, ~0u);
-    const hal::MetricGroupInfo& g = dev->metric_groups()[engine];
-    std::shared_ptr<hal::Queue> q;
-    ASSERT_EQ(dev->create_queue(hal::kCopyOrdinal, 0, &q), ZE_RESULT_SUCCESS);
-    Memory a(dev, hal::MemoryKind::host, 1 << 20), b(dev, hal::MemoryKind::device, 1 << 20);
+TEST_F(CudaEngineTrace, ARestartedRunHoldsOnlyItsOwnCommands) {
+    const hal::MetricGroupInfo& g = *this->g;
     const uint32_t groups[] = {engine};
     size_t bytes_metric = g.metrics.size();
     for (size_t i = 0; i < g.metrics.size(); ++i)
@@ -136,10 +144,10 @@ TEST(CudaTrace, ARestartedRunHoldsOnlyItsOwnCommands) {
 
     for (int round = 0; round < 5; ++round) {
         ASSERT_EQ(source->start(groups), ZE_RESULT_SUCCESS);
-        ASSERT_EQ(q->append_copy(b.ptr, a.ptr, 1 << 20, nullptr, {}), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(q->append_copy(b->ptr, a->ptr, 1 << 20, nullptr, {}), ZE_RESULT_SUCCESS);
         ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
         ASSERT_EQ(source->start(groups), ZE_RESULT_SUCCESS);  // a restart, the copy's records pending
-        ASSERT_EQ(q->append_copy(b.ptr, a.ptr, 4096, nullptr, {}), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(q->append_copy(b->ptr, a->ptr, 4096, nullptr, {}), ZE_RESULT_SUCCESS);
         ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
         uint64_t lost = 0;
         // CUPTI delivers a device's records in order: once the second copy's are in, the
