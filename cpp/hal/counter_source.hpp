@@ -27,8 +27,10 @@ public:
                                std::span<uint64_t> values) const = 0;
     // A streamer or query pool starts (`true`) or stops (`false`) reading the counters: while
     // any does, a backend may spend time keeping commands and timestamps on distinct ticks,
-    // so that each command falls on the right side of a query's begin and end.
-    virtual void use(bool reading) = 0;
+    // so that each command falls on the right side of a query's begin and end. A start
+    // fails (UNSUPPORTED_FEATURE, DEPENDENCY_UNAVAILABLE) when the device's counters cannot
+    // be read now; a stop follows a successful start.
+    virtual ze_result_t use(bool reading) = 0;
 };
 
 }  // namespace zehal::hal

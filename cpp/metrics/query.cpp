@@ -17,17 +17,23 @@ ze_result_t QueryPool::create(const hal::DeviceRef& device, const MetricGroup* g
     if (ze_result_t r = DeviceMetrics::of(device, &state); r != ZE_RESULT_SUCCESS) return r;
     if (&group->owner() != state.get() || !group->samples(hal::kSamplingEventBased))
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (!device->counter_source()) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-    *out = std::make_shared<QueryPool>(device, state->group(group->index()), count);
+    hal::CounterSource* source = device->counter_source();
+    if (!source) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    if (ze_result_t r = source->use(true); r != ZE_RESULT_SUCCESS) return r;
+    // The pool owns the counters' use from here (its destructor gives it back).
+    try {
+        *out = std::make_shared<QueryPool>(device, state->group(group->index()), count);
+    } catch (...) {
+        source->use(false);
+        throw;
+    }
     return ZE_RESULT_SUCCESS;
 }
 
 QueryPool::QueryPool(const hal::DeviceRef& device, MetricGroupRef group, uint32_t count)
     : device_(device),
       group_(std::move(group)),
-      count_(count) {
-    device_->counter_source()->use(true);
-}
+      count_(count) {}
 
 QueryPool::~QueryPool() { device_->counter_source()->use(false); }
 

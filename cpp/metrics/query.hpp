@@ -28,7 +28,8 @@ public:
     // The device.
     const hal::DeviceRef& device() const { return device_; }
 
-    // Reads the device's counters until destroyed (hal::CounterSource::use).
+    // Takes over a use of the device's counters that create() started, and gives it back
+    // when destroyed (hal::CounterSource::use).
     QueryPool(const hal::DeviceRef& device, MetricGroupRef group, uint32_t count);
     ~QueryPool();
     QueryPool(const QueryPool&) = delete;

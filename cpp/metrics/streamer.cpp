@@ -29,12 +29,17 @@ ze_result_t Streamer::open(const hal::DeviceRef& device, const MetricGroup* grou
     const uint32_t period = *sampling_period_ns == 0 ? kDefaultPeriodNs : std::max(*sampling_period_ns, kMinPeriodNs);
     const uint32_t notify = std::clamp(*notify_every_n_reports, 1u, kRingReports);
     if (ze_result_t r = state->claim_streamer(); r != ZE_RESULT_SUCCESS) return r;
-    // A constructed streamer owns the claim (its destructor gives it back); a constructor
-    // that throws has not taken it yet.
+    if (ze_result_t r = device->counter_source()->use(true); r != ZE_RESULT_SUCCESS) {
+        state->release_streamer();
+        return r;
+    }
+    // A constructed streamer owns the claim and the counters' use (its destructor gives
+    // both back); a constructor that throws has taken neither.
     Streamer* made = nullptr;
     try {
         made = new Streamer(device, state, state->group(group->index()), period, notify, notification);
     } catch (...) {
+        device->counter_source()->use(false);
         state->release_streamer();
         throw;
     }
@@ -59,15 +64,9 @@ Streamer::Streamer(const hal::DeviceRef& device, std::shared_ptr<DeviceMetrics> 
       tick_mask_(hal::timestamp_max(device->properties().timestamp_valid_bits)),
       ring_(kRingReports * report_bytes_),
       values_(group_->metrics().size()) {
-    source_->use(true);
     // The first period starts at open, not when the thread first runs.
     tick0_ = source_->now_ticks();
-    try {
-        sampler_ = std::thread([this] { sample_loop(); });
-    } catch (...) {
-        source_->use(false);
-        throw;
-    }
+    sampler_ = std::thread([this] { sample_loop(); });
 }
 
 Streamer::~Streamer() { close(); }

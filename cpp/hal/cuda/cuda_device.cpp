@@ -32,6 +32,7 @@ CudaDevice::~CudaDevice() {
     {
         ContextScope scope(api_, ctx_);
         printf_flush_.release(api_);
+        counters_.reset();
         trace_.reset();
         for (const hal::Allocation& a : memory_.take_all()) {
             if (a.info.imported)
@@ -107,6 +108,19 @@ bool CudaDevice::describe(std::string* why) {
     props_.tracer = false;
 #endif
     if (!props_.tracer) props_.limits = "no tracer: " + cupti_why_;
+#ifdef ZEHAL_HAVE_CUPTI_H
+    if (props_.tracer) {
+        groups_ = CudaTrace::groups();
+        const hal::MetricGroupInfo& last = groups_.back();
+        std::string counters_why;
+        counters_ = CudaCounters::create(api_, ordinal_, &clock_, static_cast<uint32_t>(groups_.size()), &counters_why);
+        if (counters_)
+            groups_.push_back(
+                CudaCounters::group_info(2, last.first_metric_id + static_cast<uint32_t>(last.metrics.size())));
+        else
+            props_.limits = "no sampled counters: " + counters_why;
+    }
+#endif
     describe_compute(api_, device_, &props_);
     return true;
 }
@@ -124,6 +138,7 @@ ze_result_t CudaDevice::set_up() {
         trace_ = CudaTrace::create(api_, ordinal_, &clock_, &cupti_why_);
         if (!trace_) return ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE;
     }
+    if (counters_) counters_->set_context(ctx_);
     export_ = std::make_unique<ExportMemory>(api_, device_, ordinal_);
     return ZE_RESULT_SUCCESS;
 }
@@ -236,9 +251,11 @@ ze_result_t CudaDevice::do_global_timestamps(uint64_t* host_ns, uint64_t* device
     return clock_.now(host_ns, device_ticks);
 }
 
-const std::vector<hal::MetricGroupInfo>& CudaDevice::metric_groups() const {
-    static const std::vector<hal::MetricGroupInfo> none;
-    return props_.tracer ? CudaTrace::groups() : none;
+const std::vector<hal::MetricGroupInfo>& CudaDevice::metric_groups() const { return groups_; }
+
+hal::CounterSource* CudaDevice::counter_source() {
+    if (!counters_ || ready() != ZE_RESULT_SUCCESS) return nullptr;
+    return counters_.get();
 }
 
 hal::TraceSource* CudaDevice::trace_source() {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hal/cuda/cuda_memory.hpp"
+#include "hal/cuda/cuda_counters.hpp"
 #include "hal/cuda/cuda_trace.hpp"
 #include "hal/cuda/cuda_virtual_memory.hpp"
 #include "hal/cuda/device_clock.hpp"
@@ -41,6 +42,8 @@ public:
     bool lost() const noexcept override { return lost_.load(std::memory_order_acquire); }
     const std::vector<hal::MetricGroupInfo>& metric_groups() const override;
     hal::TraceSource* trace_source() override;
+    // The GpuActivity counters (CUPTI's PM sampling), where libcupti and the chip offer them.
+    hal::CounterSource* counter_source() override;
     hal::VirtualMemory* virtual_memory() override { return virtual_memory_supported_ ? &virtual_memory_ : nullptr; }
     // cuFlushGPUDirectRDMAWrites of the device's context, where the driver and the device
     // offer it (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS); else UNSUPPORTED_FEATURE.
@@ -118,7 +121,8 @@ private:
     const int ordinal_;
     const CUdevice device_;
     hal::DeviceProperties props_;
-    std::string cupti_why_;  // why there is no tracer
+    std::string cupti_why_;                     // why there is no tracer
+    std::vector<hal::MetricGroupInfo> groups_;  // the tracer's groups, then GpuActivity
 
     std::once_flag ready_once_;
     ze_result_t ready_result_ = ZE_RESULT_ERROR_UNINITIALIZED;
@@ -126,6 +130,7 @@ private:
     DeviceKernels kernels_;
     DeviceClock clock_;
     std::unique_ptr<CudaTrace> trace_;
+    std::unique_ptr<CudaCounters> counters_;  // set in describe() where offered
     std::unique_ptr<ExportMemory> export_;
     PrintfFlush printf_flush_;
 

@@ -19,6 +19,8 @@ struct Loaded {
     CuptiApi api;
     bool ok = false;
     std::string why;
+    CuptiProfilerApi profiler;
+    std::string profiler_why;  // empty when `profiler` is complete
 };
 
 // Paths matching a shell pattern, sorted (glob's order).
@@ -82,19 +84,40 @@ Loaded* load() {
         return l;
     }
     l->ok = true;
+#define ZEHAL_CUPTI_RESOLVE(name)                               \
+    l->profiler.name = l->lib.symbol<decltype(&::name)>(#name); \
+    if (!l->profiler.name) l->profiler_why += (l->profiler_why.empty() ? "" : ", ") + std::string(#name);
+    ZEHAL_CUPTI_PROFILER_FUNCTIONS(ZEHAL_CUPTI_RESOLVE)
+#undef ZEHAL_CUPTI_RESOLVE
+    if (!l->profiler_why.empty()) l->profiler_why = "libcupti lacks PM sampling (" + l->profiler_why + ")";
     return l;
+}
+
+// The library, loaded once, thread-safely, and kept for the process's life.
+const Loaded& loaded() {
+    // Function-local static: initialised once, on first use.
+    static const Loaded* const l = load();
+    return *l;
 }
 
 }  // namespace
 
 const CuptiApi* cupti_api(std::string* why) {
-    // Function-local static: loaded once, thread-safely, and kept for the process's life.
-    static Loaded* const loaded = load();
-    if (!loaded->ok) {
-        if (why) *why = loaded->why;
+    const Loaded& l = loaded();
+    if (!l.ok) {
+        if (why) *why = l.why;
         return nullptr;
     }
-    return &loaded->api;
+    return &l.api;
+}
+
+const CuptiProfilerApi* cupti_profiler_api(std::string* why) {
+    const Loaded& l = loaded();
+    if (!l.ok || !l.profiler_why.empty()) {
+        if (why) *why = l.ok ? l.profiler_why : l.why;
+        return nullptr;
+    }
+    return &l.profiler;
 }
 
 }  // namespace zehal::cuda

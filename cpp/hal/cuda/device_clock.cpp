@@ -41,7 +41,7 @@ void DeviceClock::shutdown() {
     slot_ = nullptr;
 }
 
-ze_result_t DeviceClock::sample_batch_locked() {
+ze_result_t DeviceClock::sample_batch(Point* out) {
     ContextScope scope(*api_, ctx_);
     int64_t lo = INT64_MIN;  // largest ticks − after
     int64_t hi = INT64_MAX;  // smallest ticks − before
@@ -78,7 +78,12 @@ ze_result_t DeviceClock::sample_batch_locked() {
     // Windows that do not intersect mean the clocks moved apart inside the batch: keep the
     // narrowest window's middle instead.
     if (lo <= hi) best.offset = lo + (hi - lo) / 2;
-    points_.push_back(best);
+    *out = best;
+    return ZE_RESULT_SUCCESS;
+}
+
+void DeviceClock::add_point_locked(const Point& point) {
+    points_.push_back(point);
     if (points_.size() > kMaxPoints) points_.pop_front();
     // Least-squares slope of offset over host time, once the points span long enough.
     drift_ = 0;
@@ -100,12 +105,27 @@ ze_result_t DeviceClock::sample_batch_locked() {
         }
         if (sxx > 0) drift_ = sxy / sxx;
     }
-    return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DeviceClock::refresh_locked() {
+ze_result_t DeviceClock::refresh(std::unique_lock<std::mutex>& lock) {
     if (!points_.empty() && host_now_ns() - points_.back().host_ns < kRefreshNs) return ZE_RESULT_SUCCESS;
-    return sample_batch_locked();
+    Point point;
+    if (points_.empty()) {
+        // The first batch, under mu_: every caller needs it. No refresh batch can run yet
+        // (one runs only once a point exists).
+        if (ze_result_t r = sample_batch(&point); r != ZE_RESULT_SUCCESS) return r;
+        add_point_locked(point);
+        return ZE_RESULT_SUCCESS;
+    }
+    // A stale fit: one caller takes a batch without holding mu_ (its kernel may wait long
+    // behind a busy GPU), the others convert with the fit they have meanwhile.
+    std::unique_lock batch(batch_mu_, std::try_to_lock);
+    if (!batch) return ZE_RESULT_SUCCESS;
+    lock.unlock();
+    const ze_result_t r = sample_batch(&point);
+    lock.lock();
+    if (r == ZE_RESULT_SUCCESS) add_point_locked(point);
+    return r;
 }
 
 long double DeviceClock::offset_at_locked(uint64_t host_ns) const {
@@ -115,8 +135,8 @@ long double DeviceClock::offset_at_locked(uint64_t host_ns) const {
 }
 
 ze_result_t DeviceClock::now(uint64_t* host_ns, uint64_t* ticks) {
-    std::lock_guard lock(mu_);
-    if (ze_result_t r = refresh_locked(); r != ZE_RESULT_SUCCESS) return r;
+    std::unique_lock lock(mu_);
+    if (ze_result_t r = refresh(lock); r != ZE_RESULT_SUCCESS) return r;
     const uint64_t h = host_now_ns();
     *host_ns = h;
     *ticks = static_cast<uint64_t>(static_cast<long double>(h) + offset_at_locked(h));
@@ -124,8 +144,8 @@ ze_result_t DeviceClock::now(uint64_t* host_ns, uint64_t* ticks) {
 }
 
 ze_result_t DeviceClock::to_ticks(uint64_t host_ns, uint64_t* ticks) {
-    std::lock_guard lock(mu_);
-    if (ze_result_t r = refresh_locked(); r != ZE_RESULT_SUCCESS) return r;
+    std::unique_lock lock(mu_);
+    if (ze_result_t r = refresh(lock); r != ZE_RESULT_SUCCESS) return r;
     *ticks = static_cast<uint64_t>(static_cast<long double>(host_ns) + offset_at_locked(host_ns));
     return ZE_RESULT_SUCCESS;
 }
@@ -138,8 +158,8 @@ bool DeviceClock::to_ticks_fitted(std::span<uint64_t> instants) {
 }
 
 ze_result_t DeviceClock::to_host(uint64_t ticks, uint64_t* host_ns) {
-    std::lock_guard lock(mu_);
-    if (ze_result_t r = refresh_locked(); r != ZE_RESULT_SUCCESS) return r;
+    std::unique_lock lock(mu_);
+    if (ze_result_t r = refresh(lock); r != ZE_RESULT_SUCCESS) return r;
     // host = ticks − offset(host): one fixed-point step is exact to well under a ns, the
     // drift being a few parts per million.
     const long double t = static_cast<long double>(ticks);

@@ -44,10 +44,14 @@ private:
         uint64_t host_ns;
         int64_t offset;
     };
-    // Takes a batch when there is none or the newest is stale. Caller holds mu_.
-    ze_result_t refresh_locked();
-    // Takes one batch into points_. Caller holds mu_.
-    ze_result_t sample_batch_locked();
+    // Takes a batch when there is none, or when the newest is stale and no other caller
+    // is taking one (then the current fit serves). `lock` holds mu_; it is released while
+    // a refresh batch runs.
+    ze_result_t refresh(std::unique_lock<std::mutex>& lock);
+    // Takes one batch. Caller holds batch_mu_, or mu_ while there is no point yet.
+    ze_result_t sample_batch(Point* out);
+    // Adds a batch's point and refits the drift. Caller holds mu_.
+    void add_point_locked(const Point& point);
     // offset at host instant `host_ns` from the fit. Caller holds mu_.
     long double offset_at_locked(uint64_t host_ns) const;
 
@@ -62,6 +66,7 @@ private:
     CUstream stream_ = nullptr;
     Slot* slot_ = nullptr;
 
+    std::mutex batch_mu_;  // a refresh batch (the stream and slot): try-locked under mu_, held alone
     std::mutex mu_;
     std::deque<Point> points_;  // oldest first, at most kMaxPoints
     long double drift_ = 0;     // d(offset)/d(host ns)

@@ -23,13 +23,14 @@ void SimCounters::on_command(bool moves_data, bool first_part, uint64_t start_ti
     done_.push_back({at, end_ticks - std::min(start_ticks, end_ticks), bytes, first_part ? 1u : 0u});
 }
 
-void SimCounters::use(bool reading) {
+ze_result_t SimCounters::use(bool reading) {
     // Relaxed: a hint for the engines, as SimTraceSource::active; a command racing with the
     // first reader may go unaligned.
     if (reading)
         readers_.fetch_add(1, std::memory_order_relaxed);
     else
         readers_.fetch_sub(1, std::memory_order_relaxed);
+    return ZE_RESULT_SUCCESS;
 }
 
 bool SimCounters::in_use() const noexcept {

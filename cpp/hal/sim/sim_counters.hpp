@@ -39,7 +39,7 @@ public:
     uint64_t now_ticks() const override;
     ze_result_t window(uint32_t group, uint64_t begin_ticks, uint64_t end_ticks,
                        std::span<uint64_t> values) const override;
-    void use(bool reading) override;
+    ze_result_t use(bool reading) override;
     // True while a streamer or query pool reads the counters: the engines then align
     // commands on tick boundaries (as for a tracer), so that no command completes in the
     // tick of a timestamp written after it, nor before the tick of one written before it.
