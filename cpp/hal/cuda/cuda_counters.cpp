@@ -46,10 +46,10 @@ constexpr const char* kGrActive = "gr__cycles_active.avg";
 // The group's metrics, in order.
 constexpr Column kColumns[] = {
     {"GpuTime", "Length of the window", hal::kMetricDuration, hal::kUint64, "ns", Combine::kLength, nullptr},
-    {"GpuBusy", "Share of the window the graphics/compute engine was active", hal::kMetricRatio, hal::kFp32,
-     "percent", Combine::kBusy, nullptr},
-    {"SmActiveCycles", "Cycles with at least one warp in flight, summed over the SMs", hal::kMetricEvent,
-     hal::kUint64, "cycles", Combine::kSum, "sm__cycles_active.sum"},
+    {"GpuBusy", "Share of the window the graphics/compute engine was active", hal::kMetricRatio, hal::kFp32, "percent",
+     Combine::kBusy, nullptr},
+    {"SmActiveCycles", "Cycles with at least one warp in flight, summed over the SMs", hal::kMetricEvent, hal::kUint64,
+     "cycles", Combine::kSum, "sm__cycles_active.sum"},
     {"SmInstructions", "Warp instructions executed", hal::kMetricEvent, hal::kUint64, "instructions", Combine::kSum,
      "sm__inst_executed.sum"},
     {"SmWarpCycles", "Warps in flight, summed over every cycle and SM", hal::kMetricEvent, hal::kUint64, "warps",
@@ -71,7 +71,7 @@ constexpr Column kColumns[] = {
 };
 constexpr size_t kMetricCount = std::size(kColumns);
 static_assert(CudaCounters::kRawMetrics == 2 + std::count_if(std::begin(kColumns), std::end(kColumns),
-                                                              [](const Column& c) { return c.cupti != nullptr; }),
+                                                             [](const Column& c) { return c.cupti != nullptr; }),
               "a sample holds GR elapsed and active cycles, then each column's CUPTI metric");
 
 // The CUPTI metrics sampled, in the order of a Sample's values: kGrElapsed, kGrActive, then
@@ -136,31 +136,36 @@ CUptiResult configure(const CuptiProfilerApi& cupti, const char* chip, const uin
     *host = nullptr;
     if (CUptiResult r = cupti.cuptiProfilerHostInitialize(&init); r != CUPTI_SUCCESS) return r;
     std::vector<const char*> names = raw_names();
-    auto add = cupti_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+    auto add = cupti_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
+        CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
     add.pHostObject = init.pHostObject;
     add.ppMetricNames = names.data();
     add.numMetrics = names.size();
-    auto size = cupti_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+    auto size = cupti_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+        CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
     size.pHostObject = init.pHostObject;
     CUptiResult r = cupti.cuptiProfilerHostConfigAddMetrics(&add);
     if (r == CUPTI_SUCCESS) r = cupti.cuptiProfilerHostGetConfigImageSize(&size);
     if (r == CUPTI_SUCCESS) {
         config->assign(size.configImageSize, 0);
-        auto image = cupti_params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+        auto image = cupti_params<CUpti_Profiler_Host_GetConfigImage_Params>(
+            CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
         image.pHostObject = init.pHostObject;
         image.configImageSize = config->size();
         image.pConfigImage = config->data();
         r = cupti.cuptiProfilerHostGetConfigImage(&image);
     }
     if (r == CUPTI_SUCCESS) {
-        auto passes = cupti_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+        auto passes = cupti_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(
+            CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
         passes.configImageSize = config->size();
         passes.pConfigImage = config->data();
         r = cupti.cuptiProfilerHostGetNumOfPasses(&passes);
         if (r == CUPTI_SUCCESS && passes.numOfPasses != 1) r = CUPTI_ERROR_NOT_SUPPORTED;
     }
     if (r != CUPTI_SUCCESS) {
-        auto done = cupti_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+        auto done = cupti_params<CUpti_Profiler_Host_Deinitialize_Params>(
+            CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
         done.pHostObject = init.pHostObject;
         cupti.cuptiProfilerHostDeinitialize(&done);
         return r;
@@ -221,11 +226,12 @@ std::unique_ptr<CudaCounters> CudaCounters::create(const DriverApi& api, int ord
     CUpti_Profiler_Host_Object* host = nullptr;
     std::vector<uint8_t> config;
     if ((r = configure(*cupti, chip.pChipName, nullptr, &host, &config)) != CUPTI_SUCCESS) {
-        *why = std::string("PM sampling of ") + chip.pChipName + " lacks the GpuActivity metrics in one pass (CUPTI error " +
-               std::to_string(r) + ")";
+        *why = std::string("PM sampling of ") + chip.pChipName +
+               " lacks the GpuActivity metrics in one pass (CUPTI error " + std::to_string(r) + ")";
         return nullptr;
     }
-    auto done = cupti_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    auto done = cupti_params<CUpti_Profiler_Host_Deinitialize_Params>(
+        CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
     done.pHostObject = host;
     cupti->cuptiProfilerHostDeinitialize(&done);
     return std::unique_ptr<CudaCounters>(new CudaCounters(api, *cupti, ordinal, clock, group, chip.pChipName));
@@ -234,7 +240,8 @@ std::unique_ptr<CudaCounters> CudaCounters::create(const DriverApi& api, int ord
 hal::MetricGroupInfo CudaCounters::group_info(uint32_t domain, uint32_t first_metric_id) {
     hal::MetricGroupInfo g{
         .name = "GpuActivity",
-        .description = "The GPU's performance counters (SM, device memory, L2, PCIe) sampled by CUPTI every millisecond",
+        .description =
+            "The GPU's performance counters (SM, device memory, L2, PCIe) sampled by CUPTI every millisecond",
         .sampling_types = hal::kSamplingEventBased | hal::kSamplingTimeBased,
         .type_flags = hal::kGroupOther,
         .domain = domain,
@@ -389,7 +396,8 @@ void CudaCounters::drain_locked() const {
         decode.pCounterDataImage = s.image.data();
         decode.counterDataImageSize = s.image.size();
         if (cupti_.cuptiPmSamplingDecodeData(&decode) != CUPTI_SUCCESS) return;
-        auto info = cupti_params<CUpti_PmSampling_GetCounterDataInfo_Params>(CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE);
+        auto info = cupti_params<CUpti_PmSampling_GetCounterDataInfo_Params>(
+            CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE);
         info.pCounterDataImage = s.image.data();
         info.counterDataImageSize = s.image.size();
         if (cupti_.cuptiPmSamplingGetCounterDataInfo(&info) != CUPTI_SUCCESS) return;
@@ -406,7 +414,8 @@ void CudaCounters::evaluate_locked(size_t first, size_t completed) const {
     std::vector<const char*> names = raw_names();
     const uint64_t realtime_offset = static_cast<uint64_t>(realtime_minus_host());
     for (size_t i = first; i < completed; ++i) {
-        auto info = cupti_params<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE);
+        auto info = cupti_params<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(
+            CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE);
         info.pPmSamplingObject = s.object;
         info.pCounterDataImage = s.image.data();
         info.counterDataImageSize = s.image.size();
@@ -420,7 +429,8 @@ void CudaCounters::evaluate_locked(size_t first, size_t completed) const {
         if (ticks[0] < s.start_ticks || ticks[1] <= ticks[0]) continue;
         if (!samples_.empty() && ticks[0] < samples_.back().end) continue;
         Sample sample{ticks[0], ticks[1], {}};
-        auto eval = cupti_params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+        auto eval = cupti_params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+            CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
         eval.pHostObject = s.host;
         eval.pCounterDataImage = s.image.data();
         eval.counterDataImageSize = s.image.size();
@@ -456,8 +466,7 @@ ze_result_t CudaCounters::window(uint32_t group, uint64_t begin_ticks, uint64_t 
     auto it = std::upper_bound(samples_.begin(), samples_.end(), begin_ticks,
                                [](uint64_t t, const Sample& s) { return t < s.end; });
     for (; it != samples_.end() && it->begin < end_ticks; ++it) {
-        const double overlap =
-            static_cast<double>(std::min(it->end, end_ticks) - std::max(it->begin, begin_ticks));
+        const double overlap = static_cast<double>(std::min(it->end, end_ticks) - std::max(it->begin, begin_ticks));
         const double share = overlap / static_cast<double>(it->end - it->begin);
         for (size_t m = 0; m < kRawMetrics; ++m) {
             sum[m] += share * it->raw[m];

@@ -44,8 +44,8 @@ public:
     // device's groups; null with *why when libcupti lacks PM sampling or a metric of the
     // group does not exist on this chip in one pass. Checks on the host only: whether the
     // device lets its counters be sampled is known at the first use.
-    static std::unique_ptr<CudaCounters> create(const DriverApi& api, int ordinal, DeviceClock* clock,
-                                                uint32_t group, std::string* why);
+    static std::unique_ptr<CudaCounters> create(const DriverApi& api, int ordinal, DeviceClock* clock, uint32_t group,
+                                                std::string* why);
     // The group these counters fill, with domain `domain` and device-wide metric ids from
     // `first_metric_id`.
     static hal::MetricGroupInfo group_info(uint32_t domain, uint32_t first_metric_id);
@@ -78,8 +78,8 @@ private:
         std::array<double, kRawMetrics> raw;
     };
     struct Session;
-    CudaCounters(const DriverApi& api, const CuptiProfilerApi& cupti, int ordinal, DeviceClock* clock,
-                 uint32_t group, std::string chip);
+    CudaCounters(const DriverApi& api, const CuptiProfilerApi& cupti, int ordinal, DeviceClock* clock, uint32_t group,
+                 std::string chip);
 
     // Enables and configures PM sampling (session_). Caller holds mu_, context current.
     ze_result_t set_up_locked();
@@ -110,9 +110,9 @@ private:
     std::mutex use_mu_;  // serialises use(): a session starts or stops at a time
     mutable std::mutex mu_;
     std::condition_variable stop_cv_;
-    uint32_t readers_ = 0;               // streamers and query pools reading; guarded by mu_
-    std::unique_ptr<Session> session_;   // from the first use on; guarded by mu_
-    mutable std::deque<Sample> samples_; // by begin, oldest first; guarded by mu_
+    uint32_t readers_ = 0;                // streamers and query pools reading; guarded by mu_
+    std::unique_ptr<Session> session_;    // from the first use on; guarded by mu_
+    mutable std::deque<Sample> samples_;  // by begin, oldest first; guarded by mu_
     std::thread drainer_;
 };
 

@@ -54,8 +54,8 @@ public:
     // Its own events and every other CUDA device's: an event's flag is portable pinned memory
     // at one address in every context (unified addressing), which a stream waits on.
     bool waits_for_event(const hal::Event& event) const noexcept override;
-    // Its own events, and every other CUDA device's event without timestamps: the stream
-    // writes the portable flag as it does its own.
+    // Every CUDA device's events: the stream writes the portable flag as it does its own,
+    // and the timestamps with this device's timer (mapped to the event's device when queried).
     bool signals_event(const hal::Event& event) const noexcept override;
 
     // --- for the backend's queues and events ---

@@ -93,10 +93,12 @@ ze_result_t CudaEvent::query() {
     return ZE_RESULT_SUCCESS;
 }
 
-void CudaEvent::note_submission(uint64_t host_ns) noexcept {
+void CudaEvent::note_submission(uint64_t host_ns, CudaDevice* writer) noexcept {
     slot_->submitted_ns = host_ns;
     // Relaxed: read only by a query of the timestamps, after the flag's acquire.
     observed_ns_.store(0, std::memory_order_relaxed);
+    // Relaxed: as observed_ns_.
+    writer_.store(writer, std::memory_order_relaxed);
 }
 
 void CudaEvent::note_observed() noexcept {
@@ -157,6 +159,7 @@ ze_result_t CudaEvent::host_reset() {
     slot_->submitted_ns = 0;
     // Relaxed: see note_submission.
     observed_ns_.store(0, std::memory_order_relaxed);
+    writer_.store(nullptr, std::memory_order_relaxed);
     // Release: the cleared timestamps are in place before the flag says "not signalled".
     flag_of(slot_).store(0, std::memory_order_release);
     return ZE_RESULT_SUCCESS;
@@ -183,6 +186,17 @@ ze_result_t CudaEvent::query_packets(uint32_t* count, hal::KernelTimestampResult
     hal::KernelTimestampResult ticks{};
     ticks.global_start = ticks.context_start = slot_->start;
     ticks.global_end = ticks.context_end = slot_->end;
+    // Relaxed: see note_submission.
+    if (CudaDevice* writer = writer_.load(std::memory_order_relaxed); writer && writer != &dev) {
+        // Another GPU's timer: through host time into this device's ticks.
+        for (uint64_t* t : {&ticks.global_start, &ticks.global_end}) {
+            uint64_t host_ns = 0;
+            if (ze_result_t r = writer->clock().to_host(*t, &host_ns); r != ZE_RESULT_SUCCESS) return r;
+            if (ze_result_t r = dev.clock().to_ticks(host_ns, t); r != ZE_RESULT_SUCCESS) return r;
+        }
+        ticks.context_start = ticks.global_start;
+        ticks.context_end = ticks.global_end;
+    }
     if (synchronized) {
         hal::TimestampReference ref{};
         ref.ticks = ticks.global_start;

@@ -53,8 +53,10 @@ public:
     CUdeviceptr flag_address() const noexcept { return device_slot_ + offsetof(EventSlot, flag); }
     // The flag now; acquire: the timestamps written before it are visible.
     uint32_t flag() const noexcept;
-    // A command that records timestamps is being submitted at host instant `host_ns`.
-    void note_submission(uint64_t host_ns) noexcept;
+    // A command that records timestamps is being submitted at host instant `host_ns` on a
+    // stream of `writer` (this event's device or another CUDA device, whose %globaltimer
+    // the command then writes: a query maps those ticks to this event's device).
+    void note_submission(uint64_t host_ns, CudaDevice* writer) noexcept;
 
 private:
     friend class CudaEventPool;
@@ -72,6 +74,8 @@ private:
     CUdeviceptr device_slot_ = 0;
     // Host ns when a wait or query first saw the flag set since the last submission; 0 none.
     std::atomic<uint64_t> observed_ns_{0};
+    // The device whose stream writes the timestamps of the last submission; null none.
+    std::atomic<CudaDevice*> writer_{nullptr};
 };
 
 // A fixed number of events over one pinned array of slots.

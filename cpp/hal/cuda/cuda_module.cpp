@@ -210,7 +210,7 @@ ze_result_t CudaDevice::do_record_on_stream(uintptr_t stream, const hal::EventRe
     EventSlot* slot = e->slot();
     // The same timer kernels a queue's commands put around their work, on the user's stream.
     if (mark == hal::StreamMark::start) {
-        e->note_submission(host_now_ns());
+        e->note_submission(host_now_ns(), this);
         return check(kernels_.timestamp(api_, s, &slot->start));
     }
     return check(kernels_.timestamp_signal(api_, s, &slot->end, &slot->flag, kSignalledWithTimestamps));

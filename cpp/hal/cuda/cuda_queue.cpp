@@ -114,7 +114,7 @@ CUresult CudaQueue::begin_locked(CudaEvent* signal, std::span<const hal::EventRe
             return r;
     }
     if (signal && signal->records_timestamps()) {
-        signal->note_submission(host_now_ns());
+        signal->note_submission(host_now_ns(), device_.get());
         return device_->kernels().timestamp(api_, stream_, &signal->slot()->start);
     }
     return CUDA_SUCCESS;

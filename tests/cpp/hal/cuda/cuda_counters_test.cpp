@@ -31,9 +31,9 @@ size_t metric(const hal::MetricGroupInfo& g, const char* name) {
     return 0;
 }
 
-#define ZEHAL_REQUIRE_COUNTERS(dev, group)                                                      \
-    ZEHAL_REQUIRE_CUDA(dev);                                                                    \
-    const uint32_t group = activity_group(dev);                                                 \
+#define ZEHAL_REQUIRE_COUNTERS(dev, group)                                                    \
+    ZEHAL_REQUIRE_CUDA(dev);                                                                  \
+    const uint32_t group = activity_group(dev);                                               \
     if (group == ~0u) GTEST_SKIP() << "no GpuActivity group: " << (dev)->properties().limits; \
     ASSERT_NE((dev)->counter_source(), nullptr)
 

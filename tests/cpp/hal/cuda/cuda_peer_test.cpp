@@ -145,8 +145,7 @@ TEST(CudaPeer, CommandsWaitForAndSignalTheOtherDevicesEvents) {
     ASSERT_EQ(on_b.events[0]->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
     const std::vector<uint8_t> got = bytes_of(b, dst.ptr, 4096);
     for (size_t i = 0; i < 4096; i += 4) ASSERT_EQ(std::memcmp(&got[i], &pattern, 4), 0) << i;
-    // b's commands signal a's event without timestamps (a Level Zero pool made for both
-    // devices), not one with timestamps (its ticks would be b's clock).
+    // b's commands signal a's event (a Level Zero pool made for both devices).
     ASSERT_EQ(on_a.events[0]->host_reset(), ZE_RESULT_SUCCESS);
     EXPECT_TRUE(b->signals_event(*on_a.events[0]));
     ASSERT_EQ(q->append_barrier(on_a.events[0], {}), ZE_RESULT_SUCCESS);
@@ -155,9 +154,42 @@ TEST(CudaPeer, CommandsWaitForAndSignalTheOtherDevicesEvents) {
     ASSERT_EQ(q->append_event_reset(on_a.events[0]), ZE_RESULT_SUCCESS);
     ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
     EXPECT_EQ(on_a.events[0]->query(), ZE_RESULT_NOT_READY);
+}
+
+// b's command signals a's timestamp event: b's timer writes the ticks, a query reads them in
+// a's ticks, inside what a's clock saw around the command (within the clock fits' error).
+TEST(CudaPeer, AnotherDevicesCommandTimesTheEventInItsTicks) {
+    hal::DeviceRef a, b;
+    ZEHAL_REQUIRE_TWO_CUDA(a, b);
     Events timed(a, 1, hal::kPoolHostVisible | hal::kPoolKernelTimestamp);
-    EXPECT_FALSE(b->signals_event(*timed.events[0]));
-    EXPECT_EQ(q->append_barrier(timed.events[0], {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_TRUE(b->signals_event(*timed.events[0]));
+    Memory src(b, MemoryKind::device, 1 << 20), dst(b, MemoryKind::device, 1 << 20);
+    auto q = queue(b);
+    uint64_t host_ns = 0, before = 0, after = 0;
+    ASSERT_EQ(a->global_timestamps(&host_ns, &before), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_copy(dst.ptr, src.ptr, 1 << 20, timed.events[0], {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(timed.events[0]->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(a->global_timestamps(&host_ns, &after), ZE_RESULT_SUCCESS);
+    hal::KernelTimestampResult ts{};
+    uint32_t count = 1;
+    ASSERT_EQ(timed.events[0]->query_kernel_timestamps(&count, &ts), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(count, 1u);
+    EXPECT_LE(ts.global_start, ts.global_end);
+    constexpr uint64_t kFitErrorTicks = 200'000;  // 200 us at the 1 GHz timer
+    EXPECT_GE(ts.global_start + kFitErrorTicks, before);
+    EXPECT_LE(ts.global_end, after + kFitErrorTicks);
+    // Reset and signalled by a's own queue: a's ticks as they are.
+    ASSERT_EQ(timed.events[0]->host_reset(), ZE_RESULT_SUCCESS);
+    Memory own(a, MemoryKind::device, 4096);
+    auto qa = queue(a);
+    ASSERT_EQ(a->global_timestamps(&host_ns, &before), ZE_RESULT_SUCCESS);
+    const uint32_t pattern = 7;
+    ASSERT_EQ(qa->append_fill(own.ptr, &pattern, 4, 4096, timed.events[0], {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(timed.events[0]->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(a->global_timestamps(&host_ns, &after), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(timed.events[0]->query_kernel_timestamps(&count, &ts), ZE_RESULT_SUCCESS);
+    EXPECT_GE(ts.global_start + kFitErrorTicks, before);
+    EXPECT_LE(ts.global_end, after + kFitErrorTicks);
 }
 
 TEST(CudaPeer, SimDeviceMemoryHasNoPathToACudaEngine) {
