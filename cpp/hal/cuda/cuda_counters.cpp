@@ -97,8 +97,7 @@ constexpr uint32_t kImageSamples = 64;
 // How often the drain thread decodes while sampling runs.
 constexpr auto kDrainEvery = std::chrono::milliseconds(10);
 
-// CLOCK_REALTIME minus CLOCK_MONOTONIC_RAW (host_now_ns), in ns, now: PM samples carry
-// wall-clock timestamps, which this maps to zehal's host time.
+// CLOCK_REALTIME minus CLOCK_MONOTONIC_RAW (host_now_ns), in ns, now.
 int64_t realtime_minus_host() {
     const uint64_t before = host_now_ns();
     timespec real{};
@@ -189,6 +188,8 @@ struct CudaCounters::Session {
     bool quit = false;            // the drain thread of the run stops
     size_t next = 0;              // first sample of the image not yet taken into samples_
     uint64_t start_ticks = 0;     // device ticks just before the run started
+    bool clock_known = false;     // the run's first sample told which clock its samples use
+    bool wall_clock = true;       // CLOCK_REALTIME (else CLOCK_MONOTONIC_RAW, zehal's host clock)
 
     ~Session() {
         if (running) {
@@ -348,6 +349,7 @@ ze_result_t CudaCounters::start_locked() {
     if (CUptiResult r = cupti_.cuptiPmSamplingStart(&start); r != CUPTI_SUCCESS) return failure(r);
     s.running = true;
     s.quit = false;
+    s.clock_known = false;
     try {
         drainer_ = std::thread([this] { drain_loop(); });
     } catch (...) {
@@ -412,7 +414,7 @@ void CudaCounters::drain_locked() const {
 void CudaCounters::evaluate_locked(size_t first, size_t completed) const {
     Session& s = *session_;
     std::vector<const char*> names = raw_names();
-    const uint64_t realtime_offset = static_cast<uint64_t>(realtime_minus_host());
+    const int64_t realtime_offset = realtime_minus_host();
     for (size_t i = first; i < completed; ++i) {
         auto info = cupti_params<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(
             CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE);
@@ -421,8 +423,18 @@ void CudaCounters::evaluate_locked(size_t first, size_t completed) const {
         info.counterDataImageSize = s.image.size();
         info.sampleIndex = i;
         if (cupti_.cuptiPmSamplingCounterDataGetSampleInfo(&info) != CUPTI_SUCCESS) continue;
-        // Wall-clock ns to host ns to device ticks.
-        std::array<uint64_t, 2> ticks{info.startTimestamp - realtime_offset, info.endTimestamp - realtime_offset};
+        // PM samples carry CUPTI's timestamps: wall-clock ns, or the host clock once a CUPTI
+        // activity tracer registered zehal's timestamp callback in the process. The first
+        // sample of a run tells which (the one its end is near now), the run keeps it.
+        if (!s.clock_known) {
+            const auto distance = [](uint64_t a, uint64_t b) { return a > b ? a - b : b - a; };
+            const uint64_t host_now = host_now_ns();
+            s.wall_clock = distance(info.endTimestamp, host_now + static_cast<uint64_t>(realtime_offset)) <
+                           distance(info.endTimestamp, host_now);
+            s.clock_known = true;
+        }
+        const uint64_t to_host = s.wall_clock ? static_cast<uint64_t>(realtime_offset) : 0;
+        std::array<uint64_t, 2> ticks{info.startTimestamp - to_host, info.endTimestamp - to_host};
         if (!clock_->to_ticks_fitted(ticks)) continue;
         // The first sample of a run reaches back to before the start: its counts are not
         // of the time it claims.
