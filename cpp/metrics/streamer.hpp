@@ -56,6 +56,21 @@ public:
     // Stops sampling and frees the device's streamer slot; later calls answer
     // INVALID_NULL_HANDLE. Reports not read are lost.
     ze_result_t close();
+    // Registers a marker of `value` (zetCommandListAppendMetricStreamerMarker): *slot becomes
+    // where its command is to write the device's global timestamp, in queue order (host
+    // memory of the device, owned by the streamer and freed with it). Once that timestamp
+    // landed, the report that ends at it carries `value` in the StreamMarker metric, and the
+    // report after it starts there. `repeats`: the command may run more than once (a regular
+    // command list), so the marker is watched until close and marks again at each timestamp
+    // written after the last one it showed; else its slot is reused once it landed.
+    // INVALID_NULL_POINTER for a null slot; UNSUPPORTED_FEATURE for a group without the
+    // StreamMarker metric; INVALID_NULL_HANDLE once closed; OUT_OF_HOST_MEMORY when no slot
+    // can be allocated.
+    ze_result_t add_marker(uint32_t value, bool repeats, uint64_t** slot);
+    // Forgets the marker of `slot` (add_marker) whose command could not be queued.
+    void drop_marker(uint64_t* slot);
+    // The device it samples (null once gone).
+    hal::DeviceRef device() const { return device_.lock(); }
     // Bytes of one report.
     size_t report_size() const { return report_bytes_; }
     // Reports lost to a full ring since open.
@@ -64,12 +79,38 @@ public:
 private:
     Streamer(const hal::DeviceRef& device, std::shared_ptr<DeviceMetrics> state, MetricGroupRef group,
              uint32_t period_ns, uint32_t notify, const hal::EventRef& notification);
+    // A marker appended and not yet shown (or, for one that repeats, watched until close).
+    struct Marker {
+        uint32_t value;
+        bool repeats;
+        uint64_t* slot;  // kUnlanded until its command wrote the timestamp there
+    };
+    // A marker whose timestamp landed: where it ends a report (ticks since open).
+    struct Landed {
+        uint64_t at;
+        uint32_t value;
+    };
+    // A slot's value until its marker's command wrote a timestamp into it. Timestamps are
+    // masked to the device's valid bits, which are fewer than 64 on every backend.
+    static constexpr uint64_t kUnlanded = ~uint64_t{0};
+    // Marker slots per allocation of host memory.
+    static constexpr size_t kSlotsPerChunk = 512;
+
     // The sampler thread: one report per period until close.
     void sample_loop();
-    // Appends the report of (begin, end] to the ring. Caller holds mu_.
-    void push_locked(uint64_t begin_ticks, uint64_t end_ticks);
+    // Writes the reports of every period that ended before `elapsed` (ticks since open),
+    // split at the markers that landed in them. Caller holds mu_.
+    void write_due_locked(uint64_t elapsed);
+    // Moves the markers that landed at or before `until` (ticks since open) out of markers_,
+    // in tick order, then append order; re-arms the ones that repeat. Caller holds mu_.
+    std::vector<Landed> take_landed_locked(uint64_t until);
+    // Appends the report of (begin, end] (ticks since open) with StreamMarker `marker` to the
+    // ring. Caller holds mu_.
+    void push_locked(uint64_t begin, uint64_t end, uint32_t marker);
     // Stops and joins the sampler (idempotent).
     void stop();
+    // Gives the marker slots' memory back to the device.
+    void free_slots();
 
     std::weak_ptr<hal::Device> device_;
     hal::CounterSource* const source_;
@@ -81,6 +122,8 @@ private:
     const size_t report_bytes_;
     const uint64_t timer_hz_;   // ticks per second of the counters' clock
     const uint64_t tick_mask_;  // its valid bits
+    const size_t counted_;      // metrics the counter source fills (all but StreamMarker)
+    const bool has_marker_;     // the group ends with the StreamMarker metric
     uint64_t tick0_ = 0;        // ticks at open: where the first period starts
 
     mutable std::mutex mu_;
@@ -94,6 +137,11 @@ private:
     uint64_t dropped_ = 0;
     bool dropped_since_read_ = false;
     std::vector<uint64_t> values_;  // scratch for one sample
+    uint64_t written_ = 0;          // periods written
+    uint64_t cursor_ = 0;           // where the last report written ends (ticks since open)
+    std::vector<Marker> markers_;   // in append order
+    std::vector<uint64_t*> free_;   // slots of the chunks no marker uses
+    std::vector<void*> chunks_;     // host memory of the device holding the slots
     std::thread sampler_;
 };
 

@@ -3,6 +3,7 @@
 // calculated from them, bad input, and threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstring>
@@ -230,6 +231,128 @@ TEST(Streamer, ReadersAndACloseFromOtherThreads) {
     for (auto& t : readers) t.join();
 }
 
+// The header and StreamMarker value (the group's last metric) of each report of `raw`.
+struct Shown {
+    CounterReportHeader header;
+    uint64_t marker;
+};
+std::vector<Shown> reports_of(const MetricGroup& g, const std::vector<uint8_t>& raw) {
+    const size_t rs = report_size(g);
+    const size_t marker_at = sizeof(CounterReportHeader) + (g.metrics().size() - 1) * sizeof(uint64_t);
+    std::vector<Shown> out;
+    for (size_t at = 0; at + rs <= raw.size(); at += rs) {
+        Shown r{};
+        std::memcpy(&r.header, raw.data() + at, sizeof r.header);
+        std::memcpy(&r.marker, raw.data() + at + marker_at, sizeof r.marker);
+        out.push_back(r);
+    }
+    return out;
+}
+
+// Reads `s` into *shown until `markers` reports carry a marker.
+bool read_markers(Streamer& s, const MetricGroup& g, size_t markers, std::vector<Shown>* shown) {
+    return eventually([&] {
+        const auto more = reports_of(g, read_all(s));
+        shown->insert(shown->end(), more.begin(), more.end());
+        return static_cast<size_t>(std::count_if(shown->begin(), shown->end(),
+                                                 [](const Shown& r) { return r.marker != 0; })) >= markers;
+    });
+}
+
+// Markers whose timestamps a queue wrote: in the order appended, each ends a report (the
+// reports stay contiguous), every other report carries 0.
+TEST(Streamer, EachMarkerEndsTheReportOfItsTimestamp) {
+    auto d = make_device(quiet());
+    auto util = utilization(d);
+    ASSERT_EQ(util->metrics().size(), sim::kUtilMetricCount + 1u);
+    EXPECT_EQ(util->metrics().back().info().name, hal::kStreamMarkerName);
+    auto s = open_streamer(d, util.get());
+    std::shared_ptr<hal::Queue> q;
+    ASSERT_EQ(d->create_queue(hal::kCopyOrdinal, 0, &q), ZE_RESULT_SUCCESS);
+    void* p = nullptr;
+    ASSERT_EQ(d->allocate(hal::MemoryKind::device, 4096, 64, 0, 0, &p), ZE_RESULT_SUCCESS);
+    const uint8_t pattern = 3;
+    uint64_t* first = nullptr;
+    uint64_t* second = nullptr;
+    ASSERT_EQ(s->add_marker(10, false, &first), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_write_global_timestamp(first, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_fill(p, &pattern, 1, 4096, nullptr, {}), ZE_RESULT_SUCCESS);
+    // Two markers back to back: most often in one period, which they split.
+    ASSERT_EQ(s->add_marker(20, false, &second), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_write_global_timestamp(second, nullptr, {}), ZE_RESULT_SUCCESS);
+    uint64_t* third = nullptr;
+    ASSERT_EQ(s->add_marker(30, false, &third), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_write_global_timestamp(third, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kWaitForever), ZE_RESULT_SUCCESS);
+    // No marker was added since: the slots still hold the timestamps.
+    const std::vector<uint64_t> stamps{*first, *second, *third};
+    std::vector<Shown> shown;
+    ASSERT_TRUE(read_markers(*s, *util, 3, &shown));
+    std::vector<uint64_t> values;
+    size_t marked = 0;
+    for (size_t i = 0; i < shown.size(); ++i) {
+        const CounterReportHeader& h = shown[i].header;
+        if (i) {
+            EXPECT_EQ(h.begin_ticks, shown[i - 1].header.end_ticks);
+            EXPECT_EQ(h.sequence, shown[i - 1].header.sequence + 1);
+        }
+        if (shown[i].marker == 0) continue;
+        values.push_back(shown[i].marker);
+        ASSERT_LT(marked, stamps.size());
+        // Ends at the marker's timestamp; or, where the timestamp landed only after the report
+        // holding its tick was written, an empty window right after that report.
+        if (h.begin_ticks != h.end_ticks) EXPECT_EQ(h.end_ticks, stamps[marked]);
+        else EXPECT_GE(h.end_ticks, stamps[marked]);
+        ++marked;
+    }
+    EXPECT_EQ(values, (std::vector<uint64_t>{10, 20, 30}));
+    ASSERT_EQ(d->free(p), ZE_RESULT_SUCCESS);
+}
+
+// A marker that repeats (a regular command list's) marks at each timestamp written into its
+// slot after the last one it showed.
+TEST(Streamer, ARepeatingMarkerMarksAtEachRun) {
+    auto d = make_device(quiet());
+    auto util = utilization(d);
+    auto s = open_streamer(d, util.get());
+    std::shared_ptr<hal::Queue> q;
+    ASSERT_EQ(d->create_queue(hal::kCopyOrdinal, 0, &q), ZE_RESULT_SUCCESS);
+    uint64_t* slot = nullptr;
+    ASSERT_EQ(s->add_marker(7, true, &slot), ZE_RESULT_SUCCESS);
+    std::vector<Shown> shown;
+    for (size_t run = 1; run <= 3; ++run) {
+        ASSERT_EQ(q->append_write_global_timestamp(slot, nullptr, {}), ZE_RESULT_SUCCESS);
+        ASSERT_EQ(q->host_synchronize(kWaitForever), ZE_RESULT_SUCCESS);
+        ASSERT_TRUE(read_markers(*s, *util, run, &shown)) << "run " << run;
+    }
+    for (const Shown& r : shown) EXPECT_TRUE(r.marker == 0 || r.marker == 7);
+}
+
+TEST(Streamer, MarkersCheckTheirArguments) {
+    auto d = make_device(quiet());
+    auto util = utilization(d);
+    auto s = open_streamer(d, util.get());
+    EXPECT_EQ(s->add_marker(1, false, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    // A marker whose command could not be queued is forgotten; its slot serves the next one.
+    uint64_t* slot = nullptr;
+    ASSERT_EQ(s->add_marker(1, false, &slot), ZE_RESULT_SUCCESS);
+    s->drop_marker(slot);
+    uint64_t* again = nullptr;
+    ASSERT_EQ(s->add_marker(2, false, &again), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(again, slot);
+    // Many markers that never land: slots come from more host memory as needed.
+    std::vector<uint64_t*> slots;
+    for (int i = 0; i < 2000; ++i) {
+        uint64_t* more = nullptr;
+        ASSERT_EQ(s->add_marker(3, i % 2 == 0, &more), ZE_RESULT_SUCCESS);
+        slots.push_back(more);
+    }
+    std::sort(slots.begin(), slots.end());
+    EXPECT_EQ(std::adjacent_find(slots.begin(), slots.end()), slots.end());
+    ASSERT_EQ(s->close(), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(s->add_marker(1, false, &slot), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+}
+
 // A begin and an end written by `q` around `fills` fills of `bytes`.
 void run_query(const hal::DeviceRef& d, hal::Queue& q, Query& query, size_t bytes, int fills) {
     void* p = nullptr;
@@ -274,6 +397,9 @@ TEST(Query, CountsTheCommandsBetweenItsBeginAndEnd) {
     EXPECT_GE(busy, 0.0f);
     EXPECT_LE(busy, 100.0f);
     EXPECT_EQ(values[sim::kUtilBusyPercent].type, hal::kFp32);
+    // StreamMarker, the group's last metric, is the streamers': 0 in a query's report.
+    ASSERT_EQ(values.size(), sim::kUtilMetricCount + 1u);
+    EXPECT_EQ(values[sim::kUtilMetricCount].bits, 0u);
     // Reset: not ready again until the next end ran.
     ASSERT_EQ(query->reset(), ZE_RESULT_SUCCESS);
     size = 0;
