@@ -113,8 +113,8 @@ void Streamer::write_due_locked(uint64_t elapsed) {
     const auto due =
         elapsed ? static_cast<uint64_t>((static_cast<unsigned __int128>(elapsed) * 1'000'000'000u - 1) / period_hz)
                 : 0;
-    if (written_ >= due) return;
-    const std::vector<Landed> landed = take_landed_locked(boundary(due));
+    // Every marker that landed by now: a report ending at one has ended too.
+    const std::vector<Landed> landed = take_landed_locked(elapsed);
     size_t next = 0;
     for (; written_ < due; ++written_) {
         const uint64_t end = boundary(written_ + 1);
@@ -129,6 +129,13 @@ void Streamer::write_due_locked(uint64_t elapsed) {
         }
         if (!marker_at_end) push_locked(cursor_, end, 0);
         cursor_ = end;
+    }
+    // The markers of the period under way end their reports now; the period's last report
+    // starts at the last of them.
+    for (; next < landed.size(); ++next) {
+        const uint64_t at = std::max(landed[next].at, cursor_);
+        push_locked(cursor_, at, landed[next].value);
+        cursor_ = at;
     }
 }
 
@@ -245,6 +252,8 @@ ze_result_t Streamer::read(uint32_t max_reports, size_t* size, uint8_t* data) {
         *size = 0;
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     }
+    // Catches up: every report that ended by now is there, however late the sampler wakes.
+    write_due_locked((source_->now_ticks() - tick0_) & tick_mask_);
     const size_t available = std::min<size_t>(count_, max_reports);
     if (*size == 0) {
         *size = available * report_bytes_;

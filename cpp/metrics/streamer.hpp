@@ -46,12 +46,13 @@ public:
     // Closes the streamer (if not closed yet).
     ~Streamer();
 
-    // Reads up to `max_reports` whole reports. `*size == 0`: *size becomes the bytes that
-    // many reports (or all there are) take, nothing is copied. Else copies as many whole
-    // reports as fit in *size and sets *size to the bytes written. WARNING_DROPPED_DATA
-    // when reports were lost to a full ring since the last read (data returned all the
-    // same); INVALID_NULL_POINTER for a null size, or a null data with a non-zero size;
-    // INVALID_NULL_HANDLE (size 0) once closed.
+    // Reads up to `max_reports` whole reports, after writing every report that ended by now
+    // (so the first read after a marker's command ran has its report). `*size == 0`: *size
+    // becomes the bytes that many reports (or all there are) take, nothing is copied. Else
+    // copies as many whole reports as fit in *size and sets *size to the bytes written.
+    // WARNING_DROPPED_DATA when reports were lost to a full ring since the last read (data
+    // returned all the same); INVALID_NULL_POINTER for a null size, or a null data with a
+    // non-zero size; INVALID_NULL_HANDLE (size 0) once closed.
     ze_result_t read(uint32_t max_reports, size_t* size, uint8_t* data);
     // Stops sampling and frees the device's streamer slot; later calls answer
     // INVALID_NULL_HANDLE. Reports not read are lost.
@@ -99,7 +100,8 @@ private:
     // The sampler thread: one report per period until close.
     void sample_loop();
     // Writes the reports of every period that ended before `elapsed` (ticks since open),
-    // split at the markers that landed in them. Caller holds mu_.
+    // split at the markers that landed in them, then the reports ending at the markers that
+    // landed in the period under way. Caller holds mu_.
     void write_due_locked(uint64_t elapsed);
     // Moves the markers that landed at or before `until` (ticks since open) out of markers_,
     // in tick order, then append order; re-arms the ones that repeat. Caller holds mu_.

@@ -328,6 +328,25 @@ TEST(Streamer, ARepeatingMarkerMarksAtEachRun) {
     for (const Shown& r : shown) EXPECT_TRUE(r.marker == 0 || r.marker == 7);
 }
 
+// The report ending at a marker has ended once the marker's timestamp is there: the first
+// read after its command ran returns it, long before the period ends.
+TEST(Streamer, TheFirstReadAfterAMarkerRanReturnsItsReport) {
+    auto d = make_device(quiet());
+    auto util = utilization(d);
+    auto s = open_streamer(d, util.get(), 4'000'000'000u);
+    std::shared_ptr<hal::Queue> q;
+    ASSERT_EQ(d->create_queue(hal::kCopyOrdinal, 0, &q), ZE_RESULT_SUCCESS);
+    uint64_t* slot = nullptr;
+    ASSERT_EQ(s->add_marker(42, false, &slot), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->append_write_global_timestamp(slot, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kWaitForever), ZE_RESULT_SUCCESS);
+    const auto shown = reports_of(*util, read_all(*s));
+    const auto marked = std::find_if(shown.begin(), shown.end(), [](const Shown& r) { return r.marker != 0; });
+    ASSERT_NE(marked, shown.end());
+    EXPECT_EQ(marked->marker, 42u);
+    EXPECT_EQ(marked->header.end_ticks, *slot);
+}
+
 TEST(Streamer, MarkersCheckTheirArguments) {
     auto d = make_device(quiet());
     auto util = utilization(d);
@@ -442,7 +461,7 @@ TEST(Calculate, RefusesWhatIsNotWholeReportsOfTheGroup) {
     auto d = make_device(quiet());
     auto util = group_named(d, "EngineUtilization");
     auto engine = group_named(d, "EngineEvents");
-    const auto good = report(*util, {std::bit_cast<uint32_t>(50.0f), 100, 50, 1, 64});
+    const auto good = report(*util, {std::bit_cast<uint32_t>(50.0f), 100, 50, 1, 64, 0});
     std::vector<TypedValue> values;
     EXPECT_EQ(calculate(*util, 0, {}, &values), ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(calculate(*util, 2, good, &values), ZE_RESULT_ERROR_INVALID_ENUMERATION);
@@ -469,8 +488,8 @@ TEST(Calculate, RefusesWhatIsNotWholeReportsOfTheGroup) {
 TEST(Calculate, MaxValuesTakeTheLargestOfEveryReport) {
     auto d = make_device(quiet());
     auto util = group_named(d, "EngineUtilization");
-    auto raw = report(*util, {std::bit_cast<uint32_t>(75.0f), 100, 75, 1, 64}, kReportSample);
-    const auto second = report(*util, {std::bit_cast<uint32_t>(25.5f), 300, 75, 3, 16}, kReportSample);
+    auto raw = report(*util, {std::bit_cast<uint32_t>(75.0f), 100, 75, 1, 64, 0}, kReportSample);
+    const auto second = report(*util, {std::bit_cast<uint32_t>(25.5f), 300, 75, 3, 16, 9}, kReportSample);
     raw.insert(raw.end(), second.begin(), second.end());
     std::vector<TypedValue> values;
     ASSERT_EQ(calculate(*util, 0, raw, &values), ZE_RESULT_SUCCESS);
@@ -482,6 +501,7 @@ TEST(Calculate, MaxValuesTakeTheLargestOfEveryReport) {
     EXPECT_EQ(values[sim::kUtilGpuTime].bits, 300u);
     EXPECT_EQ(values[sim::kUtilDataCommands].bits, 3u);
     EXPECT_EQ(values[sim::kUtilBytesMoved].bits, 64u);
+    EXPECT_EQ(values[sim::kUtilMetricCount].bits, 9u);  // StreamMarker
 }
 
 }  // namespace
