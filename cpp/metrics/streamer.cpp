@@ -2,7 +2,6 @@
 #include "metrics/streamer.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstring>
 
@@ -144,31 +143,24 @@ std::vector<Streamer::Landed> Streamer::take_landed_locked(uint64_t until) {
     size_t kept = 0;
     for (size_t i = 0; i < markers_.size(); ++i) {
         const Marker m = markers_[i];
-        // Relaxed: the slot carries nothing but its own value, which a queue writes with one
-        // aligned 8-byte store; it is either still kUnlanded or the whole timestamp.
-        std::atomic_ref<uint64_t> slot(*m.slot);
-        const uint64_t ticks = slot.load(std::memory_order_relaxed);
-        uint64_t at = 0;
-        if (ticks != kUnlanded) {
-            // Counted from the end of the last report written: a timestamp from before it (its
-            // command ran while that report was being written) ends the next report.
-            const uint64_t ahead = (ticks - tick0_ - cursor_) & tick_mask_;
-            at = cursor_ + (ahead > tick_mask_ / 2 ? 0 : ahead);
+        const MarkerSlot slot = slot_locked(m.slot);
+        // The event orders the queue's write of the slot before this read (as for a query's end).
+        if (slot.landed->query() != ZE_RESULT_SUCCESS) {
+            markers_[kept++] = m;
+            continue;
         }
-        if (ticks == kUnlanded || at > until) {
+        // Counted from the end of the last report written: a timestamp from before it (its
+        // command ran while that report was being written) ends the next report.
+        const uint64_t ahead = (*slot.ticks - tick0_ - cursor_) & tick_mask_;
+        const uint64_t at = cursor_ + (ahead > tick_mask_ / 2 ? 0 : ahead);
+        if (at > until) {
             markers_[kept++] = m;
             continue;
         }
         landed.push_back({at, m.value});
-        if (m.repeats) {
-            // Re-armed unless its command already ran again (then that timestamp marks next).
-            uint64_t seen = ticks;
-            // Relaxed: as the load above.
-            slot.compare_exchange_strong(seen, kUnlanded, std::memory_order_relaxed);
-            markers_[kept++] = m;
-        } else {
-            free_.push_back(m.slot);
-        }
+        // The command is done with the slot: it serves the next marker. A reset that fails
+        // (a lost device) leaves the slot out of use.
+        if (slot.landed->host_reset() == ZE_RESULT_SUCCESS) free_.push_back(m.slot);
     }
     markers_.resize(kept);
     // In tick order; markers on one tick in the order they were appended.
@@ -193,7 +185,23 @@ void Streamer::push_locked(uint64_t begin, uint64_t end, uint32_t marker) {
     ++count_;
 }
 
-ze_result_t Streamer::add_marker(uint32_t value, bool repeats, uint64_t** slot) {
+ze_result_t Streamer::can_mark() const {
+    if (!has_marker_) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    std::lock_guard lock(mu_);
+    return closed_ ? ZE_RESULT_ERROR_INVALID_NULL_HANDLE : ZE_RESULT_SUCCESS;
+}
+
+Streamer::MarkerSlot Streamer::slot_locked(size_t index) const {
+    const Chunk& chunk = chunks_[index / kSlotsPerChunk];
+    const auto place = static_cast<uint32_t>(index % kSlotsPerChunk);
+    MarkerSlot slot;
+    slot.ticks = chunk.ticks + place;
+    // Never fails: the index is inside the pool.
+    static_cast<void>(chunk.events->event(place, &slot.landed));
+    return slot;
+}
+
+ze_result_t Streamer::add_marker(uint32_t value, MarkerSlot* slot) {
     if (!slot) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (!has_marker_) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     std::lock_guard lock(mu_);
@@ -203,37 +211,40 @@ ze_result_t Streamer::add_marker(uint32_t value, bool repeats, uint64_t** slot) 
     // Room first, so that nothing throws once the memory is allocated.
     markers_.reserve(markers_.size() + 1);
     if (free_.empty()) {
+        // free_ holds every slot at most: it never grows when markers give theirs back.
         chunks_.reserve(chunks_.size() + 1);
-        free_.reserve(kSlotsPerChunk);
-        void* chunk = nullptr;
-        if (ze_result_t r = device->allocate(hal::MemoryKind::host, kSlotsPerChunk * sizeof(uint64_t),
-                                             alignof(uint64_t), 0, 0, &chunk);
+        free_.reserve((chunks_.size() + 1) * kSlotsPerChunk);
+        std::shared_ptr<hal::EventPool> events;
+        if (ze_result_t r = device->create_event_pool(kSlotsPerChunk, hal::kPoolHostVisible, &events);
             r != ZE_RESULT_SUCCESS)
             return r;
-        chunks_.push_back(chunk);
+        void* ticks = nullptr;
+        if (ze_result_t r = device->allocate(hal::MemoryKind::host, kSlotsPerChunk * sizeof(uint64_t),
+                                             alignof(uint64_t), 0, 0, &ticks);
+            r != ZE_RESULT_SUCCESS)
+            return r;
+        chunks_.push_back({static_cast<uint64_t*>(ticks), std::move(events)});
         // Handed out from the chunk's start.
-        for (size_t i = kSlotsPerChunk; i-- > 0;) free_.push_back(static_cast<uint64_t*>(chunk) + i);
+        for (size_t i = kSlotsPerChunk; i-- > 0;) free_.push_back((chunks_.size() - 1) * kSlotsPerChunk + i);
     }
-    uint64_t* s = free_.back();
+    const size_t index = free_.back();
     free_.pop_back();
-    // Relaxed: the queue that writes the slot is handed it after this returns, through the
-    // queue's own synchronisation.
-    std::atomic_ref<uint64_t>(*s).store(kUnlanded, std::memory_order_relaxed);
-    markers_.push_back({value, repeats, s});
-    *slot = s;
+    markers_.push_back({value, index});
+    *slot = slot_locked(index);
     return ZE_RESULT_SUCCESS;
 }
 
-void Streamer::drop_marker(uint64_t* slot) {
+void Streamer::drop_marker(const MarkerSlot& slot) {
     std::lock_guard lock(mu_);
-    const auto it = std::find_if(markers_.begin(), markers_.end(), [&](const Marker& m) { return m.slot == slot; });
+    const auto it = std::find_if(markers_.begin(), markers_.end(),
+                                 [&](const Marker& m) { return slot_locked(m.slot).ticks == slot.ticks; });
     if (it == markers_.end()) return;
+    free_.push_back(it->slot);
     markers_.erase(it);
-    free_.push_back(slot);
 }
 
 void Streamer::free_slots() {
-    std::vector<void*> chunks;
+    std::vector<Chunk> chunks;
     {
         std::lock_guard lock(mu_);
         chunks.swap(chunks_);
@@ -242,7 +253,7 @@ void Streamer::free_slots() {
     }
     // The device's free waits for queued commands that still write into a chunk.
     if (const hal::DeviceRef device = device_.lock())
-        for (void* chunk : chunks) static_cast<void>(device->free(chunk));
+        for (const Chunk& chunk : chunks) static_cast<void>(device->free(chunk.ticks));
 }
 
 ze_result_t Streamer::read(uint32_t max_reports, size_t* size, uint8_t* data) {

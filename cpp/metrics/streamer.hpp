@@ -57,19 +57,25 @@ public:
     // Stops sampling and frees the device's streamer slot; later calls answer
     // INVALID_NULL_HANDLE. Reports not read are lost.
     ze_result_t close();
-    // Registers a marker of `value` (zetCommandListAppendMetricStreamerMarker): *slot becomes
-    // where its command is to write the device's global timestamp, in queue order (host
-    // memory of the device, owned by the streamer and freed with it). Once that timestamp
-    // landed, the report that ends at it carries `value` in the StreamMarker metric, and the
-    // report after it starts there. `repeats`: the command may run more than once (a regular
-    // command list), so the marker is watched until close and marks again at each timestamp
-    // written after the last one it showed; else its slot is reused once it landed.
-    // INVALID_NULL_POINTER for a null slot; UNSUPPORTED_FEATURE for a group without the
-    // StreamMarker metric; INVALID_NULL_HANDLE once closed; OUT_OF_HOST_MEMORY when no slot
-    // can be allocated.
-    ze_result_t add_marker(uint32_t value, bool repeats, uint64_t** slot);
+    // Where a marker's command writes the device's global timestamp (host memory of the
+    // device, owned by the streamer), and the event it signals once written.
+    struct MarkerSlot {
+        uint64_t* ticks = nullptr;
+        hal::EventRef landed;
+    };
+    // SUCCESS when markers can be added: UNSUPPORTED_FEATURE for a group without the
+    // StreamMarker metric; INVALID_NULL_HANDLE once closed.
+    ze_result_t can_mark() const;
+    // Registers a marker of `value` (zetCommandListAppendMetricStreamerMarker): *slot is where
+    // its command is to write the device's global timestamp, in queue order, then signal
+    // `slot->landed`. Once that event is signalled, the report that ends at the timestamp
+    // carries `value` in the StreamMarker metric, and the report after it starts there; the
+    // slot then serves another marker. A command that runs more than once (a regular list's)
+    // adds a marker each time it runs. INVALID_NULL_POINTER for a null slot; the errors of
+    // can_mark(); OUT_OF_HOST_MEMORY (or the device's error) when no slot can be made.
+    ze_result_t add_marker(uint32_t value, MarkerSlot* slot);
     // Forgets the marker of `slot` (add_marker) whose command could not be queued.
-    void drop_marker(uint64_t* slot);
+    void drop_marker(const MarkerSlot& slot);
     // The device it samples (null once gone).
     hal::DeviceRef device() const { return device_.lock(); }
     // Bytes of one report.
@@ -80,22 +86,23 @@ public:
 private:
     Streamer(const hal::DeviceRef& device, std::shared_ptr<DeviceMetrics> state, MetricGroupRef group,
              uint32_t period_ns, uint32_t notify, const hal::EventRef& notification);
-    // A marker appended and not yet shown (or, for one that repeats, watched until close).
+    // A marker appended and not yet shown: its slot's index (chunk, then place in it).
     struct Marker {
         uint32_t value;
-        bool repeats;
-        uint64_t* slot;  // kUnlanded until its command wrote the timestamp there
+        size_t slot;
     };
     // A marker whose timestamp landed: where it ends a report (ticks since open).
     struct Landed {
         uint64_t at;
         uint32_t value;
     };
-    // A slot's value until its marker's command wrote a timestamp into it. Timestamps are
-    // masked to the device's valid bits, which are fewer than 64 on every backend.
-    static constexpr uint64_t kUnlanded = ~uint64_t{0};
-    // Marker slots per allocation of host memory.
-    static constexpr size_t kSlotsPerChunk = 512;
+    // Marker slots of one allocation of host memory, each with its event.
+    struct Chunk {
+        uint64_t* ticks;
+        std::shared_ptr<hal::EventPool> events;
+    };
+    // Marker slots per chunk.
+    static constexpr uint32_t kSlotsPerChunk = 512;
 
     // The sampler thread: one report per period until close.
     void sample_loop();
@@ -104,13 +111,15 @@ private:
     // landed in the period under way. Caller holds mu_.
     void write_due_locked(uint64_t elapsed);
     // Moves the markers that landed at or before `until` (ticks since open) out of markers_,
-    // in tick order, then append order; re-arms the ones that repeat. Caller holds mu_.
+    // in tick order, then append order, and frees their slots. Caller holds mu_.
     std::vector<Landed> take_landed_locked(uint64_t until);
     // Appends the report of (begin, end] (ticks since open) with StreamMarker `marker` to the
     // ring. Caller holds mu_.
     void push_locked(uint64_t begin, uint64_t end, uint32_t marker);
     // Stops and joins the sampler (idempotent).
     void stop();
+    // Slot `index`: its ticks and its event.
+    MarkerSlot slot_locked(size_t index) const;
     // Gives the marker slots' memory back to the device.
     void free_slots();
 
@@ -141,9 +150,9 @@ private:
     std::vector<uint64_t> values_;  // scratch for one sample
     uint64_t written_ = 0;          // periods written
     uint64_t cursor_ = 0;           // where the last report written ends (ticks since open)
-    std::vector<Marker> markers_;   // in append order
-    std::vector<uint64_t*> free_;   // slots of the chunks no marker uses
-    std::vector<void*> chunks_;     // host memory of the device holding the slots
+    std::vector<Marker> markers_;  // in append order
+    std::vector<size_t> free_;     // slots no marker uses
+    std::vector<Chunk> chunks_;    // where the slots are
     std::thread sampler_;
 };
 

@@ -66,8 +66,8 @@ ze_result_t zetMetricStreamerReadData_(zet_metric_streamer_handle_t hMetricStrea
 }
 
 // A marker: in queue order, the device's global timestamp into a slot of the streamer, whose
-// report ending there carries `value` (metrics::Streamer::add_marker). A marker of a regular
-// list marks at every execution of the list; one of an immediate list once.
+// report ending there carries `value` (metrics::Streamer::add_marker). A regular list's
+// marker takes a new slot at each execution, so it marks every run of the list.
 ze_result_t zetCommandListAppendMetricStreamerMarker_(zet_command_list_handle_t hCommandList,
                                                       zet_metric_streamer_handle_t hMetricStreamer, uint32_t value) {
     return ze_guarded([&] {
@@ -76,17 +76,11 @@ ze_result_t zetCommandListAppendMetricStreamerMarker_(zet_command_list_handle_t 
         std::shared_ptr<StreamerObject> s;
         if (ze_result_t r = streamers().get(hMetricStreamer, &s); r != ZE_RESULT_SUCCESS) return r;
         if (s->streamer->device() != list->device()->device) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        uint64_t* slot = nullptr;
-        if (ze_result_t r = s->streamer->add_marker(value, !list->immediate(), &slot); r != ZE_RESULT_SUCCESS)
-            return r;
         Command c;
-        c.kind = Command::Kind::write_timestamp;
-        c.dst = slot;
-        if (ze_result_t r = list->append(std::move(c)); r != ZE_RESULT_SUCCESS) {
-            s->streamer->drop_marker(slot);
-            return r;
-        }
-        return ZE_RESULT_SUCCESS;
+        c.kind = Command::Kind::streamer_marker;
+        c.streamer = s->streamer;
+        c.marker_value = value;
+        return list->append(std::move(c));
     });
 }
 

@@ -259,6 +259,11 @@ bool read_markers(Streamer& s, const MetricGroup& g, size_t markers, std::vector
     });
 }
 
+// Queues marker `slot`'s command on `q`: the global timestamp into it, signalling its event.
+void queue_marker(hal::Queue& q, const Streamer::MarkerSlot& slot) {
+    ASSERT_EQ(q.append_write_global_timestamp(slot.ticks, slot.landed, {}), ZE_RESULT_SUCCESS);
+}
+
 // Markers whose timestamps a queue wrote: in the order appended, each ends a report (the
 // reports stay contiguous), every other report carries 0.
 TEST(Streamer, EachMarkerEndsTheReportOfItsTimestamp) {
@@ -267,25 +272,25 @@ TEST(Streamer, EachMarkerEndsTheReportOfItsTimestamp) {
     ASSERT_EQ(util->metrics().size(), sim::kUtilMetricCount + 1u);
     EXPECT_EQ(util->metrics().back().info().name, hal::kStreamMarkerName);
     auto s = open_streamer(d, util.get());
+    EXPECT_EQ(s->can_mark(), ZE_RESULT_SUCCESS);
     std::shared_ptr<hal::Queue> q;
     ASSERT_EQ(d->create_queue(hal::kCopyOrdinal, 0, &q), ZE_RESULT_SUCCESS);
     void* p = nullptr;
     ASSERT_EQ(d->allocate(hal::MemoryKind::device, 4096, 64, 0, 0, &p), ZE_RESULT_SUCCESS);
     const uint8_t pattern = 3;
-    uint64_t* first = nullptr;
-    uint64_t* second = nullptr;
-    ASSERT_EQ(s->add_marker(10, false, &first), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(q->append_write_global_timestamp(first, nullptr, {}), ZE_RESULT_SUCCESS);
+    std::vector<Streamer::MarkerSlot> slots(3);
+    ASSERT_EQ(s->add_marker(10, &slots[0]), ZE_RESULT_SUCCESS);
+    queue_marker(*q, slots[0]);
     ASSERT_EQ(q->append_fill(p, &pattern, 1, 4096, nullptr, {}), ZE_RESULT_SUCCESS);
     // Two markers back to back: most often in one period, which they split.
-    ASSERT_EQ(s->add_marker(20, false, &second), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(q->append_write_global_timestamp(second, nullptr, {}), ZE_RESULT_SUCCESS);
-    uint64_t* third = nullptr;
-    ASSERT_EQ(s->add_marker(30, false, &third), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(q->append_write_global_timestamp(third, nullptr, {}), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(s->add_marker(20, &slots[1]), ZE_RESULT_SUCCESS);
+    queue_marker(*q, slots[1]);
+    ASSERT_EQ(s->add_marker(30, &slots[2]), ZE_RESULT_SUCCESS);
+    queue_marker(*q, slots[2]);
     ASSERT_EQ(q->host_synchronize(kWaitForever), ZE_RESULT_SUCCESS);
-    // No marker was added since: the slots still hold the timestamps.
-    const std::vector<uint64_t> stamps{*first, *second, *third};
+    // No marker is added from here on: the slots keep their timestamps.
+    std::vector<uint64_t> stamps;
+    for (const auto& slot : slots) stamps.push_back(*slot.ticks);
     std::vector<Shown> shown;
     ASSERT_TRUE(read_markers(*s, *util, 3, &shown));
     std::vector<uint64_t> values;
@@ -301,31 +306,14 @@ TEST(Streamer, EachMarkerEndsTheReportOfItsTimestamp) {
         ASSERT_LT(marked, stamps.size());
         // Ends at the marker's timestamp; or, where the timestamp landed only after the report
         // holding its tick was written, an empty window right after that report.
-        if (h.begin_ticks != h.end_ticks) EXPECT_EQ(h.end_ticks, stamps[marked]);
-        else EXPECT_GE(h.end_ticks, stamps[marked]);
+        if (h.begin_ticks != h.end_ticks)
+            EXPECT_EQ(h.end_ticks, stamps[marked]);
+        else
+            EXPECT_GE(h.end_ticks, stamps[marked]);
         ++marked;
     }
     EXPECT_EQ(values, (std::vector<uint64_t>{10, 20, 30}));
     ASSERT_EQ(d->free(p), ZE_RESULT_SUCCESS);
-}
-
-// A marker that repeats (a regular command list's) marks at each timestamp written into its
-// slot after the last one it showed.
-TEST(Streamer, ARepeatingMarkerMarksAtEachRun) {
-    auto d = make_device(quiet());
-    auto util = utilization(d);
-    auto s = open_streamer(d, util.get());
-    std::shared_ptr<hal::Queue> q;
-    ASSERT_EQ(d->create_queue(hal::kCopyOrdinal, 0, &q), ZE_RESULT_SUCCESS);
-    uint64_t* slot = nullptr;
-    ASSERT_EQ(s->add_marker(7, true, &slot), ZE_RESULT_SUCCESS);
-    std::vector<Shown> shown;
-    for (size_t run = 1; run <= 3; ++run) {
-        ASSERT_EQ(q->append_write_global_timestamp(slot, nullptr, {}), ZE_RESULT_SUCCESS);
-        ASSERT_EQ(q->host_synchronize(kWaitForever), ZE_RESULT_SUCCESS);
-        ASSERT_TRUE(read_markers(*s, *util, run, &shown)) << "run " << run;
-    }
-    for (const Shown& r : shown) EXPECT_TRUE(r.marker == 0 || r.marker == 7);
 }
 
 // The report ending at a marker has ended once the marker's timestamp is there: the first
@@ -336,40 +324,53 @@ TEST(Streamer, TheFirstReadAfterAMarkerRanReturnsItsReport) {
     auto s = open_streamer(d, util.get(), 4'000'000'000u);
     std::shared_ptr<hal::Queue> q;
     ASSERT_EQ(d->create_queue(hal::kCopyOrdinal, 0, &q), ZE_RESULT_SUCCESS);
-    uint64_t* slot = nullptr;
-    ASSERT_EQ(s->add_marker(42, false, &slot), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(q->append_write_global_timestamp(slot, nullptr, {}), ZE_RESULT_SUCCESS);
+    Streamer::MarkerSlot slot;
+    ASSERT_EQ(s->add_marker(42, &slot), ZE_RESULT_SUCCESS);
+    queue_marker(*q, slot);
     ASSERT_EQ(q->host_synchronize(kWaitForever), ZE_RESULT_SUCCESS);
+    const uint64_t stamp = *slot.ticks;
     const auto shown = reports_of(*util, read_all(*s));
     const auto marked = std::find_if(shown.begin(), shown.end(), [](const Shown& r) { return r.marker != 0; });
     ASSERT_NE(marked, shown.end());
     EXPECT_EQ(marked->marker, 42u);
-    EXPECT_EQ(marked->header.end_ticks, *slot);
+    EXPECT_EQ(marked->header.end_ticks, stamp);
+    // Shown: its slot serves the next marker.
+    Streamer::MarkerSlot next;
+    ASSERT_EQ(s->add_marker(43, &next), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(next.ticks, slot.ticks);
+    EXPECT_EQ(next.landed->query(), ZE_RESULT_NOT_READY);
+    queue_marker(*q, next);
+    ASSERT_EQ(q->host_synchronize(kWaitForever), ZE_RESULT_SUCCESS);
+    const auto again = reports_of(*util, read_all(*s));
+    ASSERT_FALSE(again.empty());
+    EXPECT_EQ(again.back().marker, 43u);
 }
 
 TEST(Streamer, MarkersCheckTheirArguments) {
     auto d = make_device(quiet());
     auto util = utilization(d);
     auto s = open_streamer(d, util.get());
-    EXPECT_EQ(s->add_marker(1, false, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(s->add_marker(1, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     // A marker whose command could not be queued is forgotten; its slot serves the next one.
-    uint64_t* slot = nullptr;
-    ASSERT_EQ(s->add_marker(1, false, &slot), ZE_RESULT_SUCCESS);
+    Streamer::MarkerSlot slot;
+    ASSERT_EQ(s->add_marker(1, &slot), ZE_RESULT_SUCCESS);
     s->drop_marker(slot);
-    uint64_t* again = nullptr;
-    ASSERT_EQ(s->add_marker(2, false, &again), ZE_RESULT_SUCCESS);
-    EXPECT_EQ(again, slot);
-    // Many markers that never land: slots come from more host memory as needed.
-    std::vector<uint64_t*> slots;
+    Streamer::MarkerSlot again;
+    ASSERT_EQ(s->add_marker(2, &again), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(again.ticks, slot.ticks);
+    // Many markers whose commands have not run: slots come from more memory as needed.
+    std::vector<uint64_t*> slots{again.ticks};
     for (int i = 0; i < 2000; ++i) {
-        uint64_t* more = nullptr;
-        ASSERT_EQ(s->add_marker(3, i % 2 == 0, &more), ZE_RESULT_SUCCESS);
-        slots.push_back(more);
+        Streamer::MarkerSlot more;
+        ASSERT_EQ(s->add_marker(3, &more), ZE_RESULT_SUCCESS);
+        ASSERT_TRUE(more.landed);
+        slots.push_back(more.ticks);
     }
     std::sort(slots.begin(), slots.end());
     EXPECT_EQ(std::adjacent_find(slots.begin(), slots.end()), slots.end());
     ASSERT_EQ(s->close(), ZE_RESULT_SUCCESS);
-    EXPECT_EQ(s->add_marker(1, false, &slot), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(s->can_mark(), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(s->add_marker(1, &slot), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
 }
 
 // A begin and an end written by `q` around `fills` fills of `bytes`.
