@@ -112,7 +112,8 @@ void Streamer::write_due_locked(uint64_t elapsed) {
     const auto due =
         elapsed ? static_cast<uint64_t>((static_cast<unsigned __int128>(elapsed) * 1'000'000'000u - 1) / period_hz)
                 : 0;
-    // Every marker that landed by now: a report ending at one has ended too.
+    // Every marker that landed by now: a report ending at one has ended too (a queue keeps its
+    // commands' completions off the ticks of its timestamps while the counters are read).
     const std::vector<Landed> landed = take_landed_locked(elapsed);
     size_t next = 0;
     for (; written_ < due; ++written_) {
@@ -289,10 +290,11 @@ ze_result_t Streamer::close() {
         closed_ = true;
     }
     stop();
-    free_slots();
     source_->use(false);
     // The slot is free for the next streamer once this one stopped sampling.
     state_->release_streamer();
+    // Last: this waits for marker commands still queued.
+    free_slots();
     return ZE_RESULT_SUCCESS;
 }
 

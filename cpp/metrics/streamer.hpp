@@ -17,8 +17,8 @@
 namespace zehal::metrics {
 
 // One open streamer: a sampler thread that appends to a bounded ring one counter report per
-// sampling period of device time, the counters of that period (hal::CounterSource). Every
-// method is thread-safe.
+// sampling period of device time, the counters of that period (hal::CounterSource), split at
+// the markers whose timestamps landed in it. Every method is thread-safe.
 class Streamer {
 public:
     // Sampling periods shorter than this are raised to it.
@@ -54,8 +54,9 @@ public:
     // returned all the same); INVALID_NULL_POINTER for a null size, or a null data with a
     // non-zero size; INVALID_NULL_HANDLE (size 0) once closed.
     ze_result_t read(uint32_t max_reports, size_t* size, uint8_t* data);
-    // Stops sampling and frees the device's streamer slot; later calls answer
-    // INVALID_NULL_HANDLE. Reports not read are lost.
+    // Stops sampling and frees the device's streamer slot, then gives the marker slots back
+    // once the commands writing them ran; later calls answer INVALID_NULL_HANDLE. Reports not
+    // read are lost.
     ze_result_t close();
     // Where a marker's command writes the device's global timestamp (host memory of the
     // device, owned by the streamer), and the event it signals once written.
