@@ -109,9 +109,9 @@ void Streamer::write_due_locked(uint64_t elapsed) {
     };
     // Only periods that ended before the current tick: a completion recorded from now on
     // counts at this tick or later, so no written report misses one.
-    const auto due =
-        elapsed ? static_cast<uint64_t>((static_cast<unsigned __int128>(elapsed) * 1'000'000'000u - 1) / period_hz)
-                : 0;
+    const auto due = elapsed ? static_cast<uint64_t>((static_cast<unsigned __int128>(elapsed) * 1'000'000'000u - 1) /
+                                                     period_hz)
+                             : 0;
     // Every marker that landed by now: a report ending at one has ended too (a queue keeps its
     // commands' completions off the ticks of its timestamps while the counters are read).
     const std::vector<Landed> landed = take_landed_locked(elapsed);

@@ -151,9 +151,9 @@ private:
     std::vector<uint64_t> values_;  // scratch for one sample
     uint64_t written_ = 0;          // periods written
     uint64_t cursor_ = 0;           // where the last report written ends (ticks since open)
-    std::vector<Marker> markers_;  // in append order
-    std::vector<size_t> free_;     // slots no marker uses
-    std::vector<Chunk> chunks_;    // where the slots are
+    std::vector<Marker> markers_;   // in append order
+    std::vector<size_t> free_;      // slots no marker uses
+    std::vector<Chunk> chunks_;     // where the slots are
     std::thread sampler_;
 };
 

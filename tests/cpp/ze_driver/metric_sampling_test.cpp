@@ -171,10 +171,21 @@ TEST_F(ZeMetricSampling, StreamerMarkersShowInOneReportEach) {
 
     EXPECT_EQ(zetCommandListAppendMetricStreamerMarker(nullptr, s, 1), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
     EXPECT_EQ(zetCommandListAppendMetricStreamerMarker(l, nullptr, 1), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    // A list whose marker's streamer was closed runs nothing: its fill stays undone.
+    ze_command_list_handle_t late = nullptr;
+    ZE_OK(zeCommandListCreate(context, device, &ld, &late));
+    std::memset(host, 0, 64);
+    ZE_OK(zeCommandListAppendMemoryFill(late, host, "\x11", 1, 64, nullptr, 0, nullptr));
+    ZE_OK(zetCommandListAppendMetricStreamerMarker(late, s, 50));
+    ZE_OK(zeCommandListClose(late));
     ZE_OK(zetMetricStreamerClose(s));
+    EXPECT_EQ(zeCommandQueueExecuteCommandLists(queue, 1, &late, nullptr), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    ZE_OK(zeCommandQueueSynchronize(queue, kForever));
+    EXPECT_EQ(static_cast<const uint8_t*>(host)[0], 0u);
     // A closed streamer's handle is no handle any more.
     EXPECT_EQ(zetCommandListAppendMetricStreamerMarker(l, s, 1), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
     ZE_OK(zeCommandQueueDestroy(queue));
+    ZE_OK(zeCommandListDestroy(late));
     ZE_OK(zeCommandListDestroy(r));
     ZE_OK(zeCommandListDestroy(l));
 }
