@@ -99,7 +99,7 @@ void Streamer::sample_loop() {
     }
 }
 
-void Streamer::write_due_locked(uint64_t elapsed) {
+void Streamer::write_due_locked(uint64_t elapsed, uint64_t limit) {
     // Period k covers the device time (k periods, k + 1 periods] since open: the reports
     // follow the device clock, as a sampling unit's would, however late this thread wakes (a
     // late wake-up writes every report that came due meanwhile).
@@ -109,12 +109,14 @@ void Streamer::write_due_locked(uint64_t elapsed) {
     };
     // Only periods that ended before the current tick: a completion recorded from now on
     // counts at this tick or later, so no written report misses one.
-    const auto due = elapsed ? static_cast<uint64_t>((static_cast<unsigned __int128>(elapsed) * 1'000'000'000u - 1) /
-                                                     period_hz)
-                             : 0;
+    const auto ended = elapsed ? static_cast<uint64_t>((static_cast<unsigned __int128>(elapsed) * 1'000'000'000u - 1) /
+                                                       period_hz)
+                               : 0;
+    const uint64_t due = written_ + std::min(ended - std::min(ended, written_), limit);
     // Every marker that landed by now: a report ending at one has ended too (a queue keeps its
-    // commands' completions off the ticks of its timestamps while the counters are read).
-    const std::vector<Landed> landed = take_landed_locked(elapsed);
+    // commands' completions off the ticks of its timestamps while the counters are read). Only
+    // those of the periods written when the limit stops short of the period under way.
+    const std::vector<Landed> landed = take_landed_locked(due < ended ? boundary(due) : elapsed);
     size_t next = 0;
     for (; written_ < due; ++written_) {
         const uint64_t end = boundary(written_ + 1);
@@ -264,8 +266,13 @@ ze_result_t Streamer::read(uint32_t max_reports, size_t* size, uint8_t* data) {
         *size = 0;
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     }
-    // Catches up: every report that ended by now is there, however late the sampler wakes.
-    write_due_locked((source_->now_ticks() - tick0_) & tick_mask_);
+    // With markers pending, catches up however late the sampler wakes: the reports that ended
+    // by now, as many as this read can take (bounded, so that a reader never holds the lock for
+    // long). Without, the sampler writes every report, readers only take them.
+    const size_t room = *size ? *size / report_bytes_ : kRingReports;
+    const size_t wanted = std::min<size_t>({max_reports, room, kRingReports});
+    if (!markers_.empty() && count_ < wanted)
+        write_due_locked((source_->now_ticks() - tick0_) & tick_mask_, wanted - count_);
     const size_t available = std::min<size_t>(count_, max_reports);
     if (*size == 0) {
         *size = available * report_bytes_;

@@ -46,8 +46,9 @@ public:
     // Closes the streamer (if not closed yet).
     ~Streamer();
 
-    // Reads up to `max_reports` whole reports, after writing every report that ended by now
-    // (so the first read after a marker's command ran has its report). `*size == 0`: *size
+    // Reads up to `max_reports` whole reports. While markers are pending it first writes the
+    // reports that ended by now, as many as it can take, so the first read after a marker's
+    // command ran has its report. `*size == 0`: *size
     // becomes the bytes that many reports (or all there are) take, nothing is copied. Else
     // copies as many whole reports as fit in *size and sets *size to the bytes written.
     // WARNING_DROPPED_DATA when reports were lost to a full ring since the last read (data
@@ -107,10 +108,11 @@ private:
 
     // The sampler thread: one report per period until close.
     void sample_loop();
-    // Writes the reports of every period that ended before `elapsed` (ticks since open),
-    // split at the markers that landed in them, then the reports ending at the markers that
-    // landed in the period under way. Caller holds mu_.
-    void write_due_locked(uint64_t elapsed);
+    // Writes the reports of the periods that ended before `elapsed` (ticks since open), at
+    // most `limit` of them, split at the markers that landed in them; then, once every such
+    // period is written, the reports ending at the markers that landed in the period under
+    // way. Caller holds mu_.
+    void write_due_locked(uint64_t elapsed, uint64_t limit = UINT64_MAX);
     // Moves the markers that landed at or before `until` (ticks since open) out of markers_,
     // in tick order, then append order, and frees their slots. Caller holds mu_.
     std::vector<Landed> take_landed_locked(uint64_t until);
