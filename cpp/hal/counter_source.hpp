@@ -19,10 +19,11 @@ public:
     // Device ticks now.
     virtual uint64_t now_ticks() const = 0;
     // The values of the metrics of group `group` (index in Device::metric_groups()) over the
-    // device time (begin_ticks, end_ticks]: one word per metric, in the group's order, holding
-    // a value of the metric's result type (integers as they are, fp32 and fp64 as their bit
-    // patterns in the low bits). INVALID_ARGUMENT for a group the source does not count or
-    // `values` not of the group's metric count.
+    // device time (begin_ticks, end_ticks]: one word per counted metric (every metric but a
+    // trailing StreamMarker, hal::counted_metrics), in the group's order, holding a value of
+    // the metric's result type (integers as they are, fp32 and fp64 as their bit patterns in
+    // the low bits). INVALID_ARGUMENT for a group the source does not count or `values` not of
+    // the group's counted metric count.
     virtual ze_result_t window(uint32_t group, uint64_t begin_ticks, uint64_t end_ticks,
                                std::span<uint64_t> values) const = 0;
     // A streamer or query pool starts (`true`) or stops (`false`) reading the counters: while

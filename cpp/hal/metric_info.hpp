@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -134,6 +135,29 @@ inline MetricGroupInfo engine_events_group(std::string description, uint32_t fir
                             kMetricRaw, kUint32, ""),
             },
     };
+}
+
+// Name of the metric that carries metric streamer markers (zetCommandListAppendMetricStreamerMarker).
+inline constexpr std::string_view kStreamMarkerName = "StreamMarker";
+
+// Appends the StreamMarker metric to time-based group `group`, as its last metric: in a
+// streamer's report, the value of the marker whose timestamp ends that report, else 0 (0 in
+// every query report too). The metrics layer fills it; a CounterSource fills the metrics
+// before it (counted_metrics). Any backend's time-based group can carry it.
+inline void add_stream_marker(MetricGroupInfo* group) {
+    group->metrics.push_back(make_metric(std::string(kStreamMarkerName),
+                                         "Value of the streamer marker appended where this report ends, else 0",
+                                         "marker", kMetricRaw, kUint32, ""));
+}
+
+// Whether `group`'s last metric is the StreamMarker metric (add_stream_marker).
+inline bool has_stream_marker(const MetricGroupInfo& group) {
+    return !group.metrics.empty() && group.metrics.back().name == kStreamMarkerName;
+}
+
+// Metrics of `group` a CounterSource fills: every one but a trailing StreamMarker.
+inline size_t counted_metrics(const MetricGroupInfo& group) {
+    return group.metrics.size() - (has_stream_marker(group) ? 1 : 0);
 }
 
 // The bit mask (bit i for group i) of `groups`, indices into `all` that a trace source is

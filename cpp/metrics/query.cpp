@@ -1,6 +1,7 @@
 // Metric queries: their pools, their begin and end slots, and their results.
 #include "metrics/query.hpp"
 
+#include <span>
 #include <vector>
 
 #include "metrics/counter_report.hpp"
@@ -103,9 +104,11 @@ ze_result_t Query::get_data(size_t* size, uint8_t* data) {
     }
     if (!data) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (*size < bytes) return ZE_RESULT_ERROR_INVALID_SIZE;
-    std::vector<uint64_t> values(group.metrics().size());
+    // A trailing StreamMarker (a group that streamers sample too) is 0 in a query's report.
+    std::vector<uint64_t> values(group.metrics().size(), 0);
+    const std::span<uint64_t> counted(values.data(), hal::counted_metrics(group.info()));
     hal::CounterSource* source = device_->counter_source();
-    if (ze_result_t r = source->window(group.index(), slots_[0], slots_[1], values); r != ZE_RESULT_SUCCESS) return r;
+    if (ze_result_t r = source->window(group.index(), slots_[0], slots_[1], counted); r != ZE_RESULT_SUCCESS) return r;
     write_report(group, kReportQuery, 0, slots_[0], slots_[1], values, data);
     *size = bytes;
     return ZE_RESULT_SUCCESS;

@@ -9,6 +9,16 @@ namespace {
 
 constexpr uint64_t kForever = std::numeric_limits<uint64_t>::max();
 
+// A marker of a fresh slot of its streamer: each run of the command is a marker of its own.
+ze_result_t run_marker(const Command& c, hal::Queue& queue) {
+    if (!c.streamer) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    metrics::Streamer::MarkerSlot slot;
+    if (ze_result_t r = c.streamer->add_marker(c.marker_value, &slot); r != ZE_RESULT_SUCCESS) return r;
+    const ze_result_t r = queue.append_write_global_timestamp(slot.ticks, slot.landed, {});
+    if (r != ZE_RESULT_SUCCESS) c.streamer->drop_marker(slot);
+    return r;
+}
+
 }  // namespace
 
 ze_result_t check(const Command& c, const hal::Device& device) {
@@ -39,6 +49,8 @@ ze_result_t check(const Command& c, const hal::Device& device) {
         case Command::Kind::launch_indirect:
             return hal::check_launch_indirect(target, c.kernels, c.indirect_groups, c.indirect_count, c.signal, c.waits,
                                               nullptr);
+        case Command::Kind::streamer_marker:
+            return c.streamer ? c.streamer->can_mark() : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     }
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
 }
@@ -62,6 +74,8 @@ ze_result_t run(const Command& c, hal::Queue& queue) {
             return queue.append_launch(*c.kernel, c.groups, c.signal, c.waits);
         case Command::Kind::launch_indirect:
             return queue.append_launch_indirect(c.kernels, c.indirect_groups, c.indirect_count, c.signal, c.waits);
+        case Command::Kind::streamer_marker:
+            return run_marker(c, queue);
     }
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
 }

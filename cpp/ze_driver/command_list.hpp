@@ -11,6 +11,7 @@
 
 #include "objects.hpp"
 #include "hal/module.hpp"
+#include "metrics/streamer.hpp"
 
 namespace zehal::ze_driver {
 
@@ -25,6 +26,7 @@ struct Command {
         query_timestamps,  // the kernel timestamps of `queried` into dst (+ offsets)
         launch,            // `kernel` over `groups` work-groups
         launch_indirect,   // `kernels` over the group counts at `indirect_groups` (and `indirect_count`)
+        streamer_marker,   // a marker of `streamer` with `marker_value`, new at each run (Streamer::add_marker)
     };
     Kind kind = Kind::barrier;
     void* dst = nullptr;
@@ -41,6 +43,8 @@ struct Command {
     std::vector<hal::KernelRef> kernels;               // launch_indirect: what it runs, in order
     const hal::GroupCount* indirect_groups = nullptr;  // launch_indirect: read when it runs
     const uint32_t* indirect_count = nullptr;          // launch_indirect: how many run (null: one kernel)
+    std::shared_ptr<metrics::Streamer> streamer;       // streamer_marker: whose reports it marks
+    uint32_t marker_value = 0;                         // streamer_marker: the value it carries
 };
 
 // The commands of a closed regular list; shared with executions, never changed.

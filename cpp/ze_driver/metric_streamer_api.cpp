@@ -1,5 +1,7 @@
 // Metric streamers: time-based sampling of a metric group (zetMetricStreamerOpen,
-// ReadData, Close); the handle tables of the metric objects.
+// ReadData, Close) and their markers in command lists; the handle tables of the metric
+// objects.
+#include "command_list.hpp"
 #include "dispatch.hpp"
 #include "metric_objects.hpp"
 #include "common/c_boundary.hpp"
@@ -63,10 +65,30 @@ ze_result_t zetMetricStreamerReadData_(zet_metric_streamer_handle_t hMetricStrea
     });
 }
 
+// A marker: in queue order, the device's global timestamp into a slot of the streamer, whose
+// report ending there carries `value` (metrics::Streamer::add_marker). A regular list's
+// marker takes a new slot at each execution, so it marks every run of the list.
+ze_result_t zetCommandListAppendMetricStreamerMarker_(zet_command_list_handle_t hCommandList,
+                                                      zet_metric_streamer_handle_t hMetricStreamer, uint32_t value) {
+    return ze_guarded([&] {
+        std::shared_ptr<CommandListObject> list;
+        if (ze_result_t r = command_lists().get(hCommandList, &list); r != ZE_RESULT_SUCCESS) return r;
+        std::shared_ptr<StreamerObject> s;
+        if (ze_result_t r = streamers().get(hMetricStreamer, &s); r != ZE_RESULT_SUCCESS) return r;
+        if (s->streamer->device() != list->device()->device) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        Command c;
+        c.kind = Command::Kind::streamer_marker;
+        c.streamer = s->streamer;
+        c.marker_value = value;
+        return list->append(std::move(c));
+    });
+}
+
 const Entry kEntries[] = {
     ZEHAL_ENTRY(zetMetricStreamerOpen, zetMetricStreamerOpen_),
     ZEHAL_ENTRY(zetMetricStreamerClose, zetMetricStreamerClose_),
     ZEHAL_ENTRY(zetMetricStreamerReadData, zetMetricStreamerReadData_),
+    ZEHAL_ENTRY(zetCommandListAppendMetricStreamerMarker, zetCommandListAppendMetricStreamerMarker_),
 };
 
 }  // namespace

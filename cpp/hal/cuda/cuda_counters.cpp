@@ -251,6 +251,8 @@ hal::MetricGroupInfo CudaCounters::group_info(uint32_t domain, uint32_t first_me
     };
     for (const Column& c : kColumns)
         g.metrics.push_back(hal::make_metric(c.name, c.description, "gpu", c.metric_type, c.result_type, c.units));
+    // Time-based: its streamer reports carry the markers (the metrics layer fills it).
+    hal::add_stream_marker(&g);
     return g;
 }
 

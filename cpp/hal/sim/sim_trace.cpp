@@ -91,6 +91,8 @@ std::vector<hal::MetricGroupInfo> make_groups() {
                                  hal::kUint64, "bytes"),
             },
     };
+    // Time-based: its streamer reports carry the markers (the metrics layer fills it).
+    hal::add_stream_marker(&g[kUtilizationGroup]);
     return g;
 }
 

@@ -3,6 +3,7 @@
 // calculated from them, bad input, and threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstring>
@@ -230,6 +231,148 @@ TEST(Streamer, ReadersAndACloseFromOtherThreads) {
     for (auto& t : readers) t.join();
 }
 
+// The header and StreamMarker value (the group's last metric) of each report of `raw`.
+struct Shown {
+    CounterReportHeader header;
+    uint64_t marker;
+};
+std::vector<Shown> reports_of(const MetricGroup& g, const std::vector<uint8_t>& raw) {
+    const size_t rs = report_size(g);
+    const size_t marker_at = sizeof(CounterReportHeader) + (g.metrics().size() - 1) * sizeof(uint64_t);
+    std::vector<Shown> out;
+    for (size_t at = 0; at + rs <= raw.size(); at += rs) {
+        Shown r{};
+        std::memcpy(&r.header, raw.data() + at, sizeof r.header);
+        std::memcpy(&r.marker, raw.data() + at + marker_at, sizeof r.marker);
+        out.push_back(r);
+    }
+    return out;
+}
+
+// Reads `s` into *shown until `markers` reports carry a marker.
+bool read_markers(Streamer& s, const MetricGroup& g, size_t markers, std::vector<Shown>* shown) {
+    return eventually([&] {
+        const auto more = reports_of(g, read_all(s));
+        shown->insert(shown->end(), more.begin(), more.end());
+        return static_cast<size_t>(std::count_if(shown->begin(), shown->end(),
+                                                 [](const Shown& r) { return r.marker != 0; })) >= markers;
+    });
+}
+
+// Queues marker `slot`'s command on `q`: the global timestamp into it, signalling its event.
+void queue_marker(hal::Queue& q, const Streamer::MarkerSlot& slot) {
+    ASSERT_EQ(q.append_write_global_timestamp(slot.ticks, slot.landed, {}), ZE_RESULT_SUCCESS);
+}
+
+// Markers whose timestamps a queue wrote: in the order appended, each ends a report (the
+// reports stay contiguous), every other report carries 0.
+TEST(Streamer, EachMarkerEndsTheReportOfItsTimestamp) {
+    auto d = make_device(quiet());
+    auto util = utilization(d);
+    ASSERT_EQ(util->metrics().size(), sim::kUtilMetricCount + 1u);
+    EXPECT_EQ(util->metrics().back().info().name, hal::kStreamMarkerName);
+    auto s = open_streamer(d, util.get());
+    EXPECT_EQ(s->can_mark(), ZE_RESULT_SUCCESS);
+    std::shared_ptr<hal::Queue> q;
+    ASSERT_EQ(d->create_queue(hal::kCopyOrdinal, 0, &q), ZE_RESULT_SUCCESS);
+    void* p = nullptr;
+    ASSERT_EQ(d->allocate(hal::MemoryKind::device, 4096, 64, 0, 0, &p), ZE_RESULT_SUCCESS);
+    const uint8_t pattern = 3;
+    // Three slots, taken before any marker ran (a slot whose marker showed serves the next).
+    std::vector<Streamer::MarkerSlot> slots(3);
+    for (size_t i = 0; i < slots.size(); ++i)
+        ASSERT_EQ(s->add_marker(static_cast<uint32_t>(10 * (i + 1)), &slots[i]), ZE_RESULT_SUCCESS);
+    queue_marker(*q, slots[0]);
+    ASSERT_EQ(q->append_fill(p, &pattern, 1, 4096, nullptr, {}), ZE_RESULT_SUCCESS);
+    // Two markers back to back: most often in one period, which they split.
+    queue_marker(*q, slots[1]);
+    queue_marker(*q, slots[2]);
+    ASSERT_EQ(q->host_synchronize(kWaitForever), ZE_RESULT_SUCCESS);
+    // No marker is added from here on: the slots keep their timestamps.
+    std::vector<uint64_t> stamps;
+    for (const auto& slot : slots) stamps.push_back(*slot.ticks);
+    std::vector<Shown> shown;
+    ASSERT_TRUE(read_markers(*s, *util, 3, &shown));
+    std::vector<uint64_t> values;
+    size_t marked = 0;
+    for (size_t i = 0; i < shown.size(); ++i) {
+        const CounterReportHeader& h = shown[i].header;
+        if (i) {
+            EXPECT_EQ(h.begin_ticks, shown[i - 1].header.end_ticks);
+            EXPECT_EQ(h.sequence, shown[i - 1].header.sequence + 1);
+        }
+        if (shown[i].marker == 0) continue;
+        values.push_back(shown[i].marker);
+        ASSERT_LT(marked, stamps.size());
+        // Ends at the marker's timestamp; or, where the timestamp landed only after the report
+        // holding its tick was written, an empty window right after that report.
+        if (h.begin_ticks != h.end_ticks)
+            EXPECT_EQ(h.end_ticks, stamps[marked]);
+        else
+            EXPECT_GE(h.end_ticks, stamps[marked]);
+        ++marked;
+    }
+    EXPECT_EQ(values, (std::vector<uint64_t>{10, 20, 30}));
+    ASSERT_EQ(d->free(p), ZE_RESULT_SUCCESS);
+}
+
+// The report ending at a marker has ended once the marker's timestamp is there: the first
+// read after its command ran returns it, long before the period ends.
+TEST(Streamer, TheFirstReadAfterAMarkerRanReturnsItsReport) {
+    auto d = make_device(quiet());
+    auto util = utilization(d);
+    auto s = open_streamer(d, util.get(), 4'000'000'000u);
+    std::shared_ptr<hal::Queue> q;
+    ASSERT_EQ(d->create_queue(hal::kCopyOrdinal, 0, &q), ZE_RESULT_SUCCESS);
+    Streamer::MarkerSlot slot;
+    ASSERT_EQ(s->add_marker(42, &slot), ZE_RESULT_SUCCESS);
+    queue_marker(*q, slot);
+    ASSERT_EQ(q->host_synchronize(kWaitForever), ZE_RESULT_SUCCESS);
+    const uint64_t stamp = *slot.ticks;
+    const auto shown = reports_of(*util, read_all(*s));
+    const auto marked = std::find_if(shown.begin(), shown.end(), [](const Shown& r) { return r.marker != 0; });
+    ASSERT_NE(marked, shown.end());
+    EXPECT_EQ(marked->marker, 42u);
+    EXPECT_EQ(marked->header.end_ticks, stamp);
+    // Shown: its slot serves the next marker.
+    Streamer::MarkerSlot next;
+    ASSERT_EQ(s->add_marker(43, &next), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(next.ticks, slot.ticks);
+    EXPECT_EQ(next.landed->query(), ZE_RESULT_NOT_READY);
+    queue_marker(*q, next);
+    ASSERT_EQ(q->host_synchronize(kWaitForever), ZE_RESULT_SUCCESS);
+    const auto again = reports_of(*util, read_all(*s));
+    ASSERT_FALSE(again.empty());
+    EXPECT_EQ(again.back().marker, 43u);
+}
+
+TEST(Streamer, MarkersCheckTheirArguments) {
+    auto d = make_device(quiet());
+    auto util = utilization(d);
+    auto s = open_streamer(d, util.get());
+    EXPECT_EQ(s->add_marker(1, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    // A marker whose command could not be queued is forgotten; its slot serves the next one.
+    Streamer::MarkerSlot slot;
+    ASSERT_EQ(s->add_marker(1, &slot), ZE_RESULT_SUCCESS);
+    s->drop_marker(slot);
+    Streamer::MarkerSlot again;
+    ASSERT_EQ(s->add_marker(2, &again), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(again.ticks, slot.ticks);
+    // Many markers whose commands have not run: slots come from more memory as needed.
+    std::vector<uint64_t*> slots{again.ticks};
+    for (int i = 0; i < 2000; ++i) {
+        Streamer::MarkerSlot more;
+        ASSERT_EQ(s->add_marker(3, &more), ZE_RESULT_SUCCESS);
+        ASSERT_TRUE(more.landed);
+        slots.push_back(more.ticks);
+    }
+    std::sort(slots.begin(), slots.end());
+    EXPECT_EQ(std::adjacent_find(slots.begin(), slots.end()), slots.end());
+    ASSERT_EQ(s->close(), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(s->can_mark(), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(s->add_marker(1, &slot), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+}
+
 // A begin and an end written by `q` around `fills` fills of `bytes`.
 void run_query(const hal::DeviceRef& d, hal::Queue& q, Query& query, size_t bytes, int fills) {
     void* p = nullptr;
@@ -274,6 +417,9 @@ TEST(Query, CountsTheCommandsBetweenItsBeginAndEnd) {
     EXPECT_GE(busy, 0.0f);
     EXPECT_LE(busy, 100.0f);
     EXPECT_EQ(values[sim::kUtilBusyPercent].type, hal::kFp32);
+    // StreamMarker, the group's last metric, is the streamers': 0 in a query's report.
+    ASSERT_EQ(values.size(), sim::kUtilMetricCount + 1u);
+    EXPECT_EQ(values[sim::kUtilMetricCount].bits, 0u);
     // Reset: not ready again until the next end ran.
     ASSERT_EQ(query->reset(), ZE_RESULT_SUCCESS);
     size = 0;
@@ -316,7 +462,7 @@ TEST(Calculate, RefusesWhatIsNotWholeReportsOfTheGroup) {
     auto d = make_device(quiet());
     auto util = group_named(d, "EngineUtilization");
     auto engine = group_named(d, "EngineEvents");
-    const auto good = report(*util, {std::bit_cast<uint32_t>(50.0f), 100, 50, 1, 64});
+    const auto good = report(*util, {std::bit_cast<uint32_t>(50.0f), 100, 50, 1, 64, 0});
     std::vector<TypedValue> values;
     EXPECT_EQ(calculate(*util, 0, {}, &values), ZE_RESULT_ERROR_INVALID_SIZE);
     EXPECT_EQ(calculate(*util, 2, good, &values), ZE_RESULT_ERROR_INVALID_ENUMERATION);
@@ -343,8 +489,8 @@ TEST(Calculate, RefusesWhatIsNotWholeReportsOfTheGroup) {
 TEST(Calculate, MaxValuesTakeTheLargestOfEveryReport) {
     auto d = make_device(quiet());
     auto util = group_named(d, "EngineUtilization");
-    auto raw = report(*util, {std::bit_cast<uint32_t>(75.0f), 100, 75, 1, 64}, kReportSample);
-    const auto second = report(*util, {std::bit_cast<uint32_t>(25.5f), 300, 75, 3, 16}, kReportSample);
+    auto raw = report(*util, {std::bit_cast<uint32_t>(75.0f), 100, 75, 1, 64, 0}, kReportSample);
+    const auto second = report(*util, {std::bit_cast<uint32_t>(25.5f), 300, 75, 3, 16, 9}, kReportSample);
     raw.insert(raw.end(), second.begin(), second.end());
     std::vector<TypedValue> values;
     ASSERT_EQ(calculate(*util, 0, raw, &values), ZE_RESULT_SUCCESS);
@@ -356,6 +502,7 @@ TEST(Calculate, MaxValuesTakeTheLargestOfEveryReport) {
     EXPECT_EQ(values[sim::kUtilGpuTime].bits, 300u);
     EXPECT_EQ(values[sim::kUtilDataCommands].bits, 3u);
     EXPECT_EQ(values[sim::kUtilBytesMoved].bits, 64u);
+    EXPECT_EQ(values[sim::kUtilMetricCount].bits, 9u);  // StreamMarker
 }
 
 }  // namespace

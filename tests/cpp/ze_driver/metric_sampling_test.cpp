@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "ze_fixture.hpp"
 
@@ -108,6 +109,103 @@ TEST_F(ZeMetricSampling, StreamerSamplesTheCopiesOfTheDevice) {
     EXPECT_EQ(zeCommandListDestroy(l), ZE_RESULT_SUCCESS);
 }
 
+// Reads streamer `s` until `markers` reports carry a StreamMarker; appends the non-zero
+// values, in report order, to *shown.
+void read_markers(zet_metric_streamer_handle_t s, zet_metric_group_handle_t group, uint32_t metric_count,
+                  uint32_t marker, size_t markers, std::vector<uint64_t>* shown) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (shown->size() < markers && std::chrono::steady_clock::now() < deadline) {
+        size_t size = 0;
+        ZE_OK(zetMetricStreamerReadData(s, UINT32_MAX, &size, nullptr));
+        if (size == 0) continue;
+        std::vector<uint8_t> raw(size);
+        ZE_OK(zetMetricStreamerReadData(s, UINT32_MAX, &size, raw.data()));
+        uint32_t n = 0;
+        ZE_OK(zetMetricGroupCalculateMetricValues(group, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, size,
+                                                  raw.data(), &n, nullptr));
+        std::vector<zet_typed_value_t> v(n);
+        ZE_OK(zetMetricGroupCalculateMetricValues(group, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES, size,
+                                                  raw.data(), &n, v.data()));
+        ASSERT_EQ(n % metric_count, 0u);
+        for (size_t i = marker; i < n; i += metric_count) {
+            EXPECT_EQ(v[i].type, ZET_VALUE_TYPE_UINT32);
+            if (v[i].value.ui64 != 0) shown->push_back(v[i].value.ui64);
+        }
+    }
+}
+
+// Markers show in the StreamMarker metric of one report each, in the order appended: once
+// for an immediate list, at every execution for a regular one.
+TEST_F(ZeMetricSampling, StreamerMarkersShowInOneReportEach) {
+    zet_metric_streamer_desc_t desc{ZET_STRUCTURE_TYPE_METRIC_STREAMER_DESC, nullptr, 1, 100000};
+    zet_metric_streamer_handle_t s = nullptr;
+    ZE_OK(zetMetricStreamerOpen(context, device, util, &desc, nullptr, &s));
+    const uint32_t marker = metric_index("StreamMarker");
+    ze_command_list_handle_t l = immediate_list(1);
+    ZE_OK(zetCommandListAppendMetricStreamerMarker(l, s, 10));
+    ZE_OK(zeCommandListAppendMemoryCopy(l, dev, host, 4096, nullptr, 0, nullptr));
+    ZE_OK(zetCommandListAppendMetricStreamerMarker(l, s, 20));
+    finish(l);
+    std::vector<uint64_t> shown;
+    read_markers(s, util, metric_count, marker, 2, &shown);
+    EXPECT_EQ(shown, (std::vector<uint64_t>{10, 20}));
+
+    ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
+    ze_command_list_handle_t r = nullptr;
+    ZE_OK(zeCommandListCreate(context, device, &ld, &r));
+    ZE_OK(zetCommandListAppendMetricStreamerMarker(r, s, 30));
+    ZE_OK(zeCommandListClose(r));
+    // A closed list takes no more commands, markers included.
+    EXPECT_EQ(zetCommandListAppendMetricStreamerMarker(r, s, 40), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ze_command_queue_desc_t qd{
+        ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+        ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    ze_command_queue_handle_t queue = nullptr;
+    ZE_OK(zeCommandQueueCreate(context, device, &qd, &queue));
+    for (size_t run = 1; run <= 2; ++run) {
+        ZE_OK(zeCommandQueueExecuteCommandLists(queue, 1, &r, nullptr));
+        ZE_OK(zeCommandQueueSynchronize(queue, kForever));
+        read_markers(s, util, metric_count, marker, 2 + run, &shown);
+    }
+    EXPECT_EQ(shown, (std::vector<uint64_t>{10, 20, 30, 30}));
+
+    EXPECT_EQ(zetCommandListAppendMetricStreamerMarker(nullptr, s, 1), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zetCommandListAppendMetricStreamerMarker(l, nullptr, 1), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    // A list whose marker's streamer was closed runs nothing: its fill stays undone.
+    ze_command_list_handle_t late = nullptr;
+    ZE_OK(zeCommandListCreate(context, device, &ld, &late));
+    std::memset(host, 0, 64);
+    ZE_OK(zeCommandListAppendMemoryFill(late, host, "\x11", 1, 64, nullptr, 0, nullptr));
+    ZE_OK(zetCommandListAppendMetricStreamerMarker(late, s, 50));
+    ZE_OK(zeCommandListClose(late));
+    ZE_OK(zetMetricStreamerClose(s));
+    EXPECT_EQ(zeCommandQueueExecuteCommandLists(queue, 1, &late, nullptr), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    ZE_OK(zeCommandQueueSynchronize(queue, kForever));
+    EXPECT_EQ(static_cast<const uint8_t*>(host)[0], 0u);
+    // A closed streamer's handle is no handle any more.
+    EXPECT_EQ(zetCommandListAppendMetricStreamerMarker(l, s, 1), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    ZE_OK(zeCommandQueueDestroy(queue));
+    ZE_OK(zeCommandListDestroy(late));
+    ZE_OK(zeCommandListDestroy(r));
+    ZE_OK(zeCommandListDestroy(l));
+}
+
+// A marker for a streamer of another device (CTest runs this file with two sim devices).
+TEST_F(ZeMetricSampling, StreamerMarkerOnAListOfAnotherDeviceIsRefused) {
+    if (devices.size() < 2) GTEST_SKIP() << "one device";
+    zet_metric_streamer_desc_t desc{ZET_STRUCTURE_TYPE_METRIC_STREAMER_DESC, nullptr, 1, 100000};
+    zet_metric_streamer_handle_t s = nullptr;
+    ZE_OK(zetMetricStreamerOpen(context, device, util, &desc, nullptr, &s));
+    ze_command_queue_desc_t qd{
+        ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+        ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    ze_command_list_handle_t other = nullptr;
+    ZE_OK(zeCommandListCreateImmediate(context, devices.front(), &qd, &other));
+    EXPECT_EQ(zetCommandListAppendMetricStreamerMarker(other, s, 5), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ZE_OK(zeCommandListDestroy(other));
+    ZE_OK(zetMetricStreamerClose(s));
+}
+
 TEST_F(ZeMetricSampling, StreamerOpenRefusesWhatItCannotSample) {
     zet_metric_streamer_desc_t desc{ZET_STRUCTURE_TYPE_METRIC_STREAMER_DESC, nullptr, 1, 100000};
     zet_metric_streamer_handle_t s = nullptr;
@@ -152,6 +250,7 @@ TEST_F(ZeMetricSampling, QueryCountsTheCopyBetweenItsBeginAndEnd) {
     ASSERT_EQ(v.size(), metric_count);
     EXPECT_EQ(v[metric_index("BytesMoved")].value.ui64, 3000u);
     EXPECT_EQ(v[metric_index("DataCommands")].value.ui64, 1u);
+    EXPECT_EQ(v[metric_index("StreamMarker")].value.ui64, 0u);  // the streamers' metric
     // The experimental form: one set holding the same values.
     uint32_t sets = 0, total = 0;
     ZE_OK(zetMetricGroupCalculateMultipleMetricValuesExp(util, ZET_METRIC_GROUP_CALCULATION_TYPE_METRIC_VALUES,

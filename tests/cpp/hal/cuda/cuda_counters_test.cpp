@@ -58,6 +58,7 @@ TEST(CudaCounters, GroupIsEventAndTimeBased) {
     EXPECT_EQ(g.metrics[metric(g, "GpuTime")].metric_type, hal::kMetricDuration);
     EXPECT_EQ(g.metrics[metric(g, "GpuBusy")].result_type, hal::kFp32);
     EXPECT_EQ(g.metrics[metric(g, "DramBytesWritten")].units, "bytes");
+    EXPECT_TRUE(hal::has_stream_marker(g));
     // Metric ids follow the tracer's groups without a gap or an overlap.
     const hal::MetricGroupInfo& before = dev->metric_groups()[group - 1];
     EXPECT_EQ(g.first_metric_id, before.first_metric_id + before.metrics.size());
@@ -81,7 +82,7 @@ TEST(CudaCounters, WindowsSeeTheWorkInThem) {
     const uint64_t t2 = source->now_ticks();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const uint64_t t3 = source->now_ticks();
-    std::vector<uint64_t> busy(g.metrics.size()), idle(g.metrics.size());
+    std::vector<uint64_t> busy(hal::counted_metrics(g)), idle(hal::counted_metrics(g));
     ASSERT_EQ(source->window(group, t0, t1, busy), ZE_RESULT_SUCCESS);
     ASSERT_EQ(source->window(group, t2, t3, idle), ZE_RESULT_SUCCESS);
     EXPECT_EQ(busy[metric(g, "GpuTime")], t1 - t0);
@@ -94,7 +95,7 @@ TEST(CudaCounters, WindowsSeeTheWorkInThem) {
     EXPECT_GT(idle[metric(g, "GpcFrequency")], 0u);
     ASSERT_EQ(source->use(false), ZE_RESULT_SUCCESS);
     // Samples taken stay answerable after sampling stopped.
-    std::vector<uint64_t> again(g.metrics.size());
+    std::vector<uint64_t> again(hal::counted_metrics(g));
     ASSERT_EQ(source->window(group, t0, t1, again), ZE_RESULT_SUCCESS);
     EXPECT_EQ(again, busy);
 }
@@ -114,7 +115,7 @@ TEST(CudaCounters, RestartsAndNestedUses) {
         fill(dev, 256u << 20, 32);
         const uint64_t t1 = source->now_ticks();
         ASSERT_EQ(source->use(false), ZE_RESULT_SUCCESS);
-        std::vector<uint64_t> v(g.metrics.size());
+        std::vector<uint64_t> v(hal::counted_metrics(g));
         ASSERT_EQ(source->window(group, t0, t1, v), ZE_RESULT_SUCCESS);
         EXPECT_GE(v[metric(g, "DramBytesWritten")], 1u << 30) << "round " << round;
         ASSERT_EQ(source->use(false), ZE_RESULT_SUCCESS);
@@ -126,10 +127,13 @@ TEST(CudaCounters, BadInput) {
     ZEHAL_REQUIRE_COUNTERS(dev, group);
     const hal::MetricGroupInfo& g = dev->metric_groups()[group];
     hal::CounterSource* source = dev->counter_source();
-    std::vector<uint64_t> v(g.metrics.size()), short_values(g.metrics.size() - 1);
+    std::vector<uint64_t> v(hal::counted_metrics(g)), short_values(hal::counted_metrics(g) - 1),
+        long_values(g.metrics.size());
     EXPECT_EQ(source->window(group + 1, 0, 1, v), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(source->window(0, 0, 1, v), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     EXPECT_EQ(source->window(group, 0, 1, short_values), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(source->window(group, 0, 1, long_values),
+              ZE_RESULT_ERROR_INVALID_ARGUMENT);  // StreamMarker is not the source's
     // A window nothing was sampled in: zeros but its length.
     ASSERT_EQ(source->window(group, 10, 20, v), ZE_RESULT_SUCCESS);
     EXPECT_EQ(v[metric(g, "GpuTime")], 10u);
