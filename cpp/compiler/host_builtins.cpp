@@ -84,7 +84,7 @@ llvm::Value* call_libm(llvm::IRBuilder<>& b, const std::string& name, llvm::Arra
     return result;
 }
 
-// fadd, fsub, fmin or fmax (`kind`) of half f(pointer, operand) as a compare-and-swap loop
+// fadd, fmin or fmax (`kind`) of half f(pointer, operand) as a compare-and-swap loop
 // on the 16 bits: LLVM 15's NVPTX backend cannot select atomicrmw of half (the host's
 // would make the same loop). Returns the value the exchange replaced.
 llvm::Value* emit_half_cas_loop(llvm::IRBuilder<>& b, llvm::AtomicRMWInst::BinOp kind, llvm::Function& f) {
@@ -104,8 +104,8 @@ llvm::Value* emit_half_cas_loop(llvm::IRBuilder<>& b, llvm::AtomicRMWInst::BinOp
     expected->addIncoming(first, entry);
     llvm::Value* current = b.CreateBitCast(expected, half);
     llvm::Value* result = nullptr;
-    if (kind == llvm::AtomicRMWInst::FAdd || kind == llvm::AtomicRMWInst::FSub) {
-        result = kind == llvm::AtomicRMWInst::FAdd ? b.CreateFAdd(current, operand) : b.CreateFSub(current, operand);
+    if (kind == llvm::AtomicRMWInst::FAdd) {
+        result = b.CreateFAdd(current, operand);
     } else {
         const auto id = kind == llvm::AtomicRMWInst::FMin ? llvm::Intrinsic::minnum : llvm::Intrinsic::maxnum;
         result = b.CreateBinaryIntrinsic(id, current, operand);
@@ -119,17 +119,20 @@ llvm::Value* emit_half_cas_loop(llvm::IRBuilder<>& b, llvm::AtomicRMWInst::BinOp
     return current;
 }
 
-// The atomics of floating-point elements: add, sub, min, max and xchg on half, float and
-// double (cl_ext_float_atomics, which the translator writes as OpenCL 1.2's
-// atomic_add, atomic_min... of the element type). An add of +0.0 is a load: the translator
-// writes OpAtomicLoad that way, and a load must not turn a stored -0.0 into +0.0.
+// The atomics of floating-point elements: add, min, max and xchg on half, float and double
+// (cl_ext_float_atomics, which the translator writes as OpenCL 1.2's atomic_add,
+// atomic_min... of the element type; a subtraction adds the negated value). An add of +0.0
+// is a load: the translator writes OpAtomicLoad that way, and a load must not turn a
+// stored -0.0 into +0.0.
 llvm::Value* emit_float_atomic(llvm::IRBuilder<>& b, const std::string& op, llvm::Function& f) {
     llvm::Value* pointer = f.getArg(0);
     llvm::Type* type = f.getReturnType();
     const auto order = llvm::AtomicOrdering::Monotonic;
     static const std::map<std::string, llvm::AtomicRMWInst::BinOp> kOps{
-        {"add", llvm::AtomicRMWInst::FAdd}, {"sub", llvm::AtomicRMWInst::FSub},  {"min", llvm::AtomicRMWInst::FMin},
-        {"max", llvm::AtomicRMWInst::FMax}, {"xchg", llvm::AtomicRMWInst::Xchg},
+        {"add", llvm::AtomicRMWInst::FAdd},
+        {"min", llvm::AtomicRMWInst::FMin},
+        {"max", llvm::AtomicRMWInst::FMax},
+        {"xchg", llvm::AtomicRMWInst::Xchg},
     };
     auto it = kOps.find(op);
     if (it == kOps.end() || f.arg_size() != 2) {
