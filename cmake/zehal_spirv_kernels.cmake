@@ -1,9 +1,11 @@
 # Build-time SPIR-V for tests and benchmarks: OpenCL C sources compiled by clang-15
 # (-cl-std=CL1.2 unless told, -target spir64) and llvm-spirv-15, build-time tools only.
 #
-# zehal_add_spirv_kernels(<target> [STD CL2.0] SOURCES a.cl b.cl ...) adds the custom
-# target <target> that writes <name>.spv for every source into ZEHAL_SPIRV_KERNEL_DIR
-# (<build>/kernels); STD is the OpenCL C version (-cl-std, CL1.2 unless given).
+# zehal_add_spirv_kernels(<target> [STD CL2.0] [CLANG_FLAGS ...] [SPIRV_FLAGS ...]
+# SOURCES a.cl b.cl ...) adds the custom target <target> that writes <name>.spv for every
+# source into ZEHAL_SPIRV_KERNEL_DIR (<build>/kernels); STD is the OpenCL C version
+# (-cl-std, CL1.2 unless given), CLANG_FLAGS more options of clang (-cl-ext=...),
+# SPIRV_FLAGS more options of llvm-spirv (--spirv-ext=...).
 # zehal_use_spirv_kernels(<consumer> <target>) makes a test or benchmark depend on them
 # and gives it ZEHAL_SPIRV_KERNEL_DIR="<that folder>" as a compile definition.
 # ZEHAL_SPIRV_TOOLS_FOUND is OFF when the tools are missing; then <target> is not created
@@ -18,7 +20,7 @@ else()
 endif()
 
 function(zehal_add_spirv_kernels target)
-  cmake_parse_arguments(ARG "" "STD" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "" "STD" "SOURCES;CLANG_FLAGS;SPIRV_FLAGS" ${ARGN})
   if(NOT ZEHAL_SPIRV_TOOLS_FOUND)
     return()
   endif()
@@ -33,8 +35,8 @@ function(zehal_add_spirv_kernels target)
     set(bc ${CMAKE_CURRENT_BINARY_DIR}/${name}.bc)
     set(spv ${ZEHAL_SPIRV_KERNEL_DIR}/${name}.spv)
     add_custom_command(OUTPUT ${spv}
-      COMMAND ${ZEHAL_CLANG_CL} -cl-std=${ARG_STD} -target spir64 -emit-llvm -c ${path} -o ${bc}
-      COMMAND ${ZEHAL_LLVM_SPIRV} ${bc} -o ${spv}
+      COMMAND ${ZEHAL_CLANG_CL} -cl-std=${ARG_STD} ${ARG_CLANG_FLAGS} -target spir64 -emit-llvm -c ${path} -o ${bc}
+      COMMAND ${ZEHAL_LLVM_SPIRV} ${ARG_SPIRV_FLAGS} ${bc} -o ${spv}
       DEPENDS ${path} VERBATIM COMMENT "SPIR-V kernel ${name}.spv")
     list(APPEND outputs ${spv})
   endforeach()

@@ -84,12 +84,91 @@ llvm::Value* call_libm(llvm::IRBuilder<>& b, const std::string& name, llvm::Arra
     return result;
 }
 
+// fadd, fmin or fmax (`kind`) of half f(pointer, operand) as a compare-and-swap loop
+// on the 16 bits: LLVM 15's NVPTX backend cannot select atomicrmw of half (the host's
+// would make the same loop). Returns the value the exchange replaced.
+llvm::Value* emit_half_cas_loop(llvm::IRBuilder<>& b, llvm::AtomicRMWInst::BinOp kind, llvm::Function& f) {
+    const auto order = llvm::AtomicOrdering::Monotonic;
+    llvm::Value* pointer = f.getArg(0);
+    llvm::Value* operand = f.getArg(1);
+    llvm::Type* half = b.getHalfTy();
+    llvm::Type* bits = b.getInt16Ty();
+    llvm::BasicBlock* entry = b.GetInsertBlock();
+    llvm::LoadInst* first = b.CreateAlignedLoad(bits, pointer, llvm::Align(2));
+    first->setAtomic(order);
+    auto* loop = llvm::BasicBlock::Create(f.getContext(), "cas", &f);
+    auto* done = llvm::BasicBlock::Create(f.getContext(), "cas_done", &f);
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    llvm::PHINode* expected = b.CreatePHI(bits, 2);
+    expected->addIncoming(first, entry);
+    llvm::Value* current = b.CreateBitCast(expected, half);
+    llvm::Value* result = nullptr;
+    if (kind == llvm::AtomicRMWInst::FAdd) {
+        result = b.CreateFAdd(current, operand);
+    } else {
+        const auto id = kind == llvm::AtomicRMWInst::FMin ? llvm::Intrinsic::minnum : llvm::Intrinsic::maxnum;
+        result = b.CreateBinaryIntrinsic(id, current, operand);
+    }
+    llvm::Value* pair = b.CreateAtomicCmpXchg(pointer, expected, b.CreateBitCast(result, bits), llvm::MaybeAlign(2),
+                                              order, order);
+    llvm::Value* seen = b.CreateExtractValue(pair, 0);
+    expected->addIncoming(seen, loop);
+    b.CreateCondBr(b.CreateExtractValue(pair, 1), done, loop);
+    b.SetInsertPoint(done);
+    return current;
+}
+
+// The atomics of floating-point elements: add, min, max and xchg on half, float and double
+// (cl_ext_float_atomics, which the translator writes as OpenCL 1.2's atomic_add,
+// atomic_min... of the element type; a subtraction adds the negated value). An add of +0.0
+// is a load: the translator writes OpAtomicLoad that way, and a load must not turn a
+// stored -0.0 into +0.0.
+llvm::Value* emit_float_atomic(llvm::IRBuilder<>& b, const std::string& op, llvm::Function& f) {
+    llvm::Value* pointer = f.getArg(0);
+    llvm::Type* type = f.getReturnType();
+    const auto order = llvm::AtomicOrdering::Monotonic;
+    static const std::map<std::string, llvm::AtomicRMWInst::BinOp> kOps{
+        {"add", llvm::AtomicRMWInst::FAdd},
+        {"min", llvm::AtomicRMWInst::FMin},
+        {"max", llvm::AtomicRMWInst::FMax},
+        {"xchg", llvm::AtomicRMWInst::Xchg},
+    };
+    auto it = kOps.find(op);
+    if (it == kOps.end() || f.arg_size() != 2) {
+        return nullptr;
+    }
+    llvm::Value* operand = f.getArg(1);
+    const bool half_arithmetic = type->isHalfTy() && op != "xchg";
+    if (op != "add") {
+        return half_arithmetic ? emit_half_cas_loop(b, it->second, f)
+                               : b.CreateAtomicRMW(it->second, pointer, operand, llvm::MaybeAlign(), order);
+    }
+    // Once inlined with a constant operand, only one of the two paths remains.
+    llvm::LLVMContext& c = f.getContext();
+    auto* load_block = llvm::BasicBlock::Create(c, "load", &f);
+    auto* add_block = llvm::BasicBlock::Create(c, "add", &f);
+    llvm::Type* bits = b.getIntNTy(type->getPrimitiveSizeInBits());
+    b.CreateCondBr(b.CreateICmpEQ(b.CreateBitCast(operand, bits), llvm::ConstantInt::get(bits, 0)), load_block,
+                   add_block);
+    b.SetInsertPoint(load_block);
+    llvm::LoadInst* load = b.CreateAlignedLoad(type, pointer, llvm::Align(type->getPrimitiveSizeInBits() / 8));
+    load->setAtomic(order);
+    b.CreateRet(load);
+    b.SetInsertPoint(add_block);
+    return half_arithmetic ? emit_half_cas_loop(b, llvm::AtomicRMWInst::FAdd, f)
+                           : b.CreateAtomicRMW(llvm::AtomicRMWInst::FAdd, pointer, operand, llvm::MaybeAlign(), order);
+}
+
 llvm::Value* emit_atomic(llvm::IRBuilder<>& b, const Mangled& m, llvm::Function& f) {
     const llvm::StringRef full = m.name;
     if (!full.startswith("atomic_") && !full.startswith("atom_")) {
         return nullptr;
     }
     const std::string op = full.substr(full.find('_') + 1).str();
+    if (f.getReturnType()->isFloatingPointTy()) {
+        return emit_float_atomic(b, op, f);
+    }
     llvm::Value* pointer = f.getArg(0);
     const auto order = llvm::AtomicOrdering::Monotonic;  // OpenCL 1.2 atomics are relaxed
     if (op == "cmpxchg") {

@@ -67,6 +67,11 @@ struct DeviceProperties {
     std::array<uint32_t, 3> max_group_dims{};   // work-items of one group, per dimension
     std::array<uint32_t, 3> max_group_count{};  // groups of one launch, per dimension
     uint32_t max_local_bytes = 0;               // __local memory of one group
+    // Floating-point atomics kernels may use, per element type, as bits of Level Zero's
+    // ze_device_fp_atomic_ext_flags_t (0: none).
+    uint32_t fp16_atomics = 0;
+    uint32_t fp32_atomics = 0;
+    uint32_t fp64_atomics = 0;
 };
 
 // How one device reaches another's memory (Level Zero's ze_device_p2p_properties_t and the

@@ -17,8 +17,10 @@ constexpr uint32_t kMaxArgumentsBytes = 1024;  // OpenCL's CL_DEVICE_MAX_PARAMET
 // builds SPIR-V modules, else version 0 ("not supported"). fp32flags is the one capability
 // the specification requires of every device: the least any device's single precision
 // offers (round to nearest, INF and NaN); fp16, fp64 and the optional module flags are not
-// claimed, nor is any floating-point atomic. maxArgumentsSize is OpenCL's minimum for
-// kernel arguments, which every backend of zehal passes; no printf buffer exists.
+// claimed. The floating-point atomics (ze_float_atomic_ext_properties_t) are the HAL
+// device's: what the compiler lowers on sim and CUDA, the driver's own on level_zero.
+// maxArgumentsSize is OpenCL's minimum for kernel arguments, which every backend of zehal
+// passes; no printf buffer exists.
 ze_result_t zeDeviceGetModuleProperties_(ze_device_handle_t hDevice, ze_device_module_properties_t* p) {
     return ze_guarded([&] {
         DeviceObject* d = nullptr;
@@ -36,8 +38,11 @@ ze_result_t zeDeviceGetModuleProperties_(ze_device_handle_t hDevice, ze_device_m
         p->printfBufferSize = 0;
         std::memset(p->nativeKernelSupported.id, 0, sizeof p->nativeKernelSupported.id);
         if (auto* atomics = find_in_chain<ze_float_atomic_ext_properties_t>(
-                p, {ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES}, ZE_STRUCTURE_TYPE_FLOAT_ATOMIC_EXT_PROPERTIES))
-            atomics->fp16Flags = atomics->fp32Flags = atomics->fp64Flags = 0;
+                p, {ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES}, ZE_STRUCTURE_TYPE_FLOAT_ATOMIC_EXT_PROPERTIES)) {
+            atomics->fp16Flags = hp.fp16_atomics;
+            atomics->fp32Flags = hp.fp32_atomics;
+            atomics->fp64Flags = hp.fp64_atomics;
+        }
         return ZE_RESULT_SUCCESS;
     });
 }

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/clock.hpp"
+#include "compiler/float_atomics.hpp"
 #include "compiler/program.hpp"
 #include "hal/cuda/cuda_event.hpp"
 #include "hal/cuda/cuda_queue.hpp"
@@ -125,7 +126,12 @@ CUresult load_image(const DriverApi& api, const void* image, CUmodule* module, s
 
 void describe_compute(const DriverApi& api, CUdevice device, hal::DeviceProperties* props) {
     props->module_formats = format_bit(hal::ModuleFormat::native);
-    if (compiler::available()) props->module_formats |= format_bit(hal::ModuleFormat::spirv);
+    if (compiler::available()) {
+        // The same on every compute capability: where the NVPTX backend has no native atomic
+        // (a double add before sm_60), LLVM writes a compare-and-swap loop.
+        props->module_formats |= format_bit(hal::ModuleFormat::spirv);
+        props->fp16_atomics = props->fp32_atomics = props->fp64_atomics = compiler::kFloatAtomics;
+    }
     int v[9] = {};
     const CUdevice_attribute attrs[9] = {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
                                          CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,

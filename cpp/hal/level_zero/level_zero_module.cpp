@@ -33,6 +33,16 @@ void take_build_log(const ZeApi& api, ze_module_build_log_handle_t log, std::str
 void describe_compute(const ZeApi& api, ze_device_handle_t device, hal::DeviceProperties* props) {
     props->module_formats = (1u << static_cast<uint32_t>(hal::ModuleFormat::spirv)) |
                             (1u << static_cast<uint32_t>(hal::ModuleFormat::native));
+    ze_float_atomic_ext_properties_t atomics{};
+    atomics.stype = ZE_STRUCTURE_TYPE_FLOAT_ATOMIC_EXT_PROPERTIES;
+    ze_device_module_properties_t m{};
+    m.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES;
+    m.pNext = &atomics;
+    if (api.zeDeviceGetModuleProperties(device, &m) == ZE_RESULT_SUCCESS) {
+        props->fp16_atomics = atomics.fp16Flags;
+        props->fp32_atomics = atomics.fp32Flags;
+        props->fp64_atomics = atomics.fp64Flags;
+    }
     ze_device_compute_properties_t c{};
     c.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES;
     if (api.zeDeviceGetComputeProperties(device, &c) != ZE_RESULT_SUCCESS) return;

@@ -15,9 +15,10 @@
 
 namespace zehal::level_zero {
 
-// Reads the driver's compute limits (zeDeviceGetComputeProperties) into `props`; the module
-// formats are both of Level Zero's. Leaves the limits at zero (kernels then cannot launch)
-// when the driver does not answer.
+// Reads the driver's compute limits (zeDeviceGetComputeProperties) and floating-point
+// atomics (zeDeviceGetModuleProperties' ze_float_atomic_ext_properties_t, none where it
+// does not answer) into `props`; the module formats are both of Level Zero's. Leaves the
+// limits at zero (kernels then cannot launch) when the driver does not answer.
 void describe_compute(const ZeApi& api, ze_device_handle_t device, hal::DeviceProperties* props);
 
 // A ze_module_handle_t of the device's context. Its kernel names and native binary are read

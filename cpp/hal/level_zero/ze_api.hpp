@@ -28,8 +28,9 @@ namespace zehal::level_zero {
     X(zeEventHostSignal) X(zeEventHostReset) X(zeEventHostSynchronize) X(zeEventQueryStatus)         \
     X(zeEventQueryKernelTimestamp) X(zetMetricGroupGet) X(zetMetricGroupGetProperties)               \
     X(zetMetricGet) X(zetMetricGetProperties)                                                       \
-    X(zeDeviceGetComputeProperties) X(zeModuleCreate) X(zeModuleDestroy) X(zeModuleGetKernelNames)   \
-    X(zeModuleGetNativeBinary) X(zeModuleBuildLogGetString) X(zeModuleBuildLogDestroy)               \
+    X(zeDeviceGetComputeProperties) X(zeDeviceGetModuleProperties) X(zeModuleCreate)                  \
+    X(zeModuleDestroy) X(zeModuleGetKernelNames) X(zeModuleGetNativeBinary)                           \
+    X(zeModuleBuildLogGetString) X(zeModuleBuildLogDestroy)                                          \
     X(zeKernelCreate) X(zeKernelDestroy) X(zeKernelSetArgumentValue) X(zeKernelSetGroupSize)         \
     X(zeKernelSuggestGroupSize) X(zeKernelGetProperties) X(zeCommandListAppendLaunchKernel)           \
     X(zeCommandListAppendLaunchKernelIndirect) X(zeCommandListAppendLaunchMultipleKernelsIndirect)    \

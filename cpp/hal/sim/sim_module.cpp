@@ -8,6 +8,7 @@
 #include <new>
 #include <utility>
 
+#include "compiler/float_atomics.hpp"
 #include "hal/sim/sim_device.hpp"
 #include "hal/sim/sim_queue.hpp"
 
@@ -26,6 +27,7 @@ void describe_kernels(hal::DeviceProperties* props) {
     props->max_local_bytes = kMaxLocalBytes;
     if (compiler::available()) {
         props->module_formats = format_bit(hal::ModuleFormat::spirv) | format_bit(hal::ModuleFormat::native);
+        props->fp16_atomics = props->fp32_atomics = props->fp64_atomics = compiler::kFloatAtomics;
         return;
     }
     const std::string reason = "no kernels: " + std::string(compiler::unavailable_reason());

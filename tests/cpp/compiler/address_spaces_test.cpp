@@ -3,22 +3,21 @@
 // and PTX in NVPTX's address spaces that ptxas accepts (checked where ptxas is found:
 // $ZEHAL_PTXAS, else $CUDA_HOME/bin/ptxas, else /usr/local/cuda/bin/ptxas, else PATH).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <vector>
 
 #include "host_launch.hpp"
+#include "ptxas.hpp"
 
 namespace zehal::compiler {
 namespace {
 
 using testing::Args;
 using testing::build_host;
+using testing::find_ptxas;
 using testing::grid_1d;
 using testing::load_program;
+using testing::ptxas_errors;
 
 // The SPIR-V of the kernels here and of tests/kernels: every one must become PTX.
 const char* const kEveryKernelFile[] = {"address_spaces", "generic_casts", "buffers",         "saxpy",
@@ -164,55 +163,6 @@ TEST(AddressSpaces, PtxUsesNvptxSpaces) {
     EXPECT_EQ(casts.find(".const"), std::string::npos) << casts;
 }
 
-// The ptxas to check PTX with; empty when none is found.
-std::string find_ptxas() {
-    std::vector<std::string> candidates;
-    if (const char* given = std::getenv("ZEHAL_PTXAS")) {
-        candidates.emplace_back(given);
-    }
-    if (const char* cuda = std::getenv("CUDA_HOME")) {
-        candidates.push_back(std::string(cuda) + "/bin/ptxas");
-    }
-    candidates.emplace_back("/usr/local/cuda/bin/ptxas");
-    if (const char* path = std::getenv("PATH")) {
-        std::string folders = path;
-        for (size_t start = 0, end = 0; start <= folders.size(); start = end + 1) {
-            end = folders.find(':', start);
-            end = end == std::string::npos ? folders.size() : end;
-            candidates.push_back(folders.substr(start, end - start) + "/ptxas");
-        }
-    }
-    for (const std::string& candidate : candidates) {
-        if (access(candidate.c_str(), X_OK) == 0) {
-            return candidate;
-        }
-    }
-    return {};
-}
-
-// ptxas's output for `ptx` assembled for sm_90; empty when it accepts the PTX.
-std::string ptxas_errors(const std::string& ptxas, const std::string& ptx) {
-    char path[] = "/tmp/zehal-ptx-XXXXXX";
-    const int fd = mkstemp(path);
-    if (fd < 0) {
-        return "cannot create a temporary file";
-    }
-    close(fd);
-    std::ofstream(path) << ptx;
-    const std::string command = "'" + ptxas + "' -arch=sm_90 '" + path + "' -o /dev/null 2>&1";
-    std::string output;
-    int status = -1;
-    if (FILE* pipe = popen(command.c_str(), "r")) {
-        char chunk[512];
-        while (size_t got = fread(chunk, 1, sizeof chunk, pipe)) {
-            output.append(chunk, got);
-        }
-        status = pclose(pipe);
-    }
-    unlink(path);
-    return status == 0 ? std::string() : "ptxas failed (" + std::to_string(status) + "): " + output;
-}
-
 TEST(AddressSpaces, PtxasAcceptsEveryTestKernel) {
     ZEHAL_REQUIRE_COMPILER();
     const std::string ptxas = find_ptxas();
@@ -222,7 +172,7 @@ TEST(AddressSpaces, PtxasAcceptsEveryTestKernel) {
     for (const char* name : kEveryKernelFile) {
         const std::string ptx = ptx_of(name, 90);
         ASSERT_FALSE(ptx.empty()) << name;
-        EXPECT_EQ(ptxas_errors(ptxas, ptx), "") << name;
+        EXPECT_EQ(ptxas_errors(ptxas, ptx, 90), "") << name;
     }
 }
 

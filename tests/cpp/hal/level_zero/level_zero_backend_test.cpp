@@ -78,6 +78,10 @@ TEST(LevelZeroBackend, TheDriverBehindItIsZehalsOwnDevice) {
     EXPECT_EQ(mine.memory_bytes, want.memory_bytes);
     EXPECT_EQ(mine.timestamp_flags, want.timestamp_flags);
     EXPECT_EQ(mine.uuid, want.uuid);
+    // The floating-point atomics, through zeDeviceGetModuleProperties' chained structure.
+    EXPECT_EQ(mine.fp16_atomics, want.fp16_atomics);
+    EXPECT_EQ(mine.fp32_atomics, want.fp32_atomics);
+    EXPECT_EQ(mine.fp64_atomics, want.fp64_atomics);
 }
 
 TEST(LevelZeroBackend, WithoutExtensionsKernelTimestampsRemainAndTheReasonIsSaid) {
