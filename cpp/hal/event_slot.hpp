@@ -41,8 +41,8 @@ struct EventSlot {
         mu.init(shared);
     }
 
-    WaitWord state;       // kSignalled | kLost
-    SlotMutex mu;         // the fields below and the packets after the slot
+    WaitWord state;        // kSignalled | kLost
+    SlotMutex mu;          // the fields below and the packets after the slot
     uint32_t packets = 0;  // packets recorded by the last signal
     TimestampReference ref{};
 

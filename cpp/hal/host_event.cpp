@@ -120,8 +120,8 @@ HostEventPool::HostEventPool(std::shared_ptr<EventDomain> domain, uint32_t count
     }
     for (uint32_t i = 0; i < count; ++i) {
         events_[i].pool_ = this;
-        events_[i].slot_ =
-            shared() ? file_.slot(i) : std::launder(reinterpret_cast<EventSlot*>(&private_slots_[i * stride]));
+        EventSlot* slot = shared() ? file_.slot(i) : reinterpret_cast<EventSlot*>(&private_slots_[i * stride]);
+        events_[i].slot_ = std::launder(slot);
     }
 }
 

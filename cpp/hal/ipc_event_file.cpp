@@ -21,10 +21,10 @@ size_t file_bytes(uint32_t count, uint64_t stride) {
 // True when `h` describes a pool of this layout that fills exactly `bytes`.
 bool describes(const IpcPoolHeader& h, uint64_t bytes) {
     const bool timestamps = h.flags & (kPoolKernelTimestamp | kPoolKernelMappedTimestamp);
-    return h.magic == kIpcPoolMagic && h.layout == kIpcPoolLayout && h.count != 0 && (h.flags & ~kPoolValidFlags) == 0 &&
-           (h.flags & kPoolIpc) && h.max_packets != 0 && h.packets == (timestamps ? h.max_packets : 0u) &&
-           h.slot_stride == event_slot_stride(h.packets) && h.clock.hz != 0 &&
-           file_bytes(h.count, h.slot_stride) == bytes;
+    return h.magic == kIpcPoolMagic && h.layout == kIpcPoolLayout && h.count != 0 &&
+           (h.flags & ~kPoolValidFlags) == 0 && (h.flags & kPoolIpc) && h.max_packets != 0 &&
+           h.packets == (timestamps ? h.max_packets : 0u) && h.slot_stride == event_slot_stride(h.packets) &&
+           h.clock.hz != 0 && file_bytes(h.count, h.slot_stride) == bytes;
 }
 
 }  // namespace

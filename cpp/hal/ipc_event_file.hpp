@@ -14,11 +14,11 @@ namespace zehal::hal {
 
 // The header at the file's start. Plain numbers: read alike by every process.
 struct IpcPoolHeader {
-    uint32_t magic = 0;    // kIpcPoolMagic
-    uint32_t layout = 0;   // kIpcPoolLayout: this header and EventSlot as laid out here
-    uint32_t count = 0;    // events
-    uint32_t flags = 0;    // EventPoolFlag bits of the pool
-    uint32_t packets = 0;  // packets each slot holds (0 for a pool without timestamps)
+    uint32_t magic = 0;                        // kIpcPoolMagic
+    uint32_t layout = 0;                       // kIpcPoolLayout: this header and EventSlot as laid out here
+    uint32_t count = 0;                        // events
+    uint32_t flags = 0;                        // EventPoolFlag bits of the pool
+    uint32_t packets = 0;                      // packets each slot holds (0 for a pool without timestamps)
     uint32_t max_packets = 0;                  // of the exporter's device (EventDomain::Params)
     uint32_t kernel_timestamp_valid_bits = 0;  // of the exporter's device
     uint32_t timestamp_flags = 0;              // TimestampCapability bits of the exporter's device

@@ -37,8 +37,8 @@ constexpr uint32_t kEvents = 5;
 // ZE_EVENT_POOL_FLAG_KERNEL_MAPPED_TIMESTAMP (API 1.6, beyond loader 1.8's header): kernel and
 // synchronized timestamps.
 constexpr ze_event_pool_flags_t kMappedTimestamps = 1u << 3;
-constexpr ze_event_pool_flags_t kSharedFlags =
-    ZE_EVENT_POOL_FLAG_IPC | ZE_EVENT_POOL_FLAG_HOST_VISIBLE | kMappedTimestamps;
+constexpr ze_event_pool_flags_t kSharedFlags = ZE_EVENT_POOL_FLAG_IPC | ZE_EVENT_POOL_FLAG_HOST_VISIBLE |
+                                               kMappedTimestamps;
 
 // Host ns of CLOCK_MONOTONIC_RAW, the clock synchronized timestamps are in, in every process.
 uint64_t host_now() {
@@ -62,9 +62,7 @@ bool read_within_a_minute(int fd, void* out, size_t size) {
 }
 
 // Writes all of `size` bytes at `in` to `fd`.
-bool write_all(int fd, const void* in, size_t size) {
-    return ::write(fd, in, size) == static_cast<ssize_t>(size);
-}
+bool write_all(int fd, const void* in, size_t size) { return ::write(fd, in, size) == static_cast<ssize_t>(size); }
 
 // What the child reports after its part: the kernel and synchronized timestamps it read of
 // event 1 (signalled by a command of the parent), and the host instants around its own
@@ -184,7 +182,7 @@ TEST_F(IpcEventPool, OpenedPoolHasTheSameEvents) {
     for (ze_event_handle_t e : {mine, theirs, theirs2, other, released}) ZE_OK(zeEventDestroy(e));
     EXPECT_EQ(zeEventPoolCloseIpcHandle(opened), ZE_RESULT_SUCCESS);
     EXPECT_EQ(zeEventPoolCloseIpcHandle(opened), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);  // closed twice
-    EXPECT_EQ(zeEventPoolCloseIpcHandle(pool), ZE_RESULT_ERROR_INVALID_ARGUMENT);      // not opened here
+    EXPECT_EQ(zeEventPoolCloseIpcHandle(pool), ZE_RESULT_ERROR_INVALID_ARGUMENT);       // not opened here
     EXPECT_EQ(zeEventPoolCloseIpcHandle(nullptr), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
     EXPECT_EQ(zeEventPoolCloseIpcHandle(opened2), ZE_RESULT_SUCCESS);
     EXPECT_EQ(put(context, ipc), ZE_RESULT_SUCCESS);
