@@ -142,6 +142,7 @@ public:
         return (slot_->state.load(std::memory_order_seq_cst) & EventSlot::kSignalled) != 0;
     }
     // True when its device is lost: this process's, or (an IPC pool's event) the exporter's.
+    // Acquire, as WaitWord::load: the lost bit publishes nothing else, any order would do.
     bool lost() const noexcept {
         return domain().lost() || (slot_->state.load(std::memory_order_acquire) & EventSlot::kLost) != 0;
     }
