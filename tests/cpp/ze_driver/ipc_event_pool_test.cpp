@@ -249,6 +249,27 @@ TEST_F(IpcEventPool, OpenAndCloseLeakNothing) {
     EXPECT_EQ(zehal::test::open_fds(), before);
 }
 
+// A device whose events live in no shared file (a CUDA device) shares no pool: its IPC pool's
+// handle is UNSUPPORTED_FEATURE, and the pool works on as a pool of its own process.
+TEST_F(IpcEventPool, DevicesWithoutSharedEventsSayWhy) {
+    size_t others = 0;
+    for (ze_device_handle_t d : devices) {
+        if (is_sim(d)) continue;
+        ++others;
+        ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, kSharedFlags, 2};
+        ze_event_pool_handle_t pool = nullptr;
+        ZE_OK(zeEventPoolCreate(context, &pd, 1, &d, &pool));
+        owned_pools.push_back(pool);
+        ze_ipc_event_pool_handle_t ipc{};
+        EXPECT_EQ(zeEventPoolGetIpcHandle(pool, &ipc), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        ze_event_handle_t e = event_of(pool, 0);
+        EXPECT_EQ(zeEventHostSignal(e), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(zeEventQueryStatus(e), ZE_RESULT_SUCCESS);
+        ZE_OK(zeEventDestroy(e));
+    }
+    if (others == 0) GTEST_SKIP() << "no device other than the sim device (CUDA devices are checked on a GPU machine)";
+}
+
 // Starts this program again as a child running `filter`, with its pipes at kChildWriteFd and
 // kChildReadFd; *to_child and *from_child are the parent's ends.
 pid_t start_child(const char* filter, int* to_child, int* from_child) {
