@@ -32,11 +32,18 @@ inline constexpr uint64_t kDefaultSpinNs = 20'000;
 // Of which the first part spins on the pause instruction only (then it also yields).
 inline constexpr uint64_t kPauseSpinNs = 2'000;
 
+// Who may wait on a WaitWord: threads of this process only, or of every process that maps
+// the memory holding it (a word in a shared file: the futex is then keyed by the file's page).
+enum class WaitScope : uint32_t { process = 0, shared = 1 };
+
 // A value plus a futex. Writers change the value and wake sleepers; waiters wait until the
-// value differs from the one they saw. Wakes cost a system call only when someone sleeps.
+// value differs from the one they saw. Wakes cost a system call only when someone sleeps
+// (a sleeper of another process counts too: the count lies beside the value).
 class WaitWord {
 public:
-    explicit WaitWord(uint32_t initial = 0) noexcept : value_(initial) {}
+    explicit WaitWord(uint32_t initial = 0, WaitScope scope = WaitScope::process) noexcept
+        : value_(initial),
+          private_flag_(scope == WaitScope::process ? FUTEX_PRIVATE_FLAG : 0) {}
     WaitWord(const WaitWord&) = delete;
     WaitWord& operator=(const WaitWord&) = delete;
 
@@ -114,8 +121,8 @@ public:
             if (changed) {
                 // The kernel compares the word with `seen` atomically before sleeping, so a
                 // change made after our load is never missed.
-                syscall(SYS_futex, const_cast<std::atomic<uint32_t>*>(&value_), FUTEX_WAIT_PRIVATE, seen, timeout,
-                        nullptr, 0);
+                syscall(SYS_futex, const_cast<std::atomic<uint32_t>*>(&value_), FUTEX_WAIT | private_flag_, seen,
+                        timeout, nullptr, 0);
                 changed = load() != seen || host_now_ns() < deadline_ns;
             }
         }
@@ -127,13 +134,14 @@ public:
 private:
     void wake_sleepers() noexcept {
         if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
-        syscall(SYS_futex, &value_, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+        syscall(SYS_futex, &value_, FUTEX_WAKE | private_flag_, INT_MAX, nullptr, nullptr, 0);
     }
 
     static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) && std::atomic<uint32_t>::is_always_lock_free,
                   "futex needs a plain 32-bit word");
     std::atomic<uint32_t> value_;
     mutable std::atomic<uint32_t> sleepers_{0};
+    const int private_flag_;  // FUTEX_PRIVATE_FLAG, or 0 for a word processes share
 };
 
 // Waits until `done()` is true: re-checks after every change of `word`, sleeping between

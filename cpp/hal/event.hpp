@@ -49,6 +49,14 @@ public:
     virtual uint32_t flags() const = 0;
     // Event `index`; INVALID_ARGUMENT when index >= count(). The event keeps the pool alive.
     virtual ze_result_t event(uint32_t index, EventRef* out) = 0;
+    // The file another process opens to share this pool's events (a pool made with kPoolIpc
+    // on a device that shares pools): its fd, which stays the pool's, and its size.
+    // UNSUPPORTED_FEATURE for a pool whose events live in no such file.
+    virtual ze_result_t ipc_file(int* fd, uint64_t* bytes) {
+        static_cast<void>(fd);
+        static_cast<void>(bytes);
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    }
 };
 
 }  // namespace zehal::hal

@@ -31,6 +31,21 @@ constexpr uint64_t wrap_period_ns(uint64_t hz, uint32_t bits) noexcept {
     return ns > ~0ull ? ~0ull : static_cast<uint64_t>(ns);
 }
 
+// A device clock that runs at `hz` from `start_ticks` at host instant `epoch_ns` (host ns of
+// CLOCK_MONOTONIC_RAW, which every process of the host reads alike): what another process
+// needs to read the same device's ticks (the sim device's clock; IPC event pools carry it).
+struct LinearClock {
+    uint64_t hz = 0;  // 0: no such clock is known
+    uint64_t start_ticks = 0;
+    uint64_t epoch_ns = 0;
+
+    // Unmasked ticks at host instant `host_ns` (the start ticks before the epoch).
+    constexpr uint64_t ticks_at(uint64_t host_ns) const noexcept {
+        const uint64_t dt = host_ns > epoch_ns ? host_ns - epoch_ns : 0;
+        return start_ticks + static_cast<uint64_t>(static_cast<unsigned __int128>(dt) * hz / 1'000'000'000u);
+    }
+};
+
 // A (host ns, device ticks) pair sampled together: the anchor of synchronized timestamps.
 struct TimestampReference {
     uint64_t host_ns = 0;

@@ -59,6 +59,7 @@ struct DeviceProperties {
     bool dma_buf_export = false;               // metric export memory supported
     bool tracer = false;                       // a TraceSource exists
     bool indirect_launches = false;            // Queue::append_launch_indirect runs (else UNSUPPORTED_FEATURE)
+    bool ipc_event_pools = false;              // kPoolIpc pools are shared with other processes (EventPool::ipc_file)
     std::string limits;                        // what the device lacks and why ("" when nothing)
     // Kernels (contract §12): the module formats create_module takes, and the compute limits
     // launches are held to (zeros on a device that runs no kernels).

@@ -116,11 +116,13 @@ ze_result_t zeDriverGetIpcProperties_(ze_driver_handle_t hDriver, ze_driver_ipc_
         if (ze_result_t r = driver_of(hDriver, &d); r != ZE_RESULT_SUCCESS) return r;
         if (!props) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         // Memory handles where some device both exports its allocations and maps another
-        // process's (the sim device); no event pool handles.
+        // process's, event pool handles where some device shares its IPC pools (the sim device).
         props->flags = 0;
-        for (const auto& device : d->devices)
+        for (const auto& device : d->devices) {
             if (device->device->exportable_kinds() != 0 && device->device->imports_any_dma_buf())
-                props->flags = ZE_IPC_PROPERTY_FLAG_MEMORY;
+                props->flags |= ZE_IPC_PROPERTY_FLAG_MEMORY;
+            if (device->device->properties().ipc_event_pools) props->flags |= ZE_IPC_PROPERTY_FLAG_EVENT_POOL;
+        }
         return ZE_RESULT_SUCCESS;
     });
 }

@@ -25,7 +25,7 @@ int pidfd_open_process(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_op
 int pidfd_take_fd(int pidfd, int target) { return static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, target, 0)); }
 
 // The exporter's fd `h.fd`, duplicated into this process; the error when it cannot be taken.
-ze_result_t take_exporter_fd(const IpcMemoryHandle& h, int* out) {
+ze_result_t take_exporter_fd(const IpcFile& h, int* out) {
     const int pidfd = pidfd_open_process(h.pid);
     if (pidfd < 0) return errno == EPERM ? ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS : ZE_RESULT_ERROR_INVALID_ARGUMENT;
     const int fd = pidfd_take_fd(pidfd, h.fd);
@@ -63,13 +63,34 @@ ze_result_t read_ipc_handle(const ze_ipc_mem_handle_t& raw, IpcMemoryHandle* out
     return ZE_RESULT_SUCCESS;
 }
 
-bool is_ipc_file(int fd, const IpcMemoryHandle& h) {
+ze_result_t make_ipc_handle(int fd, uint64_t size, IpcEventPoolHandle* out) {
+    IpcEventPoolHandle h{};
+    if (!identify(fd, &h.dev, &h.ino)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    h.fd = fd;
+    h.magic = kIpcEventPoolMagic;
+    h.pid = static_cast<int32_t>(getpid());
+    h.size = size;
+    *out = h;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t read_ipc_handle(const ze_ipc_event_pool_handle_t& raw, IpcEventPoolHandle* out) {
+    IpcEventPoolHandle h;
+    std::memcpy(&h, raw.data, sizeof h);
+    if (h.magic != kIpcEventPoolMagic || h.zero0 != 0 || h.zero[0] != 0 || h.zero[1] != 0 || h.zero[2] != 0 ||
+        h.fd < 0 || h.pid <= 0 || h.size == 0)
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    *out = h;
+    return ZE_RESULT_SUCCESS;
+}
+
+bool is_ipc_file(int fd, const IpcFile& h) {
     uint64_t dev = 0;
     uint64_t ino = 0;
     return identify(fd, &dev, &ino) && dev == h.dev && ino == h.ino;
 }
 
-ze_result_t open_ipc_file(const IpcMemoryHandle& h, int* fd) {
+ze_result_t open_ipc_file(const IpcFile& h, int* fd) {
     int own = -1;
     if (is_ipc_file(h.fd, h)) {
         own = fcntl(h.fd, F_DUPFD_CLOEXEC, 0);

@@ -1,6 +1,7 @@
-// The bytes of an IPC memory handle (ze_ipc_mem_handle_t) and how a process that holds one
-// reaches the memory it names: the exporter's fd, taken with pidfd_getfd or received over a
-// socket (docs/ze_driver.md, "IPC memory handles").
+// The bytes of an IPC memory handle (ze_ipc_mem_handle_t) and of an IPC event pool handle
+// (ze_ipc_event_pool_handle_t), and how a process that holds one reaches the file it names:
+// the exporter's fd, taken with pidfd_getfd or received over a socket (docs/ze_driver.md,
+// "IPC memory handles", "IPC event pool handles").
 #pragma once
 
 #include <cstdint>
@@ -25,8 +26,34 @@ struct IpcMemoryHandle {
 };
 static_assert(sizeof(IpcMemoryHandle) == ZE_MAX_IPC_HANDLE_SIZE, "a handle fills ze_ipc_mem_handle_t");
 
-// "ZHIP": the magic of every handle this driver makes.
+// "ZHIP": the magic of every memory handle this driver makes.
 inline constexpr uint32_t kIpcMemoryMagic = 0x5a484950u;
+
+// The layout of the 64 bytes of a ze_ipc_event_pool_handle_t made by this driver: the fd
+// first, as in a memory handle (a socket carries it the same way). What the pool is (its
+// events, flags, the exporter's device clock) is written in the file itself.
+struct IpcEventPoolHandle {
+    int32_t fd;        // the pool's file: the exporter's fd, or the receiver's
+    uint32_t magic;    // kIpcEventPoolMagic
+    int32_t pid;       // the exporting process
+    uint32_t zero0;    // 0
+    uint64_t dev;      // st_dev of the file
+    uint64_t ino;      // st_ino of the file
+    uint64_t size;     // bytes of the file
+    uint64_t zero[3];  // 0
+};
+static_assert(sizeof(IpcEventPoolHandle) == ZE_MAX_IPC_HANDLE_SIZE, "a handle fills ze_ipc_event_pool_handle_t");
+
+// "ZHIE": the magic of every event pool handle this driver makes.
+inline constexpr uint32_t kIpcEventPoolMagic = 0x5a484945u;
+
+// Where a file of an exporting process is: what opening any handle needs.
+struct IpcFile {
+    int32_t fd;   // the exporter's number for it (or the receiver's)
+    int32_t pid;  // the exporter
+    uint64_t dev;
+    uint64_t ino;
+};
 
 // A handle of this process for `size` bytes of memory kind `kind` in file `fd`, naming the
 // byte at `offset`. INVALID_ARGUMENT when `fd` is no open file.
@@ -36,15 +63,27 @@ ze_result_t make_ipc_handle(int fd, uint32_t kind, uint64_t offset, uint64_t siz
 // magic, an offset outside the allocation, reserved bytes set, an empty allocation).
 ze_result_t read_ipc_handle(const ze_ipc_mem_handle_t& raw, IpcMemoryHandle* out);
 
-// An fd of this process for the file `h` names, which the caller closes: the handle's own
-// fd when it is that file in this process (the exporter itself, or a receiver that got the
-// fd over a socket), else the exporter's, taken with pidfd_getfd. INVALID_ARGUMENT when the
-// exporter is gone or no longer holds the file (freed memory, a closed handle's fd number now
-// used by another file); INSUFFICIENT_PERMISSIONS when the system denies taking the fd
-// (pidfd_getfd needs ptrace rights over the exporter: kernel.yama.ptrace_scope).
-ze_result_t open_ipc_file(const IpcMemoryHandle& h, int* fd);
+// A handle of this process for the event pool file `fd` of `size` bytes. INVALID_ARGUMENT
+// when `fd` is no open file.
+ze_result_t make_ipc_handle(int fd, uint64_t size, IpcEventPoolHandle* out);
 
-// True when `fd` is open in this process and is the file `h` names.
-bool is_ipc_file(int fd, const IpcMemoryHandle& h);
+// Reads `raw` into *out: INVALID_ARGUMENT for bytes that are no event pool handle of this
+// driver (wrong magic, reserved bytes set, an empty file).
+ze_result_t read_ipc_handle(const ze_ipc_event_pool_handle_t& raw, IpcEventPoolHandle* out);
+
+// The file a handle names.
+inline IpcFile file_of(const IpcMemoryHandle& h) { return {h.fd, h.pid, h.dev, h.ino}; }
+inline IpcFile file_of(const IpcEventPoolHandle& h) { return {h.fd, h.pid, h.dev, h.ino}; }
+
+// An fd of this process for file `f`, which the caller closes: the handle's own fd when it
+// is that file in this process (the exporter itself, or a receiver that got the fd over a
+// socket), else the exporter's, taken with pidfd_getfd. INVALID_ARGUMENT when the exporter
+// is gone or no longer holds the file (freed memory, a destroyed pool, a closed handle's fd
+// number now used by another file); INSUFFICIENT_PERMISSIONS when the system denies taking
+// the fd (pidfd_getfd needs ptrace rights over the exporter: kernel.yama.ptrace_scope).
+ze_result_t open_ipc_file(const IpcFile& f, int* fd);
+
+// True when `fd` is open in this process and is the file `f`.
+bool is_ipc_file(int fd, const IpcFile& f);
 
 }  // namespace zehal::ze_driver

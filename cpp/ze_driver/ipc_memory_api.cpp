@@ -51,7 +51,7 @@ ze_result_t zeMemOpenIpcHandle_(ze_context_handle_t hContext, ze_device_handle_t
         if (ze_result_t r = read_ipc_handle(handle, &h); r != ZE_RESULT_SUCCESS) return r;
         if (!d->device->imports_any_dma_buf()) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
         int fd = -1;
-        if (ze_result_t r = open_ipc_file(h, &fd); r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = open_ipc_file(file_of(h), &fd); r != ZE_RESULT_SUCCESS) return r;
         const ze_result_t r = ipc_openings().open(d, fd, h, pptr);
         close(fd);  // the mapping keeps the file
         return r;

@@ -40,6 +40,7 @@ struct EventPoolObject {
     DeviceObject* device;
     ze_context_handle_t context;  // the context it was created in
     ze_event_pool_flags_t flags;  // as created
+    bool opened = false;          // opened from an IPC handle: closed by zeEventPoolCloseIpcHandle
 };
 
 // An event of a pool; keeps the pool alive.

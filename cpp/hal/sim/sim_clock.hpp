@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "common/clock.hpp"
+#include "hal/timestamps.hpp"
 
 namespace zehal::sim {
 
@@ -19,13 +20,12 @@ public:
           epoch_ns_(host_now_ns()) {}
 
     // Unmasked ticks at host time `host_ns` (not before creation).
-    uint64_t ticks_at(uint64_t host_ns) const noexcept {
-        const uint64_t dt = host_ns > epoch_ns_ ? host_ns - epoch_ns_ : 0;
-        return start_ticks_ + static_cast<uint64_t>(static_cast<unsigned __int128>(dt) * hz_ / 1'000'000'000u);
-    }
+    uint64_t ticks_at(uint64_t host_ns) const noexcept { return linear().ticks_at(host_ns); }
     // Unmasked ticks now.
     uint64_t now() const noexcept { return ticks_at(host_now_ns()); }
     uint64_t hz() const noexcept { return hz_; }
+    // The same clock as plain numbers, which another process can read ticks with.
+    hal::LinearClock linear() const noexcept { return {hz_, start_ticks_, epoch_ns_}; }
 
 private:
     uint64_t hz_;

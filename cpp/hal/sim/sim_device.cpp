@@ -43,6 +43,7 @@ hal::DeviceProperties make_properties(const SimConfig& c, uint32_t number) {
         if (g.type_flags & hal::kGroupExportDmaBuf) p.dma_buf_export = true;
     p.tracer = true;
     p.indirect_launches = true;  // the engine reads the counts when the command's turn comes
+    p.ipc_event_pools = true;    // kPoolIpc pools live in a memfd, with the device clock (host_event.hpp)
     describe_kernels(&p);
     return p;
 }
@@ -60,6 +61,7 @@ SimDevice::SimDevice(const SimConfig& config, std::shared_ptr<SimHostMemory> hos
     params.kernel_timestamp_valid_bits = config.kernel_timestamp_valid_bits;
     params.timestamp_flags = props_.timestamp_flags;
     params.max_packets = std::max<uint32_t>(1, config.subdevices);
+    params.linear_clock = clock_.linear();
     const SimClock clock = clock_;
     const uint64_t mask = hal::timestamp_max(config.kernel_timestamp_valid_bits);
     // Both read a copy of the clock: the domain outlives the device (its pools keep it).

@@ -172,7 +172,8 @@ void Engine::run() {
             watching = blocked;
             continue;
         }
-        // Another device's signals do not wake this engine: it looks again after a while.
+        // Another device's or process's signals do not wake this engine: it looks again after
+        // a while.
         wake_.wait(seen, waits_foreign_ ? host_now_ns() + kForeignEventPollNs : kWaitForever, kEngineSpinNs);
     }
     if (watching) ctx_.domain->remove_watcher();
@@ -210,9 +211,11 @@ Command* Engine::take_ready(QueueState& q, bool* blocked) {
         const auto* event = static_cast<const hal::HostEvent*>(w.get());
         // Another device's event whose device is lost is never signalled: the wait is over,
         // as the host's is (it answers DEVICE_LOST), and this device goes on.
-        if (!event->signalled() && !event->domain().lost()) {
+        if (!event->signalled() && !event->lost()) {
             *blocked = true;
-            if (&event->domain() != ctx_.domain) waits_foreign_ = true;
+            // Signals of another device, or of another process (an IPC pool's event), do not
+            // wake this engine: it looks again after a while.
+            if (&event->domain() != ctx_.domain || event->shared()) waits_foreign_ = true;
             return nullptr;
         }
     }

@@ -219,8 +219,9 @@ private:
         uint64_t end = 0;
     };
     std::vector<Span> spans_;
-    // A queue waits for an event of another sim device, whose signals do not wake this
-    // engine: it sleeps at most kForeignEventPollNs (the thread's own).
+    // A queue waits for an event of another sim device, or of an IPC pool (which another
+    // process may signal), whose signals do not wake this engine: it sleeps at most
+    // kForeignEventPollNs between looks (the thread's own).
     bool waits_foreign_ = false;
     static constexpr uint64_t kForeignEventPollNs = 100'000;
 };
