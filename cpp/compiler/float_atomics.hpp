@@ -2,20 +2,24 @@
 // in Level Zero's terms (ze_device_fp_atomic_ext_flags_t).
 #pragma once
 
-#include <level_zero/ze_api.h>
-
 #include <cstdint>
 
 namespace zehal::compiler {
 
+// The bits of ze_device_fp_atomic_ext_flags_t, with the specification's values.
+enum FloatAtomicFlag : uint32_t {
+    kFpAtomicGlobalLoadStore = 1u << 0,  // atomic load, store and exchange in global memory
+    kFpAtomicGlobalAdd = 1u << 1,        // add and subtract in global memory
+    kFpAtomicGlobalMinMax = 1u << 2,     // min and max in global memory
+    kFpAtomicLocalLoadStore = 1u << 16,  // the same three in local memory
+    kFpAtomicLocalAdd = 1u << 17,
+    kFpAtomicLocalMinMax = 1u << 18,
+};
+
 // Load, store and exchange, add and subtract, min and max, in global and in local memory:
 // host_builtins.cpp defines them for half, float and double alike, on the host and on
 // NVPTX (native adds of float and double there, compare-and-swap loops for the rest).
-inline constexpr uint32_t kFloatAtomics = ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_LOAD_STORE |
-                                          ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_ADD |
-                                          ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_MIN_MAX |
-                                          ZE_DEVICE_FP_ATOMIC_EXT_FLAG_LOCAL_LOAD_STORE |
-                                          ZE_DEVICE_FP_ATOMIC_EXT_FLAG_LOCAL_ADD |
-                                          ZE_DEVICE_FP_ATOMIC_EXT_FLAG_LOCAL_MIN_MAX;
+inline constexpr uint32_t kFloatAtomics = kFpAtomicGlobalLoadStore | kFpAtomicGlobalAdd | kFpAtomicGlobalMinMax |
+                                          kFpAtomicLocalLoadStore | kFpAtomicLocalAdd | kFpAtomicLocalMinMax;
 
 }  // namespace zehal::compiler

@@ -6,6 +6,7 @@
 #include "dispatch.hpp"
 #include "objects.hpp"
 #include "hal/module.hpp"
+#include "compiler/float_atomics.hpp"
 #include "common/c_boundary.hpp"
 
 namespace zehal::ze_driver {
@@ -37,6 +38,13 @@ ze_result_t zeDeviceGetModuleProperties_(ze_device_handle_t hDevice, ze_device_m
         p->maxArgumentsSize = kernels ? kMaxArgumentsBytes : 0;
         p->printfBufferSize = 0;
         std::memset(p->nativeKernelSupported.id, 0, sizeof p->nativeKernelSupported.id);
+        static_assert(compiler::kFpAtomicGlobalLoadStore == ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_LOAD_STORE &&
+                          compiler::kFpAtomicGlobalAdd == ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_ADD &&
+                          compiler::kFpAtomicGlobalMinMax == ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_MIN_MAX &&
+                          compiler::kFpAtomicLocalLoadStore == ZE_DEVICE_FP_ATOMIC_EXT_FLAG_LOCAL_LOAD_STORE &&
+                          compiler::kFpAtomicLocalAdd == ZE_DEVICE_FP_ATOMIC_EXT_FLAG_LOCAL_ADD &&
+                          compiler::kFpAtomicLocalMinMax == ZE_DEVICE_FP_ATOMIC_EXT_FLAG_LOCAL_MIN_MAX,
+                      "the HAL's float-atomic flags are Level Zero's bits");
         if (auto* atomics = find_in_chain<ze_float_atomic_ext_properties_t>(
                 p, {ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES}, ZE_STRUCTURE_TYPE_FLOAT_ATOMIC_EXT_PROPERTIES)) {
             atomics->fp16Flags = hp.fp16_atomics;
