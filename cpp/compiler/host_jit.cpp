@@ -29,6 +29,11 @@ namespace {
 // Bumped when the lowering changes what an object file holds.
 constexpr std::string_view kHostFormat = "host-v5";
 
+// The work-item coroutines split (work_item_coroutine.hpp) after a first cleanup of the
+// lowered code: allocas to values, common loads merged, blocks simplified.
+constexpr std::string_view kSplitCoroutines =
+    "function(sroa,early-cse,simplifycfg),coro-early,cgscc(coro-split),coro-cleanup";
+
 class HostModuleImpl final : public HostModule {
 public:
     HostModuleImpl(std::shared_ptr<const Program> program, std::unique_ptr<llvm::orc::LLJIT> jit,
@@ -96,6 +101,12 @@ ze_result_t compile_object(const ProgramImpl& program, llvm::TargetMachine& mach
     llvm::raw_string_ostream stream(problems);
     if (llvm::verifyModule(module, &stream)) {
         return fail(log, "the host lowering produced invalid IR: " + stream.str());
+    }
+    // The coroutines are split before O2 (whose own coroutine passes then have nothing to
+    // do): split inside O2, after its simplification, their frames would carry values the
+    // optimiser sank past a barrier (every product of a sum instead of the sum).
+    if (!run_passes(module, machine, kSplitCoroutines)) {
+        return fail(log, "the coroutine pipeline does not parse");
     }
     optimize_o2(module, machine);
     llvm::SmallVector<char, 0> buffer;
