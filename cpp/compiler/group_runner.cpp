@@ -88,9 +88,9 @@ private:
     size_t used_ = 0;
 };
 
-// The bounds of the calling thread's stack: the private memory of the work-items a group
-// entry runs in a loop on this thread. Empty when the system cannot say (then no pointer
-// counts as private).
+// The bounds of the calling thread's stack: the private memory of the work-items this
+// thread runs (with, for a coroutine, its frame). Empty when the system cannot say (then
+// no pointer on the stack counts as private).
 struct StackBounds {
     uint8_t* begin = nullptr;
     uint8_t* end = nullptr;
