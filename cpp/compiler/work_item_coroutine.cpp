@@ -18,10 +18,6 @@ namespace zehal::compiler {
 
 namespace {
 
-// Rounds of inlining after which a barrier still out of the entry's own code is taken
-// for recursion (OpenCL C has none; a call chain deeper than this has no barrier).
-constexpr int kMaxInlineRounds = 64;
-
 // The blocks every suspend point leads to: `suspend` returns the handle to whoever
 // started or resumed the work-item, `cleanup` is where a destroyed coroutine would go
 // (the runtime never destroys one: the group's frames are dropped together).
@@ -47,15 +43,43 @@ std::vector<llvm::CallBase*> barrier_reaching_calls(llvm::Function& entry, llvm:
     return calls;
 }
 
-// Inlines into `entry` every call that reaches a barrier, until its barriers are its own.
+// Whether `function` calls itself, directly or through others.
+bool is_recursive(llvm::Function& function) {
+    std::set<llvm::Function*> seen;
+    std::vector<llvm::Function*> work{&function};
+    while (!work.empty()) {
+        llvm::Function* f = work.back();
+        work.pop_back();
+        for (llvm::BasicBlock& block : *f) {
+            for (llvm::Instruction& inst : block) {
+                auto* call = llvm::dyn_cast<llvm::CallBase>(&inst);
+                llvm::Function* callee = call != nullptr ? call->getCalledFunction() : nullptr;
+                if (callee == &function) {
+                    return true;
+                }
+                if (callee != nullptr && !callee->isDeclaration() && seen.insert(callee).second) {
+                    work.push_back(callee);
+                }
+            }
+        }
+    }
+    return false;
+}
+
+// Inlines into `entry` every call that reaches a barrier, until its barriers are its own
+// (each round inlines one level of calls; the callees are not recursive, so rounds end).
 ze_result_t inline_barriers(llvm::Function& entry, llvm::Function* barrier, std::string* log) {
-    for (int round = 0; round < kMaxInlineRounds; ++round) {
+    for (;;) {
         std::vector<llvm::CallBase*> calls = barrier_reaching_calls(entry, barrier);
         if (calls.empty()) {
             return ZE_RESULT_SUCCESS;
         }
         for (llvm::CallBase* call : calls) {
             const std::string callee = call->getCalledFunction()->getName().str();
+            if (is_recursive(*call->getCalledFunction())) {
+                *log = "'" + callee + "' reaches a barrier and is recursive: not supported on the host";
+                return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+            }
             llvm::InlineFunctionInfo info;
             llvm::InlineResult result = llvm::InlineFunction(*call, info);
             if (!result.isSuccess()) {
@@ -64,8 +88,6 @@ ze_result_t inline_barriers(llvm::Function& entry, llvm::Function* barrier, std:
             }
         }
     }
-    *log = "a barrier in a recursive function: not supported on the host";
-    return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
 }
 
 // A suspend point where `b` is: control goes on to `resume` when the work-item is resumed.

@@ -20,8 +20,8 @@ bool reaches_barrier(llvm::Function& function, llvm::Function* barrier);
 // runtime's kFrameSymbol, suspends before the first instruction of the work-item and
 // returns the frame's handle (null when the frame could not be allocated); each resume
 // runs the work-item to its next barrier or its end. The functions that reach `barrier`
-// are inlined into `entry`. MODULE_BUILD_FAILURE with `log` when a barrier stays out of
-// reach (a recursive function, a call that cannot be inlined).
+// are inlined into `entry`. MODULE_BUILD_FAILURE with `log` when one of them is recursive
+// or cannot be inlined.
 ze_result_t make_work_item_coroutine(llvm::Function& entry, llvm::Function* barrier, std::string* log);
 
 // Adds "zehal.resume", `i8 (i8* handle)`: resumes a work-item coroutine and answers 1

@@ -1,7 +1,8 @@
 // Kernels with barriers on the host (tests/kernels/barriers.cl), each work-item a
 // coroutine: barriers in loops, in conditionals and in a helper function, values and
 // private arrays live across barriers, ids after a barrier in 3-D groups, groups of 1 to
-// 4096 work-items and many groups, a barrier reached by half the group.
+// 4096 work-items and many groups, a barrier reached by half the group; a barrier in a
+// recursive function refused.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -157,6 +158,17 @@ TEST(HostBarriers, BarrierReachedByHalfTheGroupEndsEveryWorkItem) {
     for (uint32_t i = 0; i < size * groups; ++i) {
         ASSERT_EQ(out[i], i + 1);
     }
+}
+
+TEST(HostBarriers, BarrierInARecursiveFunctionFailsTheBuildWithALog) {
+    ZEHAL_REQUIRE_COMPILER();
+    auto program = testing::load_program("barrier_recursion");
+    ASSERT_TRUE(program);
+    std::shared_ptr<const HostModule> module;
+    std::string log;
+    EXPECT_EQ(HostModule::build(program, &module, &log), ZE_RESULT_ERROR_MODULE_BUILD_FAILURE);
+    EXPECT_FALSE(module);
+    EXPECT_NE(log.find("recursive"), std::string::npos) << log;
 }
 
 }  // namespace
