@@ -145,7 +145,7 @@ void kernels(bool quick) {
     std::printf("(%zu elements, groups of %u, %u threads)\n", n, group, threads);
 }
 
-// The tiled multiplication (two barriers per tile: every work-item a fiber) beside the
+// The tiled multiplication (two barriers per tile: every work-item a coroutine) beside the
 // plain triple loop.
 void matrix_multiply(bool quick) {
     const unsigned threads = std::max(1u, std::thread::hardware_concurrency());

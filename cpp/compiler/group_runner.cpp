@@ -1,59 +1,23 @@
-// The group runner: per-thread scratch (local memory, fibers), the fault guard around each
-// group, fibers switched by fiber_switch.
+// The group runner: per-thread scratch (local memory, coroutine frames), the fault guard
+// around each chunk of groups, the rounds that run a group's work-item coroutines from
+// barrier to barrier.
 #include "group_runner.hpp"
 
 #include <pthread.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <new>
 
 #include "fault_guard.hpp"
-#include "fiber_switch.hpp"
 #include "work_pool.hpp"
-
-#if defined(__SANITIZE_THREAD__)
-#include <sanitizer/tsan_interface.h>
-#endif
 
 namespace zehal::compiler {
 
 namespace {
 
-// ThreadSanitizer follows stack switches only when told: each fiber gets a TSan fiber,
-// and every switch says where it goes. Nothing in other builds.
-#if defined(__SANITIZE_THREAD__)
-struct SanitizerFibers {
-    void* scheduler = nullptr;
-    std::vector<void*> fibers;
-    void create(size_t count) {
-        scheduler = __tsan_get_current_fiber();
-        for (size_t i = 0; i < count; ++i) {
-            fibers.push_back(__tsan_create_fiber(0));
-        }
-    }
-    void to_fiber(size_t i) const { __tsan_switch_to_fiber(fibers[i], 0); }
-    void to_scheduler() const { __tsan_switch_to_fiber(scheduler, 0); }
-    void destroy() {
-        for (void* fiber : fibers) {
-            __tsan_destroy_fiber(fiber);
-        }
-        fibers.clear();
-    }
-};
-#else
-struct SanitizerFibers {
-    void create(size_t) {}
-    void to_fiber(size_t) const {}
-    void to_scheduler() const {}
-    void destroy() {}
-};
-#endif
-
-constexpr size_t kFiberStackBytes = 128 * 1024;
 constexpr size_t kLocalAlign = 64;
 constexpr size_t kChunksPerThread = 8;
 
@@ -78,48 +42,55 @@ private:
     size_t size_ = 0;
 };
 
-// Fiber stacks of one thread: one mapping, a guard page below each stack.
-class FiberStacks {
+// The coroutine frames of one group, one after the other in one block that lasts the
+// whole group (a frame may not move while its work-item is suspended). Every frame of a
+// kernel has the same size: the first allocation of a group makes room for all of them.
+class FrameArena {
 public:
-    ~FiberStacks() {
-        if (base_ != nullptr) {
-            munmap(base_, count_ * stride());
-        }
-    }
-    // The stack of fiber `i`, for `count` fibers; null when they cannot be mapped.
-    uint8_t* stack(size_t i) const { return static_cast<uint8_t*>(base_) + i * stride() + page(); }
-    bool reserve(size_t count) {
-        if (count <= count_) {
-            return true;
-        }
-        if (base_ != nullptr) {
-            munmap(base_, count_ * stride());
-            base_ = nullptr;
-            count_ = 0;
-        }
-        void* base = mmap(nullptr, count * stride(), PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (base == MAP_FAILED) {
-            return false;
-        }
-        for (size_t i = 0; i < count; ++i) {
-            mprotect(static_cast<uint8_t*>(base) + i * stride(), page(), PROT_NONE);
-        }
-        base_ = base;
+    // Forgets the frames of the last group; the next one has `count` work-items.
+    void start(size_t count) {
         count_ = count;
-        return true;
+        used_ = 0;
     }
-    static size_t page() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
-    static size_t stride() { return kFiberStackBytes + page(); }
+    // `bytes` aligned to `align` for one work-item; null when there is no memory.
+    uint8_t* allocate(size_t bytes, size_t align) {
+        const size_t frame_align = std::max(align, kLocalAlign);
+        if (frame_align > kMaxFrameAlign || bytes > kMaxFrameBytes) {
+            return nullptr;
+        }
+        const size_t stride = align_up(std::max<size_t>(bytes, 1), frame_align);
+        if (used_ == 0 && count_ > capacity_ / stride) {
+            if (count_ > SIZE_MAX / stride) {
+                return nullptr;
+            }
+            memory_.reset(static_cast<uint8_t*>(
+                ::operator new (stride * count_, std::align_val_t{kMaxFrameAlign}, std::nothrow)));
+            capacity_ = memory_ ? stride * count_ : 0;
+        }
+        if (capacity_ - used_ < stride) {
+            return nullptr;
+        }
+        uint8_t* frame = memory_.get() + used_;
+        used_ += stride;
+        return frame;
+    }
 
 private:
-    void* base_ = nullptr;
+    // A frame larger than this (private arrays of megabytes per work-item) is refused.
+    static constexpr size_t kMaxFrameBytes = size_t{1} << 30;
+    static constexpr size_t kMaxFrameAlign = 4096;
+    struct Free {
+        void operator()(uint8_t* p) const { ::operator delete (p, std::align_val_t{kMaxFrameAlign}); }
+    };
+    std::unique_ptr<uint8_t, Free> memory_;
+    size_t capacity_ = 0;
     size_t count_ = 0;
+    size_t used_ = 0;
 };
 
-// The bounds of the calling thread's stack: the private memory of the work-items a group
-// entry runs in a loop on this thread. Empty when the system cannot say (then no pointer
-// counts as private).
+// The bounds of the calling thread's stack: the private memory of the work-items this
+// thread runs (with, for a coroutine, its frame). Empty when the system cannot say (then
+// no pointer on the stack counts as private).
 struct StackBounds {
     uint8_t* begin = nullptr;
     uint8_t* end = nullptr;
@@ -141,36 +112,17 @@ StackBounds read_thread_stack() {
     return bounds;
 }
 
-// The work-items of one group as fibers.
-struct FiberGroup {
-    GroupEntry entry = nullptr;
-    void* const* slots = nullptr;
-    FiberContext scheduler;
-    std::vector<FiberContext> fibers;
+// The work-items of one group as coroutines.
+struct CoroutineGroup {
+    FrameArena frames;
     std::vector<WorkItemContext> contexts;
-    std::vector<uint8_t> finished;
-    size_t current = 0;
-    SanitizerFibers sanitizer;
+    std::vector<void*> handles;  // the work-items not yet ended, in order
 };
-
-thread_local FiberGroup* starting_group = nullptr;
-
-// A fiber's first frame: runs its work-item, then switches to the scheduler for good.
-void fiber_main() {
-    FiberGroup* group = starting_group;
-    const size_t i = group->current;
-    group->entry(group->slots, &group->contexts[i]);
-    group->finished[i] = 1;
-    group->sanitizer.to_scheduler();
-    fiber_switch(&group->fibers[i], &group->scheduler);
-    __builtin_unreachable();
-}
 
 // What one thread keeps between groups.
 struct ThreadScratch {
     Scratch local;
-    FiberStacks stacks;
-    FiberGroup fibers;
+    CoroutineGroup coroutines;
     std::vector<void*> local_pointers;  // the group's __local arguments
     std::vector<void*> slots;           // the argument slots of the entry
     StackBounds stack = read_thread_stack();
@@ -181,6 +133,7 @@ thread_local ThreadScratch scratch;
 struct GroupRun {
     const HostKernel* kernel = nullptr;
     const LaunchGrid* grid = nullptr;
+    bool out_of_memory = false;  // a group's coroutine frames could not be allocated
     WorkItemContext context{};
     void* const* slots = nullptr;
     size_t first = 0;  // the chunk's groups, in linear order
@@ -194,67 +147,62 @@ void set_group(WorkItemContext& c, const LaunchGrid& grid, size_t g) {
     c.group_id[2] = g / (uint64_t{grid.group_count[0]} * grid.group_count[1]);
 }
 
-void run_fibers(GroupRun* run);
+bool run_coroutines(GroupRun* run);
 
 void run_chunk(void* arg) {
     auto* run = static_cast<GroupRun*>(arg);
     for (run->current = run->first; run->current < run->end; ++run->current) {
         set_group(run->context, *run->grid, run->current);
-        if (run->kernel->per_work_item) {
-            run_fibers(run);
-        } else {
+        if (!run->kernel->per_work_item) {
             run->kernel->entry(run->slots, &run->context);
+        } else if (!run_coroutines(run)) {
+            run->out_of_memory = true;
+            return;
         }
     }
 }
 
-void run_fibers(GroupRun* run) {
-    FiberGroup& group = scratch.fibers;
+// Runs the group of run->current as a coroutine per work-item, in rounds: each runs every
+// work-item not yet ended to its next barrier or its end. False when a frame could not be
+// allocated (then no work-item of the group has run).
+bool run_coroutines(GroupRun* run) {
+    CoroutineGroup& group = scratch.coroutines;
     const uint64_t* size = run->context.local_size;
     const size_t count = size[0] * size[1] * size[2];
-    group.entry = run->kernel->entry;
-    group.slots = run->slots;
-    group.fibers.resize(count);
+    group.frames.start(count);
     group.contexts.assign(count, run->context);
-    group.finished.assign(count, 0);
+    group.handles.resize(count);
     for (size_t i = 0; i < count; ++i) {
         WorkItemContext& c = group.contexts[i];
         c.local_id[0] = i % size[0];
         c.local_id[1] = (i / size[0]) % size[1];
         c.local_id[2] = i / (size[0] * size[1]);
-        c.private_begin = scratch.stacks.stack(i);
-        c.private_end = c.private_begin + kFiberStackBytes;
-        c.fiber = &group;
-        fiber_prepare(&group.fibers[i], scratch.stacks.stack(i), kFiberStackBytes, fiber_main);
-    }
-    group.sanitizer.destroy();
-    group.sanitizer.create(count);
-    // Rounds: each runs every unfinished work-item to its next barrier or its end.
-    size_t left = count;
-    while (left > 0) {
-        left = 0;
-        for (size_t i = 0; i < count; ++i) {
-            if (group.finished[i] != 0) {
-                continue;
-            }
-            group.current = i;
-            starting_group = &group;
-            group.sanitizer.to_fiber(i);
-            fiber_switch(&group.scheduler, &group.fibers[i]);
-            left += group.finished[i] == 0 ? 1 : 0;
+        c.frames = &group.frames;
+        group.handles[i] = run->kernel->start(run->slots, &c);
+        if (group.handles[i] == nullptr) {
+            return false;
         }
     }
+    size_t left = count;
+    while (left > 0) {
+        size_t kept = 0;
+        for (size_t i = 0; i < left; ++i) {
+            if (run->kernel->resume(group.handles[i]) == 0) {
+                group.handles[kept++] = group.handles[i];
+            }
+        }
+        left = kept;
+    }
+    return true;
 }
 
 }  // namespace
 
-extern "C" void zehal_work_group_barrier(WorkItemContext* context) {
-    auto* group = static_cast<FiberGroup*>(context->fiber);
-    if (group == nullptr) {
-        return;  // a kernel without barriers in its own code reaches none at run time
-    }
-    group->sanitizer.to_scheduler();
-    fiber_switch(&group->fibers[group->current], &group->scheduler);
+extern "C" void* zehal_work_item_frame(WorkItemContext* context, uint64_t bytes, uint64_t align) {
+    uint8_t* frame = static_cast<FrameArena*>(context->frames)->allocate(bytes, align);
+    context->frame_begin = frame;
+    context->frame_end = frame != nullptr ? frame + bytes : nullptr;
+    return frame;
 }
 
 ze_result_t run_groups(const HostKernel& kernel, uint64_t local_bytes, const LaunchArgs& args, const LaunchGrid& grid,
@@ -283,9 +231,6 @@ ze_result_t run_groups(const HostKernel& kernel, uint64_t local_bytes, const Lau
         }
         items *= grid.group_size[d];
         groups *= grid.group_count[d];
-    }
-    if (kernel.per_work_item && items > kMaxFiberGroupItems) {
-        return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
     }
     const uint64_t work_dim = grid.group_size[2] * grid.group_count[2] > 1   ? 3
                               : grid.group_size[1] * grid.group_count[1] > 1 ? 2
@@ -332,19 +277,17 @@ ze_result_t run_groups(const HostKernel& kernel, uint64_t local_bytes, const Lau
         c.local_bytes = group_bytes;
         c.private_begin = s.stack.begin;
         c.private_end = s.stack.end;
-        if (kernel.per_work_item && !s.stacks.reserve(items)) {
-            faulted.store(true, std::memory_order_relaxed);
-            std::lock_guard lock(message_mutex);
-            message = "cannot map the fiber stacks of a group of " + std::to_string(items) + " work-items";
-            return;
-        }
         Fault fault;
-        if (!run_guarded(run_chunk, &run, false, &fault)) {
+        const bool returned = run_guarded(run_chunk, &run, false, &fault);
+        if (!returned || run.out_of_memory) {
             faulted.store(true, std::memory_order_relaxed);
+            const std::string group = "group (" + std::to_string(c.group_id[0]) + ", " +
+                                      std::to_string(c.group_id[1]) + ", " + std::to_string(c.group_id[2]) + ")";
             std::lock_guard lock(message_mutex);
             if (message.empty()) {
-                message = "kernel faulted: " + fault.describe() + " in group (" + std::to_string(c.group_id[0]) + ", " +
-                          std::to_string(c.group_id[1]) + ", " + std::to_string(c.group_id[2]) + ")";
+                message = returned ? "no memory for the coroutine frames of the " + std::to_string(items) +
+                                         " work-items of " + group
+                                   : "kernel faulted: " + fault.describe() + " in " + group;
             }
         }
     });

@@ -1,7 +1,7 @@
 // Running a lowered kernel's groups on the pool: per group the argument slots, the
 // group's __local memory (static variables, then the __local arguments), the work-item
-// context, and either the group entry (a work-item loop) or one fiber per work-item
-// that barrier() switches between. Faults of kernel code end the run with an error.
+// context, and either the group entry (a work-item loop) or a coroutine per work-item,
+// resumed in turn from barrier to barrier. Faults of kernel code end the run with an error.
 #pragma once
 
 #include <cstdint>
@@ -13,20 +13,19 @@
 
 namespace zehal::compiler {
 
-// The most work-items of a group of a kernel with barriers (one fiber each).
-inline constexpr uint64_t kMaxFiberGroupItems = 1024;
-
 // One kernel of a host module, as the table lists it.
 struct HostKernel {
-    GroupEntry entry = nullptr;
-    bool per_work_item = false;  // has barriers: fibers
-    std::vector<ArgInfo> args;   // its signature
+    bool per_work_item = false;      // has barriers: a coroutine per work-item
+    GroupEntry entry = nullptr;      // without barriers
+    WorkItemStart start = nullptr;   // with barriers
+    WorkItemResume resume = nullptr;
+    std::vector<ArgInfo> args;  // its signature
 };
 
 // Runs `kernel` over `grid`; `local_bytes` of static __local variables per group.
 // SUCCESS; INVALID_ARGUMENT for arguments that do not match the signature;
-// INVALID_GROUP_SIZE_DIMENSION for a group over kMaxFiberGroupItems of a kernel with
-// barriers; ERROR_UNKNOWN with `error` when the kernel faulted.
+// ERROR_UNKNOWN with `error` when the kernel faulted or a group's coroutine frames could
+// not be allocated.
 ze_result_t run_groups(const HostKernel& kernel, uint64_t local_bytes, const LaunchArgs& args, const LaunchGrid& grid,
                        std::string* error);
 

@@ -1,6 +1,6 @@
 // Host entries: argument slots unpacked into the kernel's parameters, the work-item loop
 // over a private copy of the context (so the optimiser keeps the ids in registers), the
-// module table.
+// work-item coroutine of a kernel with barriers, the module table.
 #include "host_entries.hpp"
 
 #include <llvm/IR/Constants.h>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "work_item_context.hpp"
+#include "work_item_coroutine.hpp"
 
 namespace zehal::compiler {
 
@@ -85,7 +86,29 @@ void emit_loop(llvm::IRBuilder<>& b, llvm::Value* count, llvm::Value* id_at, con
     b.SetInsertPoint(done);
 }
 
-llvm::Function* add_entry(llvm::Module& module, llvm::Function* kernel, size_t index, bool per_work_item) {
+// The coroutine entry of a kernel with barriers: one work-item, its arguments unpacked
+// when it first runs.
+ze_result_t add_work_item_entry(llvm::Module& module, llvm::Function* kernel, size_t index, llvm::Function* barrier,
+                                llvm::Function** out, std::string* log) {
+    llvm::LLVMContext& c = module.getContext();
+    llvm::Type* byte_pointer = llvm::Type::getInt8PtrTy(c);
+    auto* type = llvm::FunctionType::get(byte_pointer, {byte_pointer->getPointerTo(), byte_pointer}, false);
+    auto* entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
+                                         "zehal.entry." + std::to_string(index), module);
+    entry->addFnAttr(llvm::Attribute::NoUnwind);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", entry));
+    std::vector<ByValueCopy> copies;
+    std::vector<llvm::Value*> values = unpack_arguments(b, kernel, entry->getArg(0), &copies);
+    copy_by_value(b, copies);
+    values.push_back(entry->getArg(1));
+    b.CreateCall(kernel, values);
+    b.CreateRet(llvm::ConstantPointerNull::get(llvm::Type::getInt8PtrTy(c)));
+    *out = entry;
+    return make_work_item_coroutine(*entry, barrier, log);
+}
+
+// The group entry of a kernel without barriers: its work-items in a loop.
+llvm::Function* add_group_entry(llvm::Module& module, llvm::Function* kernel, size_t index) {
     llvm::LLVMContext& c = module.getContext();
     llvm::Type* byte_pointer = llvm::Type::getInt8PtrTy(c);
     auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(c), {byte_pointer->getPointerTo(), byte_pointer}, false);
@@ -98,14 +121,6 @@ llvm::Function* add_entry(llvm::Module& module, llvm::Function* kernel, size_t i
     llvm::IRBuilder<> b(block);
     kernel->addFnAttr(llvm::Attribute::AlwaysInline);
     std::vector<ByValueCopy> copies;
-    if (per_work_item) {
-        std::vector<llvm::Value*> values = unpack_arguments(b, kernel, args, &copies);
-        copy_by_value(b, copies);
-        values.push_back(context_in);
-        b.CreateCall(kernel, values);
-        b.CreateRetVoid();
-        return entry;
-    }
     // A private copy of the context: its fields do not escape, so they live in registers.
     llvm::AllocaInst* context = b.CreateAlloca(llvm::ArrayType::get(b.getInt8Ty(), sizeof(WorkItemContext)));
     context->setAlignment(llvm::Align(16));
@@ -134,24 +149,35 @@ llvm::Function* add_entry(llvm::Module& module, llvm::Function* kernel, size_t i
 
 }  // namespace
 
-void add_entries(llvm::Module& module, const std::vector<llvm::Function*>& kernels,
-                 const std::vector<bool>& per_work_item, uint64_t local_bytes) {
+ze_result_t add_entries(llvm::Module& module, const std::vector<llvm::Function*>& kernels,
+                        const std::vector<bool>& per_work_item, uint64_t local_bytes, llvm::Function* barrier,
+                        std::string* log) {
     llvm::LLVMContext& c = module.getContext();
     llvm::Type* i64 = llvm::Type::getInt64Ty(c);
     llvm::Type* byte_pointer = llvm::Type::getInt8PtrTy(c);
     auto* row_type = llvm::StructType::get(c, {byte_pointer, i64});
     std::vector<llvm::Constant*> rows;
     for (size_t i = 0; i < kernels.size(); ++i) {
-        llvm::Function* entry = add_entry(module, kernels[i], i, per_work_item[i]);
+        llvm::Function* entry = nullptr;
+        if (per_work_item[i]) {
+            if (ze_result_t r = add_work_item_entry(module, kernels[i], i, barrier, &entry, log);
+                r != ZE_RESULT_SUCCESS) {
+                return r;
+            }
+        } else {
+            entry = add_group_entry(module, kernels[i], i);
+        }
         rows.push_back(llvm::ConstantStruct::get(row_type, {llvm::ConstantExpr::getBitCast(entry, byte_pointer),
                                                             llvm::ConstantInt::get(i64, per_work_item[i])}));
     }
+    llvm::Function* resume = add_resume_function(module);
     auto* rows_type = llvm::ArrayType::get(row_type, rows.size());
-    auto* table_type = llvm::StructType::get(c, {i64, i64, rows_type});
-    auto* table = llvm::ConstantStruct::get(table_type, {llvm::ConstantInt::get(i64, local_bytes),
-                                                         llvm::ConstantInt::get(i64, kernels.size()),
-                                                         llvm::ConstantArray::get(rows_type, rows)});
+    auto* table_type = llvm::StructType::get(c, {i64, i64, byte_pointer, rows_type});
+    auto* table = llvm::ConstantStruct::get(
+        table_type, {llvm::ConstantInt::get(i64, local_bytes), llvm::ConstantInt::get(i64, kernels.size()),
+                     llvm::ConstantExpr::getBitCast(resume, byte_pointer), llvm::ConstantArray::get(rows_type, rows)});
     new llvm::GlobalVariable(module, table_type, true, llvm::GlobalValue::ExternalLinkage, table, kModuleTableSymbol);
+    return ZE_RESULT_SUCCESS;
 }
 
 }  // namespace zehal::compiler

@@ -1,6 +1,6 @@
 // HostModule::build: the program lowered for the host, optimised (O2) and compiled to an
 // object file (cached by program digest and host CPU), then loaded by an ORC LLJIT whose
-// only outside symbols are the runtime's barrier and the C library's math. Each load has
+// only outside symbols are the runtime's frame allocator and the C library's math. Each load has
 // its program-scope variables of its own.
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -27,7 +27,12 @@ namespace zehal::compiler {
 namespace {
 
 // Bumped when the lowering changes what an object file holds.
-constexpr std::string_view kHostFormat = "host-v4";
+constexpr std::string_view kHostFormat = "host-v5";
+
+// The work-item coroutines split (work_item_coroutine.hpp) after a first cleanup of the
+// lowered code: allocas to values, common loads merged, blocks simplified.
+constexpr std::string_view kSplitCoroutines =
+    "function(sroa,early-cse,simplifycfg),coro-early,cgscc(coro-split),coro-cleanup";
 
 class HostModuleImpl final : public HostModule {
 public:
@@ -97,6 +102,12 @@ ze_result_t compile_object(const ProgramImpl& program, llvm::TargetMachine& mach
     if (llvm::verifyModule(module, &stream)) {
         return fail(log, "the host lowering produced invalid IR: " + stream.str());
     }
+    // The coroutines are split before O2 (whose own coroutine passes then have nothing to
+    // do): split inside O2, after its simplification, their frames would carry values the
+    // optimiser sank past a barrier (every product of a sum instead of the sum).
+    if (!run_passes(module, machine, kSplitCoroutines)) {
+        return fail(log, "the coroutine pipeline does not parse");
+    }
     optimize_o2(module, machine);
     llvm::SmallVector<char, 0> buffer;
     llvm::raw_svector_ostream out(buffer);
@@ -126,8 +137,8 @@ llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> load_object(llvm::orc::JITTarg
     });
     llvm::orc::JITDylib& main = (*jit)->getMainJITDylib();
     llvm::orc::SymbolMap runtime;
-    runtime[(*jit)->mangleAndIntern(kBarrierSymbol)] = llvm::JITEvaluatedSymbol(
-        llvm::pointerToJITTargetAddress(&zehal_work_group_barrier), llvm::JITSymbolFlags::Exported);
+    runtime[(*jit)->mangleAndIntern(kFrameSymbol)] = llvm::JITEvaluatedSymbol(
+        llvm::pointerToJITTargetAddress(&zehal_work_item_frame), llvm::JITSymbolFlags::Exported);
     if (auto error = main.define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
         return error;
     }
@@ -185,17 +196,22 @@ ze_result_t HostModule::build(const std::shared_ptr<const Program>& program, std
         std::lock_guard<std::mutex> lock(reports->mutex);
         return fail(message, reports->text.empty() ? why : why + " (" + reports->text + ")");
     }
-    const auto* words = table->toPtr<const uint64_t*>();
-    const uint64_t local_bytes = words[0];
-    if (words[1] != program->kernels().size()) {
+    const auto* header = table->toPtr<const ModuleTableHeader*>();
+    const uint64_t local_bytes = header->local_bytes;
+    if (header->kernel_count != program->kernels().size()) {
         return fail(message, "the host code does not match its program");
     }
-    const auto* rows = reinterpret_cast<const ModuleTableKernel*>(words + 2);
+    const auto* rows = reinterpret_cast<const ModuleTableKernel*>(header + 1);
     std::vector<HostKernel> kernels;
     for (size_t i = 0; i < program->kernels().size(); ++i) {
         HostKernel kernel;
-        kernel.entry = rows[i].entry;
         kernel.per_work_item = rows[i].per_work_item != 0;
+        if (kernel.per_work_item) {
+            kernel.start = reinterpret_cast<WorkItemStart>(rows[i].entry);
+            kernel.resume = header->resume;
+        } else {
+            kernel.entry = reinterpret_cast<GroupEntry>(rows[i].entry);
+        }
         kernel.args = program->kernels()[i].args;
         kernels.push_back(std::move(kernel));
     }

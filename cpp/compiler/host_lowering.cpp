@@ -9,12 +9,12 @@
 
 #include <map>
 #include <optional>
-#include <set>
 
 #include "host_builtins.hpp"
 #include "host_entries.hpp"
 #include "kernel_signature.hpp"
 #include "work_item_context.hpp"
+#include "work_item_coroutine.hpp"
 
 namespace zehal::compiler {
 
@@ -99,7 +99,7 @@ llvm::Value* emit_query(llvm::IRBuilder<>& b, llvm::Value* context, Query query,
 // OpenCL C 2.0's casts of a generic pointer to a named space (the translator's
 // __to_global, __to_local, __to_private). On the host every space is process memory, so
 // the space of a pointer is where it points: into the group's __local memory, into the
-// work-item's stack (its private memory), else global memory. The cast gives the pointer,
+// work-item's stack or its coroutine frame (its private memory), else global memory. The cast gives the pointer,
 // or null when it points elsewhere (and null for null).
 enum class GenericCast { to_global, to_local, to_private };
 
@@ -120,7 +120,10 @@ llvm::Value* emit_generic_cast(llvm::IRBuilder<>& b, llvm::Value* context, Gener
     llvm::Value* p = b.CreatePtrToInt(pointer, b.getInt64Ty());
     llvm::Value* in_local = inside(p, field(kLocalMemoryOffset), field(kLocalBytesOffset));
     llvm::Value* private_begin = field(kPrivateBeginOffset);
-    llvm::Value* in_private = inside(p, private_begin, b.CreateSub(field(kPrivateEndOffset), private_begin));
+    llvm::Value* frame_begin = field(kFrameBeginOffset);
+    llvm::Value* in_private =
+        b.CreateOr(inside(p, private_begin, b.CreateSub(field(kPrivateEndOffset), private_begin)),
+                   inside(p, frame_begin, b.CreateSub(field(kFrameEndOffset), frame_begin)));
     llvm::Value* keep = nullptr;
     switch (cast) {
         case GenericCast::to_global:
@@ -355,32 +358,6 @@ void relax_vector_alignment(llvm::Module& module) {
     }
 }
 
-// Whether `kernel` reaches a barrier.
-bool reaches_barrier(llvm::Function& kernel, llvm::Function* barrier) {
-    std::set<llvm::Function*> seen{&kernel};
-    std::vector<llvm::Function*> work{&kernel};
-    while (!work.empty()) {
-        llvm::Function* f = work.back();
-        work.pop_back();
-        for (llvm::BasicBlock& block : *f) {
-            for (llvm::Instruction& inst : block) {
-                auto* call = llvm::dyn_cast<llvm::CallBase>(&inst);
-                llvm::Function* callee = call != nullptr ? call->getCalledFunction() : nullptr;
-                if (callee == nullptr) {
-                    continue;
-                }
-                if (callee == barrier) {
-                    return true;
-                }
-                if (!callee->isDeclaration() && seen.insert(callee).second) {
-                    work.push_back(callee);
-                }
-            }
-        }
-    }
-    return false;
-}
-
 }  // namespace
 
 ze_result_t lower_for_host(llvm::Module& module, const llvm::DataLayout& layout, const std::string& triple,
@@ -402,7 +379,8 @@ ze_result_t lower_for_host(llvm::Module& module, const llvm::DataLayout& layout,
     }
     llvm::LLVMContext& c = module.getContext();
     auto* barrier_type = llvm::FunctionType::get(llvm::Type::getVoidTy(c), {llvm::Type::getInt8PtrTy(c)}, false);
-    llvm::FunctionCallee barrier = module.getOrInsertFunction(kBarrierSymbol, barrier_type);
+    // A marker until the entries are made: the suspend points of the kernels' coroutines.
+    llvm::FunctionCallee barrier = module.getOrInsertFunction("zehal.barrier", barrier_type);
     for (auto& [old_function, function] : threaded) {
         lower_work_item_calls(*function, barrier);
     }
@@ -418,11 +396,20 @@ ze_result_t lower_for_host(llvm::Module& module, const llvm::DataLayout& layout,
         }
     }
     std::vector<bool> per_work_item;
-    auto* barrier_function = llvm::dyn_cast<llvm::Function>(barrier.getCallee());
+    auto* barrier_function = llvm::cast<llvm::Function>(barrier.getCallee());
     for (llvm::Function* kernel : kernels) {
         per_work_item.push_back(reaches_barrier(*kernel, barrier_function));
     }
-    add_entries(module, kernels, per_work_item, local_bytes);
+    if (ze_result_t r = add_entries(module, kernels, per_work_item, local_bytes, barrier_function, log);
+        r != ZE_RESULT_SUCCESS) {
+        return r;
+    }
+    // The barriers left are in functions no entry calls any more (their callers' copies
+    // were inlined into the coroutines): they never run.
+    while (!barrier_function->use_empty()) {
+        llvm::cast<llvm::Instruction>(barrier_function->user_back())->eraseFromParent();
+    }
+    barrier_function->eraseFromParent();
     return ZE_RESULT_SUCCESS;
 }
 

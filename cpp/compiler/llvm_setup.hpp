@@ -2,6 +2,8 @@
 // once, on first use.
 #pragma once
 
+#include <string_view>
+
 namespace llvm {
 class Module;
 class TargetMachine;
@@ -14,5 +16,9 @@ void initialize_llvm_targets();
 
 // Runs LLVM's default O2 module pipeline for `machine` over `module` (host and PTX alike).
 void optimize_o2(llvm::Module& module, llvm::TargetMachine& machine);
+
+// Runs the module pipeline `passes` (opt's -passes syntax) for `machine` over `module`;
+// false when the text does not parse.
+bool run_passes(llvm::Module& module, llvm::TargetMachine& machine, std::string_view passes);
 
 }  // namespace zehal::compiler

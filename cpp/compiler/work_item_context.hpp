@@ -1,6 +1,7 @@
-// The state a work-item's builtins read on the host: one context per running work-item
-// (the work-item loop of a group without barriers updates one context in place). The
-// lowered kernel code (host_lowering.cpp) reads its fields at the offsets below.
+// The state a work-item's builtins read on the host: one context per work-item of a group
+// with barriers (each a coroutine), one updated in place by the work-item loop of a group
+// without. The lowered kernel code (host_lowering.cpp) reads its fields at the offsets
+// below.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +20,9 @@ struct WorkItemContext {
     uint64_t local_bytes;    // the bytes of the group's __local memory, from local_memory
     uint8_t* private_begin;  // the work-item's private memory: the stack it runs on
     uint8_t* private_end;
-    void* fiber;  // the runtime's state for barrier(), null in work-item loops
+    void* frames;  // the runtime's frame memory for the group's coroutines, null in work-item loops
+    uint8_t* frame_begin;  // the work-item's coroutine frame (private memory too), empty in loops
+    uint8_t* frame_end;
 };
 
 // Byte offsets of the fields, as the lowering writes them into the IR.
@@ -33,25 +36,38 @@ inline constexpr uint64_t kLocalMemoryOffset = offsetof(WorkItemContext, local_m
 inline constexpr uint64_t kLocalBytesOffset = offsetof(WorkItemContext, local_bytes);
 inline constexpr uint64_t kPrivateBeginOffset = offsetof(WorkItemContext, private_begin);
 inline constexpr uint64_t kPrivateEndOffset = offsetof(WorkItemContext, private_end);
-inline constexpr uint64_t kFiberOffset = offsetof(WorkItemContext, fiber);
-static_assert(sizeof(WorkItemContext) == 168, "the lowering copies 168 bytes");
+inline constexpr uint64_t kFrameBeginOffset = offsetof(WorkItemContext, frame_begin);
+inline constexpr uint64_t kFrameEndOffset = offsetof(WorkItemContext, frame_end);
+static_assert(sizeof(WorkItemContext) == 184, "the lowering copies 184 bytes");
 
-// The runtime's barrier: called by lowered kernels (symbol "zehal_work_group_barrier").
-extern "C" void zehal_work_group_barrier(WorkItemContext* context);
+// The runtime's frame allocator, called once per work-item by the coroutine of a kernel
+// with barriers (symbol kFrameSymbol): `bytes` aligned to `align` from context->frames,
+// recorded in frame_begin/frame_end; null when there is no memory.
+extern "C" void* zehal_work_item_frame(WorkItemContext* context, uint64_t bytes, uint64_t align);
 
-// Entry points the lowering adds per kernel: a whole group (work-item loop), or one
-// work-item (run on a fiber per work-item when the kernel has barriers). `args[i]` points
-// to argument i's bytes (for __local arguments: to the pointer to the group's memory).
+// Entry points the lowering adds per kernel. `args[i]` points to argument i's bytes (for
+// __local arguments: to the pointer to the group's memory).
+// A kernel without barriers: runs the whole group (a work-item loop).
 using GroupEntry = void (*)(void* const* args, WorkItemContext* context);
+// A kernel with barriers: makes the coroutine of one work-item, stopped before its first
+// instruction, and returns its handle (null when its frame could not be allocated).
+using WorkItemStart = void* (*)(void* const* args, WorkItemContext* context);
+// Runs a work-item coroutine to its next barrier or its end; 1 when it has ended.
+using WorkItemResume = uint8_t (*)(void* handle);
 
 // The table the lowered module exports as "zehal.module": two uint64_t (static __local
-// bytes per group, the kernel count), then one ModuleTableKernel per kernel, in the
-// order of Program::kernels().
+// bytes per group, the kernel count), the module's WorkItemResume, then one
+// ModuleTableKernel per kernel, in the order of Program::kernels().
 struct ModuleTableKernel {
-    GroupEntry entry;
-    uint64_t per_work_item;  // 1: a work-item entry (the kernel has barriers), 0: a group entry
+    void* entry;             // a WorkItemStart when per_work_item, else a GroupEntry
+    uint64_t per_work_item;  // 1: the kernel has barriers (a coroutine per work-item)
+};
+struct ModuleTableHeader {
+    uint64_t local_bytes;
+    uint64_t kernel_count;
+    WorkItemResume resume;
 };
 inline constexpr const char* kModuleTableSymbol = "zehal.module";
-inline constexpr const char* kBarrierSymbol = "zehal_work_group_barrier";
+inline constexpr const char* kFrameSymbol = "zehal_work_item_frame";
 
 }  // namespace zehal::compiler

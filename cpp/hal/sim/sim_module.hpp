@@ -22,7 +22,7 @@ namespace zehal::sim {
 class SimDevice;
 
 // The sim device's compute limits (DeviceProperties): groups of up to 1024 work-items
-// (each a fiber of the compiler's runtime when the kernel has barriers), 64 KiB of
+// (each a coroutine of the compiler's runtime when the kernel has barriers), 64 KiB of
 // __local memory per group, group counts up to what ze_group_count_t holds.
 inline constexpr uint32_t kMaxGroupSize = 1024;
 inline constexpr uint32_t kMaxLocalBytes = 64u << 10;

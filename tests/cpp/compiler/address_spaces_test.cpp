@@ -109,8 +109,9 @@ TEST(AddressSpaces, StructsOfPointersOnTheHost) {
 }
 
 // to_global, to_local and to_private on the host: in work-item loops (generic_casts) and
-// on fibers with a __local argument (generic_casts_exact), each pointer is kept only by
-// the cast to its own space.
+// in coroutines with a __local argument (generic_casts_exact, whose private array lives
+// across a barrier: in the work-item's frame), each pointer is kept only by the cast to
+// its own space.
 TEST(AddressSpaces, GenericCastsOnTheHost) {
     ZEHAL_REQUIRE_COMPILER();
     auto built = build_host("generic_casts");
@@ -131,10 +132,11 @@ TEST(AddressSpaces, GenericCastsOnTheHost) {
     for (uint32_t i = 0; i < n; ++i) {
         exact[i] = static_cast<int32_t>(i % 3);
     }
-    Args fibers;
-    fibers.value(exact.data()).local(group * sizeof(int32_t));
-    ASSERT_EQ(built.module->run(built.index("generic_casts_exact"), fibers.launch(), grid_1d(n / group, group), &error),
-              ZE_RESULT_SUCCESS)
+    Args coroutines;
+    coroutines.value(exact.data()).local(group * sizeof(int32_t));
+    ASSERT_EQ(
+        built.module->run(built.index("generic_casts_exact"), coroutines.launch(), grid_1d(n / group, group), &error),
+        ZE_RESULT_SUCCESS)
         << error;
     for (uint32_t i = 0; i < n; ++i) {
         ASSERT_EQ(exact[i], 1 << (i % 3)) << i;
