@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The threaded native tests again under ThreadSanitizer (the native tests run under
 # AddressSanitizer + UndefinedBehaviorSanitizer in the test command, scripts/native_tests.sh).
-# Built without the kernel compiler: ThreadSanitizer does not follow the fibers of barrier
-# kernels, and the compiler's own threads run in the sanitized test command.
+# Built without the kernel compiler, to keep this build short on CI's two cores: the
+# compiler's threads (its work pool, kernels with barriers) run under AddressSanitizer in the
+# test command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
