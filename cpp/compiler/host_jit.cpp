@@ -139,8 +139,8 @@ llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> load_object(llvm::orc::JITTarg
     runtime[(*jit)->mangleAndIntern(kBarrierSymbol)] = llvm::JITEvaluatedSymbol(
         llvm::pointerToJITTargetAddress(&zehal_work_group_barrier), llvm::JITSymbolFlags::Exported);
     for (const HostSymbol& symbol : symbols) {
-        runtime[(*jit)->mangleAndIntern(symbol.name)] =
-            llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(symbol.address), llvm::JITSymbolFlags::Exported);
+        runtime[(*jit)->mangleAndIntern(symbol.name)] = llvm::JITEvaluatedSymbol(
+            llvm::pointerToJITTargetAddress(symbol.address), llvm::JITSymbolFlags::Exported);
     }
     if (auto error = main.define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
         return error;

@@ -105,10 +105,9 @@ public:
 
     // Resolves `names` and every import the code taken for them brings, source by source.
     ze_result_t resolve(std::vector<std::string> names, std::string* log);
-    // The symbols the code needs (the sources' variables); NOT_READY when a source holding
-    // one has no host code yet.
-    ze_result_t symbols(std::vector<HostSymbol>* out, std::string* log) const;
-    const std::set<size_t>& used() const { return used_; }
+    // The symbols the code needs (the sources' variables), and the sources holding them into
+    // `holders`; NOT_READY when such a source has no host code yet.
+    ze_result_t symbols(std::vector<HostSymbol>* out, std::set<size_t>* holders, std::string* log) const;
 
 private:
     // The one source exporting `name`, else records it as missing or ambiguous.
@@ -123,7 +122,7 @@ private:
     std::map<std::string, std::optional<size_t>> resolved_;  // name -> its source (none: missing, ambiguous)
     std::vector<std::string> missing_;
     std::vector<std::string> ambiguous_;
-    std::set<size_t> used_;
+    std::set<size_t> linked_;  // the sources whose code was linked in
 };
 
 std::optional<size_t> Linking::exporter_of(const std::string& name) {
@@ -145,13 +144,13 @@ ze_result_t Linking::take(size_t index, const std::set<std::string>& taken, std:
     prepare_source(**source, index, taken);
     if (llvm::Linker::linkModules(module_, std::move(*source), llvm::Linker::Flags::LinkOnlyNeeded))
         return fail(log, "the LLVM linker refused the modules");
-    used_.insert(index);
+    linked_.insert(index);
     return ZE_RESULT_SUCCESS;
 }
 
 std::vector<std::string> Linking::open_imports() const {
     std::vector<std::string> open;
-    for (size_t index : used_) {
+    for (size_t index : linked_) {
         for (const std::string& name : sources_[index].program->imports()) {
             const llvm::GlobalValue* value = module_.getNamedValue(name);
             if (!value || !value->isDeclaration() || value->use_empty()) continue;
@@ -171,7 +170,6 @@ ze_result_t Linking::resolve(std::vector<std::string> names, std::string* log) {
             if (fresh) it->second = exporter_of(name);
             const std::optional<size_t> source = it->second;
             if (!source) continue;
-            used_.insert(*source);
             // An imported variable is the source's: its declaration becomes the bound one.
             if (llvm::GlobalVariable* v = module_.getGlobalVariable(name); v && v->isDeclaration())
                 bind_variable(v, linked_name(*source, name));
@@ -193,7 +191,7 @@ ze_result_t Linking::resolve(std::vector<std::string> names, std::string* log) {
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t Linking::symbols(std::vector<HostSymbol>* out, std::string* log) const {
+ze_result_t Linking::symbols(std::vector<HostSymbol>* out, std::set<size_t>* holders, std::string* log) const {
     for (const llvm::GlobalVariable& g : module_.globals()) {
         const llvm::StringRef name = g.getName();
         if (!g.isDeclaration() || g.use_empty()) continue;
@@ -212,6 +210,7 @@ ze_result_t Linking::symbols(std::vector<HostSymbol>* out, std::string* log) con
         if (it == globals.end()) return fail(log, "'" + variable + "' is exported but is no program-scope variable");
         if (!sources_[index].host) return ZE_RESULT_NOT_READY;
         out->push_back(HostSymbol{name.str(), sources_[index].host->global_address(it - globals.begin())});
+        holders->insert(index);
     }
     return ZE_RESULT_SUCCESS;
 }
@@ -235,7 +234,8 @@ ze_result_t HostModule::link(const std::shared_ptr<const Program>& program, std:
     Linking linking(*translated.module, sources);
     if (ze_result_t r = linking.resolve(program->imports(), message); r != ZE_RESULT_SUCCESS) return r;
     std::vector<HostSymbol> symbols;
-    if (ze_result_t r = linking.symbols(&symbols, message); r != ZE_RESULT_SUCCESS) return r;
+    std::set<size_t> holders;
+    if (ze_result_t r = linking.symbols(&symbols, &holders, message); r != ZE_RESULT_SUCCESS) return r;
     HostTarget target;
     if (ze_result_t r = host_target(&target, message); r != ZE_RESULT_SUCCESS) return r;
     std::string object;
@@ -245,7 +245,7 @@ ze_result_t HostModule::link(const std::shared_ptr<const Program>& program, std:
     if (ze_result_t r = load_host_module(program, std::move(target.builder), object, symbols, out, message);
         r != ZE_RESULT_SUCCESS)
         return r;
-    used->assign(linking.used().begin(), linking.used().end());
+    used->assign(holders.begin(), holders.end());
     return ZE_RESULT_SUCCESS;
 }
 

@@ -122,7 +122,10 @@ public:
     // it, with the functions it calls (their own imports resolved the same way), so kernels
     // call it as one of their own; the imported variables, and the source's variables that
     // code uses, are the source's own storage (its host's global_address). `used` gets the
-    // indexes of the sources it takes anything from. MODULE_LINK_FAILURE with the names in
+    // indexes of the sources whose variables the code uses: it refers to their storage, so
+    // the caller keeps them alive (functions are copied: their source may go). A source's
+    // variables need its host code, so `used` always follows the order in which sources
+    // were built, and never forms a cycle. MODULE_LINK_FAILURE with the names in
     // `log` for an import that no source exports, or several do, and for imported code
     // that uses a variable its module does not export (a `static` one: only its own module
     // reaches it); NOT_READY when a variable it needs is of a source without host code yet.

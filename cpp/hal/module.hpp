@@ -117,7 +117,8 @@ using KernelRef = std::shared_ptr<Kernel>;
 
 // Resolves the imports of every module of `modules` (one device's) against the exports of
 // the others (zeModuleDynamicLink): kernels can then be created from them, and they call the
-// functions and use the variables of the modules they import from, which they keep alive.
+// functions and use the variables of the modules they import from (destroying those first
+// is safe: an importer keeps what it needs of them).
 // A module is linked once: one already linked keeps its imports and may still export to
 // others. A module listed twice counts once; an empty list links nothing.
 // MODULE_LINK_FAILURE with the names in `log` (may be null) when an import is exported by

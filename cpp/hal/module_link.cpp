@@ -8,7 +8,8 @@
 namespace zehal::hal {
 
 ze_result_t Module::link(std::span<const ModuleRef> modules, std::string* log) {
-    const bool imports = std::any_of(modules.begin(), modules.end(), [](const ModuleRef& m) { return m->has_imports(); });
+    const bool imports = std::any_of(modules.begin(), modules.end(),
+                                     [](const ModuleRef& m) { return m->has_imports(); });
     if (!imports) return ZE_RESULT_SUCCESS;
     *log = "zehal: this device cannot link modules";
     return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;

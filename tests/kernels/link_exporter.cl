@@ -1,6 +1,7 @@
-// Built with -cl-std=CL2.0. Exports for zeModuleDynamicLink (link_importer.cl imports them):
-// functions that use work-item functions, barriers and a program-scope variable, and a
-// function that uses a static variable, which no other module reaches (link_uses_static.cl).
+// Built with -cl-std=CL2.0 (program-scope variables need it). Exports for
+// zeModuleDynamicLink (link_importer.cl imports them): functions that use work-item
+// functions, barriers and a program-scope variable, and a function that uses a static
+// variable, which no other module reaches (link_uses_static.cl).
 global int link_counter = 100;
 static global int hidden_count = 0;
 

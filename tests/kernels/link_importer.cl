@@ -1,5 +1,6 @@
-// Built with -cl-std=CL2.0. Imports what link_exporter.cl exports; its kernels can be created
-// once zeModuleDynamicLink linked it with a module exporting them.
+// Built with -cl-std=CL2.0 (program-scope variables need it). Imports what
+// link_exporter.cl exports; its kernels can be created once zeModuleDynamicLink linked it
+// with a module exporting them.
 extern int add_offset(int x);
 extern int take_ticket(void);
 extern int group_sum(local int* scratch, int v);

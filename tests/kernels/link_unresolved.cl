@@ -1,5 +1,5 @@
-// Built with -cl-std=CL2.0. Imports a function and a variable that no module of the tests
-// exports: a link of it fails and names them.
+// Built with -cl-std=CL2.0 (program-scope variables need it). Imports a function and a
+// variable that no module of the tests exports: a link of it fails and names them.
 extern int not_exported_anywhere(int x);
 extern global int no_such_variable;
 

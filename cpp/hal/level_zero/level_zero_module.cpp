@@ -96,7 +96,8 @@ ze_result_t ZeModule::describe() {
     if (ze_result_t r = api.zeModuleGetNativeBinary(handle_, &size, nullptr); r != ZE_RESULT_SUCCESS) return r;
     native_.resize(size);
     if (size > 0)
-        if (ze_result_t r = api.zeModuleGetNativeBinary(handle_, &size, native_.data()); r != ZE_RESULT_SUCCESS) return r;
+        if (ze_result_t r = api.zeModuleGetNativeBinary(handle_, &size, native_.data()); r != ZE_RESULT_SUCCESS)
+            return r;
     ze_module_properties_t props{};
     props.stype = ZE_STRUCTURE_TYPE_MODULE_PROPERTIES;
     if (ze_result_t r = api.zeModuleGetProperties(handle_, &props); r != ZE_RESULT_SUCCESS) return r;

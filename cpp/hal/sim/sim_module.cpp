@@ -153,6 +153,17 @@ ze_result_t SimModule::global_pointer(std::string_view name, size_t* size, void*
     return ZE_RESULT_ERROR_INVALID_GLOBAL_NAME;
 }
 
+ze_result_t SimModule::function_pointer(std::string_view name, void** pointer) const {
+    if (domain_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!pointer) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    const std::vector<std::string>& exports = program_->exports();
+    const bool variable = std::any_of(program_->globals().begin(), program_->globals().end(),
+                                      [&](const compiler::GlobalInfo& g) { return g.name == name; });
+    if (variable || std::find(exports.begin(), exports.end(), name) == exports.end())
+        return ZE_RESULT_ERROR_INVALID_FUNCTION_NAME;
+    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+}
+
 ze_result_t SimModule::adopt(std::shared_ptr<const compiler::HostModule> host,
                              std::vector<std::shared_ptr<const SimModule>> exporters) {
     std::lock_guard lock(link_mu_);
@@ -168,7 +179,7 @@ ze_result_t SimModule::adopt(std::shared_ptr<const compiler::HostModule> host,
 namespace {
 
 // One module of a link: the module, the host code it has or the link built, and the
-// modules that code takes from.
+// modules whose variables that code uses.
 struct LinkEntry {
     std::shared_ptr<SimModule> module;
     std::shared_ptr<const compiler::HostModule> host;
@@ -178,8 +189,8 @@ struct LinkEntry {
 
 // Builds the host code of `entries[i]` against the others; NOT_READY while a variable it
 // binds is of a module without host code yet.
-ze_result_t build_linked(std::vector<LinkEntry>& entries, size_t i, const std::shared_ptr<const compiler::Program>& program,
-                         std::string* log) {
+ze_result_t build_linked(std::vector<LinkEntry>& entries, size_t i,
+                         const std::shared_ptr<const compiler::Program>& program, std::string* log) {
     std::vector<compiler::LinkSource> sources;
     std::vector<size_t> entry_of;
     for (size_t j = 0; j < entries.size(); ++j) {

@@ -37,7 +37,7 @@ void describe_kernels(hal::DeviceProperties* props);
 // has no other code format; native_binary() gives it back). A module with imports has no
 // host code until hal::link_modules builds it, with the code it imports built in and its
 // imported variables bound to the exporters' storage (compiler::HostModule::link); it then
-// keeps those exporters alive. Thread-safe.
+// keeps alive the exporters whose variables it uses. Thread-safe.
 class SimModule final : public hal::Module, public std::enable_shared_from_this<SimModule> {
 public:
     // Reads and compiles `spirv` for a device whose events are of `domain` and whose limits
@@ -63,6 +63,10 @@ public:
     // INVALID_MODULE_UNLINKED while the module's imports are not linked.
     ze_result_t global_pointer(std::string_view name, size_t* size, void** pointer) const override;
     bool has_imports() const override { return !program_->imports().empty(); }
+    // INVALID_FUNCTION_NAME for a name that is no kernel or exported function of the module;
+    // else UNSUPPORTED_FEATURE: kernels of the sim device cannot call through pointers (SPIR-V's
+    // function pointer capabilities are not accepted), so no address would serve them.
+    ze_result_t function_pointer(std::string_view name, void** pointer) const override;
 
     // Makes every program-scope variable device memory of `device` (SimDevice::add_module_global)
     // until the module goes. Called once, by the device that built the module (a module
@@ -93,18 +97,18 @@ private:
     const hal::KernelLimits limits_;
     const std::vector<uint8_t> spirv_;
     const std::shared_ptr<const compiler::Program> program_;
-    mutable std::mutex link_mu_;                    // host_, exporters_ and the registration
+    mutable std::mutex link_mu_;  // host_, exporters_ and the registration
     std::shared_ptr<const compiler::HostModule> host_;
-    std::vector<std::shared_ptr<const SimModule>> exporters_;  // what the linked code uses
-    std::weak_ptr<hal::Device> registered_with_;  // the device of register_globals
-    std::vector<void*> registered_;               // the variables registered there
+    std::vector<std::shared_ptr<const SimModule>> exporters_;  // whose variables the linked code uses
+    std::weak_ptr<hal::Device> registered_with_;               // the device of register_globals
+    std::vector<void*> registered_;                            // the variables registered there
 };
 
 // A kernel of a SimModule: the arguments and group size of KernelState, and where its code is.
 class SimKernel final : public hal::KernelState {
 public:
-    SimKernel(std::shared_ptr<const SimModule> module, std::shared_ptr<const compiler::HostModule> host,
-              uint32_t index, hal::KernelProperties props, const hal::KernelLimits& limits);
+    SimKernel(std::shared_ptr<const SimModule> module, std::shared_ptr<const compiler::HostModule> host, uint32_t index,
+              hal::KernelProperties props, const hal::KernelLimits& limits);
 
     const SimModule& module() const noexcept { return *module_; }
     // The module's host code (that of its link, for a module with imports).

@@ -54,8 +54,8 @@ protected:
     // in *log, when it does not build.
     ze_module_handle_t module(const std::string& file, std::string* log = nullptr, bool keep = true) {
         const std::vector<uint8_t> bytes = spirv(file);
-        ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, bytes.size(),
-                            bytes.data(), "", nullptr};
+        ze_module_desc_t md{
+            ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, bytes.size(), bytes.data(), "", nullptr};
         ze_module_handle_t m = nullptr;
         ze_module_build_log_handle_t bl = nullptr;
         last_create = zeModuleCreate(context, device, &md, &m, &bl);
@@ -109,9 +109,9 @@ protected:
     std::string skip_reason;
 };
 
-#define ZEHAL_IMPORTER_OR_SKIP(m)                              \
-    ze_module_handle_t m = importer();                         \
-    if (!skip_reason.empty()) GTEST_SKIP() << skip_reason;     \
+#define ZEHAL_IMPORTER_OR_SKIP(m)                          \
+    ze_module_handle_t m = importer();                     \
+    if (!skip_reason.empty()) GTEST_SKIP() << skip_reason; \
     ASSERT_NE(m, nullptr)
 
 // Before the link a module with imports says so and makes no kernels; after it, its kernels
@@ -293,6 +293,25 @@ TEST_F(ZeModuleLink, AnUnlinkedModuleHasNoVariablesYet) {
     ZE_OK(zeCommandListAppendMemoryCopy(list, shared, runs, sizeof(int32_t), nullptr, 0, nullptr));
     finish(list);
     EXPECT_EQ(ints()[0], 1);
+}
+
+// Function pointers: a name that is no kernel or exported function of the module is
+// INVALID_FUNCTION_NAME (a variable's name too); null arguments are refused. zehal's devices
+// give no function addresses (kernels cannot call through pointers there): the names the
+// module has are UNSUPPORTED_FEATURE (on CUDA, every name).
+TEST_F(ZeModuleLink, FunctionPointersOfUnknownNamesAreRefused) {
+    ze_module_handle_t exp = module("link_exporter");
+    ASSERT_NE(exp, nullptr);
+    void* f = reinterpret_cast<void*>(uintptr_t{0x1000});
+    EXPECT_EQ(zeModuleGetFunctionPointer(exp, nullptr, &f), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zeModuleGetFunctionPointer(exp, "add_offset", nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zeModuleGetFunctionPointer(nullptr, "add_offset", &f), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    if (!zetest::is_sim(device)) GTEST_SKIP() << "CUDA modules answer UNSUPPORTED_FEATURE to every name";
+    EXPECT_EQ(zeModuleGetFunctionPointer(exp, "no_such_function", &f), ZE_RESULT_ERROR_INVALID_FUNCTION_NAME);
+    EXPECT_EQ(zeModuleGetFunctionPointer(exp, "link_counter", &f), ZE_RESULT_ERROR_INVALID_FUNCTION_NAME);
+    EXPECT_EQ(f, reinterpret_cast<void*>(uintptr_t{0x1000}));  // untouched
+    for (const char* name : {"add_offset", "read_counter"})
+        EXPECT_EQ(zeModuleGetFunctionPointer(exp, name, &f), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) << name;
 }
 
 }  // namespace
