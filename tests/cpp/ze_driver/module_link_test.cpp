@@ -2,10 +2,12 @@
 // SPIR-V imports (tests/kernels/link_*.cl) linked with the module exporting them, the
 // specification's errors, and module properties. On a device that cannot link (CUDA), a
 // module with imports is UNSUPPORTED_FEATURE and the tests that need one skip.
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ze_fixture.hpp"
@@ -248,6 +250,26 @@ TEST_F(ZeModuleLink, TheImporterKeepsItsExporterAlive) {
     run(kernel(imp, "tickets"), 1, 1);
     EXPECT_EQ(ints()[0], 100);
     run(kernel(imp, "tickets"), 1, 1);
+    EXPECT_EQ(ints()[0], 112);
+}
+
+// Links of one importer from several threads at once (the specification asks applications
+// not to; zehal answers each, never crashes): every one succeeds, and the module ends with
+// one link, its variable the exporter's.
+TEST_F(ZeModuleLink, ConcurrentLinksOfOneModule) {
+    ZEHAL_IMPORTER_OR_SKIP(imp);
+    ze_module_handle_t exp = module("link_exporter");
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&] {
+            ze_module_handle_t list[] = {imp, exp};
+            if (zeModuleDynamicLink(2, list, nullptr) != ZE_RESULT_SUCCESS) failures.fetch_add(1);
+        });
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(failures.load(), 0);
+    run(kernel(imp, "tickets"), 1, 1);
+    run(kernel(exp, "read_counter"), 1, 1);
     EXPECT_EQ(ints()[0], 112);
 }
 
