@@ -17,6 +17,7 @@
 #include <mutex>
 
 #include "group_runner.hpp"
+#include "host_jit.hpp"
 #include "host_lowering.hpp"
 #include "llvm_setup.hpp"
 #include "module_cache.hpp"
@@ -85,14 +86,10 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>> host_machine(llvm::orc::JIT
     return detected->createTargetMachine();
 }
 
-// Lowers, optimises and compiles `program` into an object file.
-ze_result_t compile_object(const ProgramImpl& program, llvm::TargetMachine& machine, std::string* object,
-                           std::string* log) {
-    TranslatedModule translated;
-    if (ze_result_t r = program.translate(&translated, log); r != ZE_RESULT_SUCCESS) {
-        return r;
-    }
-    llvm::Module& module = *translated.module;
+}  // namespace
+
+ze_result_t compile_host_object(llvm::Module& module, llvm::TargetMachine& machine, std::string* object,
+                                std::string* log) {
     if (ze_result_t r = lower_for_host(module, machine.createDataLayout(), machine.getTargetTriple().str(), log);
         r != ZE_RESULT_SUCCESS) {
         return r;
@@ -121,10 +118,23 @@ ze_result_t compile_object(const ProgramImpl& program, llvm::TargetMachine& mach
     return ZE_RESULT_SUCCESS;
 }
 
-// An LLJIT holding `object`, its outside symbols the runtime's and this process's; what its
-// session reports goes to `reports`.
+namespace {
+
+// Lowers, optimises and compiles `program` into an object file.
+ze_result_t compile_object(const ProgramImpl& program, llvm::TargetMachine& machine, std::string* object,
+                           std::string* log) {
+    TranslatedModule translated;
+    if (ze_result_t r = program.translate(&translated, log); r != ZE_RESULT_SUCCESS) {
+        return r;
+    }
+    return compile_host_object(*translated.module, machine, object, log);
+}
+
+// An LLJIT holding `object`, its outside symbols `symbols`, the runtime's and this
+// process's; what its session reports goes to `reports`.
 llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> load_object(llvm::orc::JITTargetMachineBuilder builder,
                                                               const std::string& object,
+                                                              std::span<const HostSymbol> symbols,
                                                               std::shared_ptr<SessionReports> reports) {
     auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(builder)).create();
     if (!jit) {
@@ -139,6 +149,10 @@ llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> load_object(llvm::orc::JITTarg
     llvm::orc::SymbolMap runtime;
     runtime[(*jit)->mangleAndIntern(kFrameSymbol)] = llvm::JITEvaluatedSymbol(
         llvm::pointerToJITTargetAddress(&zehal_work_item_frame), llvm::JITSymbolFlags::Exported);
+    for (const HostSymbol& symbol : symbols) {
+        runtime[(*jit)->mangleAndIntern(symbol.name)] = llvm::JITEvaluatedSymbol(
+            llvm::pointerToJITTargetAddress(symbol.address), llvm::JITSymbolFlags::Exported);
+    }
     if (auto error = main.define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
         return error;
     }
@@ -156,50 +170,34 @@ llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> load_object(llvm::orc::JITTarg
 
 }  // namespace
 
-ze_result_t HostModule::build(const std::shared_ptr<const Program>& program, std::shared_ptr<const HostModule>* out,
-                              std::string* log) {
-    std::string ignored;
-    std::string* message = log != nullptr ? log : &ignored;
-    message->clear();
-    if (out == nullptr || !program) {
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    }
-    out->reset();
-    // Every Program is a ProgramImpl: this layer makes them all.
-    const auto* impl = static_cast<const ProgramImpl*>(program.get());
+ze_result_t host_target(HostTarget* out, std::string* log) {
     initialize_llvm_targets();
-    llvm::orc::JITTargetMachineBuilder builder{llvm::Triple()};
-    auto machine = host_machine(&builder);
+    auto machine = host_machine(&out->builder);
     if (!machine) {
-        return fail(message, "no host target: " + llvm::toString(machine.takeError()));
+        return fail(log, "no host target: " + llvm::toString(machine.takeError()));
     }
-    const std::string target = std::string(kHostFormat) + "-" + (*machine)->getTargetTriple().str() + "-" +
-                               (*machine)->getTargetCPU().str() + "-" + (*machine)->getTargetFeatureString().str();
-    const CacheKey key = cache_key(program->digest(), target);
-    std::shared_ptr<const std::string> object = cache_find("host", key);
-    if (!object) {
-        std::string compiled;
-        if (ze_result_t r = compile_object(*impl, **machine, &compiled, message); r != ZE_RESULT_SUCCESS) {
-            return r;
-        }
-        cache_store("host", key, compiled);
-        object = cache_find("host", key);
-    }
+    out->machine = std::move(*machine);
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t load_host_module(const std::shared_ptr<const Program>& program, llvm::orc::JITTargetMachineBuilder builder,
+                             const std::string& object, std::span<const HostSymbol> symbols,
+                             std::shared_ptr<const HostModule>* out, std::string* log) {
     auto reports = std::make_shared<SessionReports>();
-    auto jit = load_object(std::move(builder), *object, reports);
+    auto jit = load_object(std::move(builder), object, symbols, reports);
     if (!jit) {
-        return fail(message, "cannot load the host code: " + llvm::toString(jit.takeError()));
+        return fail(log, "cannot load the host code: " + llvm::toString(jit.takeError()));
     }
     auto table = (*jit)->lookup(kModuleTableSymbol);
     if (!table) {
         std::string why = "cannot link the host code: " + llvm::toString(table.takeError());
         std::lock_guard<std::mutex> lock(reports->mutex);
-        return fail(message, reports->text.empty() ? why : why + " (" + reports->text + ")");
+        return fail(log, reports->text.empty() ? why : why + " (" + reports->text + ")");
     }
     const auto* header = table->toPtr<const ModuleTableHeader*>();
     const uint64_t local_bytes = header->local_bytes;
     if (header->kernel_count != program->kernels().size()) {
-        return fail(message, "the host code does not match its program");
+        return fail(log, "the host code does not match its program");
     }
     const auto* rows = reinterpret_cast<const ModuleTableKernel*>(header + 1);
     std::vector<HostKernel> kernels;
@@ -219,14 +217,45 @@ ze_result_t HostModule::build(const std::shared_ptr<const Program>& program, std
     for (const GlobalInfo& g : program->globals()) {
         auto symbol = (*jit)->lookup(g.name);
         if (!symbol) {
-            return fail(message, "cannot find the program-scope variable '" + g.name +
-                                     "' in the host code: " + llvm::toString(symbol.takeError()));
+            return fail(log, "cannot find the program-scope variable '" + g.name +
+                                 "' in the host code: " + llvm::toString(symbol.takeError()));
         }
         globals.push_back(symbol->toPtr<void*>());
     }
     *out = std::make_shared<HostModuleImpl>(program, std::move(*jit), std::move(kernels), std::move(globals),
                                             local_bytes);
     return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t HostModule::build(const std::shared_ptr<const Program>& program, std::shared_ptr<const HostModule>* out,
+                              std::string* log) {
+    std::string ignored;
+    std::string* message = log != nullptr ? log : &ignored;
+    message->clear();
+    if (out == nullptr || !program) {
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    }
+    out->reset();
+    // Every Program is a ProgramImpl: this layer makes them all.
+    const auto* impl = static_cast<const ProgramImpl*>(program.get());
+    HostTarget target;
+    if (ze_result_t r = host_target(&target, message); r != ZE_RESULT_SUCCESS) {
+        return r;
+    }
+    const llvm::TargetMachine& machine = *target.machine;
+    const std::string name = std::string(kHostFormat) + "-" + machine.getTargetTriple().str() + "-" +
+                             machine.getTargetCPU().str() + "-" + machine.getTargetFeatureString().str();
+    const CacheKey key = cache_key(program->digest(), name);
+    std::shared_ptr<const std::string> object = cache_find("host", key);
+    if (!object) {
+        std::string compiled;
+        if (ze_result_t r = compile_object(*impl, *target.machine, &compiled, message); r != ZE_RESULT_SUCCESS) {
+            return r;
+        }
+        cache_store("host", key, compiled);
+        object = cache_find("host", key);
+    }
+    return load_host_module(program, std::move(target.builder), *object, {}, out, message);
 }
 
 }  // namespace zehal::compiler

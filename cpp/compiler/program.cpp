@@ -79,7 +79,7 @@ ze_result_t Program::from_spirv(std::span<const uint8_t> spirv, std::string_view
     std::vector<KernelInfo> kernels = read_kernels(*module.module);
     std::vector<GlobalInfo> globals = read_globals(*module.module);
     *out = std::make_shared<ProgramImpl>(std::move(bitcode), std::move(kernels), std::move(globals),
-                                         digest_of(spirv, build_flags));
+                                         read_linkage(spirv), digest_of(spirv, build_flags));
     return ZE_RESULT_SUCCESS;
 }
 

@@ -80,6 +80,12 @@ public:
     virtual int find(std::string_view name) const = 0;
     // The program-scope variables the module exports, in the order it declares them.
     virtual const std::vector<GlobalInfo>& globals() const = 0;
+    // The names of the functions and variables the module imports (SPIR-V Import linkage),
+    // which HostModule::link resolves; empty when it imports nothing.
+    virtual const std::vector<std::string>& imports() const = 0;
+    // The names the module exports (SPIR-V Export linkage): its kernels, and the functions
+    // and variables it does not declare static.
+    virtual const std::vector<std::string>& exports() const = 0;
     // A digest of the SPIR-V and the build flags (the cache key, with the target).
     virtual const std::array<uint8_t, 32>& digest() const = 0;
 };
@@ -92,15 +98,40 @@ struct LaunchArgs {
     std::span<const size_t> local_sizes;  // argument i's __local bytes (0 for others)
 };
 
+class HostModule;
+
+// A module whose exports a link may take (HostModule::link): its program, and its host code,
+// which holds its variables (null while the module itself waits for a link).
+struct LinkSource {
+    std::shared_ptr<const Program> program;
+    std::shared_ptr<const HostModule> host;
+};
+
 // Host machine code of a Program for the sim device (LLVM's ORC JIT), built once per
 // program digest and cached.
 class HostModule {
 public:
     virtual ~HostModule() = default;
 
-    // Compiles `program` for the host. MODULE_BUILD_FAILURE with a log on failure.
+    // Compiles `program` for the host. MODULE_BUILD_FAILURE with a log on failure; a program
+    // with imports() is built by link.
     static ze_result_t build(const std::shared_ptr<const Program>& program, std::shared_ptr<const HostModule>* out,
                              std::string* log);
+    // Compiles `program` for the host with its imports() resolved against the exports() of
+    // `sources`: each imported function is built into this code from the source exporting
+    // it, with the functions it calls (their own imports resolved the same way), so kernels
+    // call it as one of their own; the imported variables, and the source's variables that
+    // code uses, are the source's own storage (its host's global_address). `used` gets the
+    // indexes of the sources whose variables the code uses: it refers to their storage, so
+    // the caller keeps them alive (functions are copied: their source may go). A source's
+    // variables need its host code, so `used` always follows the order in which sources
+    // were built, and never forms a cycle. MODULE_LINK_FAILURE with the names in
+    // `log` for an import that no source exports, or several do, and for imported code
+    // that uses a variable its module does not export (a `static` one: only its own module
+    // reaches it); NOT_READY when a variable it needs is of a source without host code yet.
+    // Linked code is not cached: it is compiled at each link.
+    static ze_result_t link(const std::shared_ptr<const Program>& program, std::span<const LinkSource> sources,
+                            std::shared_ptr<const HostModule>* out, std::vector<size_t>* used, std::string* log);
 
     // Runs kernel `index` over `grid` with `args`, work-groups in parallel on the
     // compiler's thread pool, and returns when every group finished. Work-items of a group

@@ -32,6 +32,14 @@ ze_result_t HostModule::build(const std::shared_ptr<const Program>&, std::shared
     return unsupported(log);
 }
 
+ze_result_t HostModule::link(const std::shared_ptr<const Program>&, std::span<const LinkSource>,
+                             std::shared_ptr<const HostModule>* out, std::vector<size_t>*, std::string* log) {
+    if (out != nullptr) {
+        out->reset();
+    }
+    return unsupported(log);
+}
+
 ze_result_t emit_ptx(const Program&, uint32_t, std::string* ptx, std::string* log) {
     if (ptx != nullptr) {
         ptx->clear();

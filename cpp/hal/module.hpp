@@ -92,9 +92,38 @@ public:
         static_cast<void>(pointer);
         return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     }
+    // The address of function `name` of the module (a kernel, or a function the module
+    // exports) as the device's code calls it. INVALID_FUNCTION_NAME when the module has no
+    // such function; UNSUPPORTED_FEATURE where the backend cannot give one.
+    virtual ze_result_t function_pointer(std::string_view name, void** pointer) const {
+        static_cast<void>(name);
+        static_cast<void>(pointer);
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    }
+    // True when the module imports functions or variables (SPIR-V Import linkage): kernels
+    // are created from it once link_modules resolved its imports.
+    virtual bool has_imports() const { return false; }
+
+private:
+    friend ze_result_t link_modules(std::span<const std::shared_ptr<Module>> modules, std::string* log);
+    // link_modules' hook, called on one module of the list with the whole list (no null, no
+    // module twice). This default is a backend without linking: nothing to do when no
+    // module imports anything, else UNSUPPORTED_FEATURE.
+    virtual ze_result_t link(std::span<const std::shared_ptr<Module>> modules, std::string* log);
 };
 
 using ModuleRef = std::shared_ptr<Module>;
 using KernelRef = std::shared_ptr<Kernel>;
+
+// Resolves the imports of every module of `modules` (one device's) against the exports of
+// the others (zeModuleDynamicLink): kernels can then be created from them, and they call the
+// functions and use the variables of the modules they import from (destroying those first
+// is safe: an importer keeps what it needs of them).
+// A module is linked once: one already linked keeps its imports and may still export to
+// others. A module listed twice counts once; an empty list links nothing.
+// MODULE_LINK_FAILURE with the names in `log` (may be null) when an import is exported by
+// no other module of the list, or by several; INVALID_NULL_HANDLE for a null module;
+// UNSUPPORTED_FEATURE where the backend cannot link (reason in `log`).
+ze_result_t link_modules(std::span<const ModuleRef> modules, std::string* log);
 
 }  // namespace zehal::hal

@@ -86,11 +86,11 @@ std::vector<uint8_t> binary_bytes(pyb::handle binary) {
     return bytes;
 }
 
-// Raises the error of `r` for Module(...), with `log` in the message and in the
-// exception's `log`.
-[[noreturn]] void module_error(ze_result_t r, const std::string& log) {
+// Raises the error of `r` for `what` (Module(...) unless told), with `log` in the message and
+// in the exception's `log`.
+[[noreturn]] void module_error(ze_result_t r, const std::string& log, const std::string& what = "Module") {
     try {
-        check(r, "Module" + (log.empty() ? std::string() : ": " + log));
+        check(r, what + (log.empty() ? std::string() : ": " + log));
     } catch (pyb::error_already_set& e) {
         e.value().attr("log") = pyb::str(log);
         throw;
@@ -202,6 +202,21 @@ std::unique_ptr<PyModule> make_module(const hal::DeviceRef& device, pyb::handle 
         [&] { return m->device->create_module(f, bytes, build_flags, &m->module, &log); });
     if (r != ZE_RESULT_SUCCESS) module_error(r, log);
     return m;
+}
+
+// Links `modules` (hal::link_modules) without the GIL: a link compiles the importers. A
+// failure raises ModuleBuildError with the link log.
+void link_modules(const pyb::sequence& modules) {
+    std::vector<hal::ModuleRef> list;
+    for (const pyb::handle item : modules) {
+        if (!pyb::isinstance<PyModule>(item))
+            throw pyb::type_error("Module.link: modules must be zehal.Module objects, not " +
+                                  std::string(pyb::str(pyb::type::of(item).attr("__name__"))));
+        list.push_back(item.cast<const PyModule&>().module);
+    }
+    std::string log;
+    const ze_result_t r = without_gil([&] { return hal::link_modules(list, &log); });
+    if (r != ZE_RESULT_SUCCESS) module_error(r, log, "Module.link");
 }
 
 std::unique_ptr<PyKernel> make_kernel(const PyModule& m, const std::string& name) {
@@ -566,8 +581,18 @@ void bind_kernels(pyb::module_& m) {
             "device memory of the module's device for as long as the module lives, which copies and kernel "
             "arguments take as an int address (InvalidArgumentError, INVALID_GLOBAL_NAME, for a name the module "
             "does not export).")
+        .def_property_readonly(
+            "has_imports", [](const PyModule& m) { return m.module->has_imports(); },
+            "True when it imports functions or variables (SPIR-V Import linkage): its kernels and "
+            "variables come once Module.link resolved them.")
+        .def_static("link", &link_modules, pyb::arg("modules"),
+                    "Resolves the imports of every module of `modules` (one device's) against the exports of the "
+                    "others (zeModuleDynamicLink). A module is linked once; the importer keeps what it needs of "
+                    "the modules it imports from. ModuleBuildError (MODULE_LINK_FAILURE) naming the imports that no "
+                    "module, or several, export; UnsupportedError where the device cannot link (CUDA).")
         .def("kernel", &make_kernel, pyb::arg("name"),
-             "The kernel `name` (InvalidArgumentError, INVALID_KERNEL_NAME, when there is none).")
+             "The kernel `name` (InvalidArgumentError, INVALID_KERNEL_NAME, when there is none; "
+             "INVALID_MODULE_UNLINKED before a module with imports is linked).")
         .def("__repr__", [](const PyModule& m) {
             return "<zehal.Module " + std::to_string(m.module->kernel_names().size()) + " kernels on " +
                    std::string(m.device->backend_name()) + ">";

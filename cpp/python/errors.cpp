@@ -38,6 +38,7 @@ PyObject* class_for(ze_result_t r) {
         case ZE_RESULT_ERROR_DEVICE_LOST:
             return classes.device_lost;
         case ZE_RESULT_ERROR_MODULE_BUILD_FAILURE:
+        case ZE_RESULT_ERROR_MODULE_LINK_FAILURE:
             return classes.module_build;
         case ZE_RESULT_ERROR_OVERLAPPING_REGIONS:
             return classes.invalid_argument;

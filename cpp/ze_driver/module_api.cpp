@@ -143,21 +143,50 @@ ze_result_t zeModuleGetKernelNames_(ze_module_handle_t hModule, uint32_t* pCount
     });
 }
 
-// No module of zehal imports anything (linking is not supported), so no flag is set.
+// ZE_MODULE_PROPERTY_FLAG_IMPORTS when the module declares imports, linked or not.
 ze_result_t zeModuleGetProperties_(ze_module_handle_t hModule, ze_module_properties_t* pModuleProperties) {
-    return with_module(hModule, [&](ModuleObject&) {
+    return with_module(hModule, [&](ModuleObject& m) {
         if (!pModuleProperties) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        pModuleProperties->flags = 0;
+        pModuleProperties->flags = m.module->has_imports() ? ZE_MODULE_PROPERTY_FLAG_IMPORTS : 0;
         return ZE_RESULT_SUCCESS;
     });
 }
 
-// Device code has no address the host could call or pass to another kernel on zehal's
-// devices: UNSUPPORTED_FEATURE once the operands are valid.
+// The address of a kernel or exported function of the module, where the device's backend
+// gives one (docs/kernels.md).
 ze_result_t zeModuleGetFunctionPointer_(ze_module_handle_t hModule, const char* pFunctionName, void** pfnFunction) {
-    return with_module(hModule, [&](ModuleObject&) {
+    return with_module(hModule, [&](ModuleObject& m) {
         if (!pFunctionName || !pfnFunction) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+        return m.module->function_pointer(pFunctionName, pfnFunction);
+    });
+}
+
+// Links the modules on their device's HAL (hal::link_modules). Modules of several devices
+// cannot import from each other: MODULE_LINK_FAILURE with a log saying so. The link log is
+// handed out whatever the result, as a build log is.
+ze_result_t zeModuleDynamicLink_(uint32_t numModules, ze_module_handle_t* phModules,
+                                 ze_module_build_log_handle_t* phLinkLog) {
+    return ze_guarded([&] {
+        if (!phModules && numModules > 0) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        std::vector<hal::ModuleRef> list;
+        list.reserve(numModules);
+        const DeviceObject* device = nullptr;
+        bool one_device = true;
+        for (uint32_t i = 0; i < numModules; ++i) {
+            std::shared_ptr<ModuleObject> m;
+            if (ze_result_t r = modules().get(phModules[i], &m); r != ZE_RESULT_SUCCESS) return r;
+            one_device = one_device && (!device || device == m->device);
+            device = m->device;
+            list.push_back(m->module);
+        }
+        if (!one_device) {
+            give_log(phLinkLog, "zehal: modules of different devices cannot be linked together");
+            return ZE_RESULT_ERROR_MODULE_LINK_FAILURE;
+        }
+        std::string log;
+        const ze_result_t r = hal::link_modules(list, &log);
+        give_log(phLinkLog, std::move(log));
+        return r;
     });
 }
 
@@ -180,6 +209,7 @@ const Entry kEntries[] = {
     ZEHAL_ENTRY(zeModuleGetProperties, zeModuleGetProperties_),
     ZEHAL_ENTRY(zeModuleGetFunctionPointer, zeModuleGetFunctionPointer_),
     ZEHAL_ENTRY(zeModuleGetGlobalPointer, zeModuleGetGlobalPointer_),
+    ZEHAL_ENTRY(zeModuleDynamicLink, zeModuleDynamicLink_),
 };
 
 }  // namespace

@@ -54,8 +54,9 @@ class DeviceLostError(Error):
 
 
 class ModuleBuildError(Error):
-    """A module did not build (ZE_RESULT_ERROR_MODULE_BUILD_FAILURE); ``log`` is the
-    translator's or compiler's build log, which the message carries too."""
+    """A module did not build (ZE_RESULT_ERROR_MODULE_BUILD_FAILURE) or link
+    (ZE_RESULT_ERROR_MODULE_LINK_FAILURE); ``log`` is the translator's or compiler's build
+    log, or the link log, which the message carries too."""
 
     log: str = ""
 

@@ -368,8 +368,6 @@ def test_specialization_constant_errors(device, spirv):
 
 def test_global_pointers_are_device_memory_of_the_module(device, spirv):
     m = module_of(device, spirv["globals"])
-    if device.backend == "level_zero":
-        pytest.skip("the level_zero backend does not pass global pointers through")
     address, size = m.global_pointer("weights")
     assert size == 16 and address != 0
     assert m.global_pointer("counter")[1] == 4
@@ -383,3 +381,46 @@ def test_global_pointers_are_device_memory_of_the_module(device, spirv):
     with pytest.raises(zehal.InvalidArgumentError) as e:
         m.global_pointer("no_such_variable")
     assert e.value.result_name == "ZE_RESULT_ERROR_INVALID_GLOBAL_NAME"
+
+
+def importer_of(device, spirv) -> zehal.Module:
+    """link_importer.cl's module; skips where the device cannot link (CUDA)."""
+    try:
+        return module_of(device, spirv["link_importer"])
+    except zehal.UnsupportedError as e:
+        pytest.skip(f"no linking on {device.backend}: {e}")
+
+
+def test_linked_modules_call_the_exporters_code(device, spirv):
+    importer = importer_of(device, spirv)
+    exporter = module_of(device, spirv["link_exporter"])
+    assert importer.has_imports and not exporter.has_imports
+    with pytest.raises(zehal.InvalidArgumentError) as e:
+        importer.kernel("offset_all")
+    assert e.value.result_name == "ZE_RESULT_ERROR_INVALID_MODULE_UNLINKED"
+    zehal.Module.link([importer, exporter])
+    dma = zehal.Dma(device, ordinal=0)
+    data = shared(device, 4 * 8)
+    np.frombuffer(data, np.int32)[:] = np.arange(8) * 2
+    dma.launch(importer.kernel("offset_all"), 2, group_size=4, args=(data,)).wait()
+    np.testing.assert_array_equal(np.frombuffer(data, np.int32), np.arange(8) * 3 + 1000)
+    # The variable the importer uses is the exporter's own.
+    dma.launch(importer.kernel("tickets"), 1, group_size=1, args=(data,)).wait()
+    assert list(np.frombuffer(data, np.int32)[:3]) == [100, 101, 102]
+    dma.launch(exporter.kernel("read_counter"), 1, group_size=1, args=(data,)).wait()
+    assert np.frombuffer(data, np.int32)[0] == 112
+
+
+def test_a_link_that_cannot_resolve_raises_with_its_log(device, spirv):
+    importer = importer_of(device, spirv)
+    with pytest.raises(zehal.ModuleBuildError) as e:
+        zehal.Module.link([importer])
+    assert e.value.result_name == "ZE_RESULT_ERROR_MODULE_LINK_FAILURE"
+    assert "add_offset" in e.value.log and "link_counter" in e.value.log
+    twice = [module_of(device, spirv["link_exporter"]) for _ in range(2)]
+    with pytest.raises(zehal.ModuleBuildError) as e:
+        zehal.Module.link([importer, *twice])
+    assert "several" in e.value.log
+    with pytest.raises(TypeError):
+        zehal.Module.link([importer, "not a module"])
+    zehal.Module.link([])  # nothing to link

@@ -235,6 +235,14 @@ ze_result_t CudaModule::create(const std::shared_ptr<CudaDevice>& device, hal::M
         std::shared_ptr<const compiler::Program> program;
         if (ze_result_t r = compiler::Program::from_spirv(binary, build_flags, &program, log); r != ZE_RESULT_SUCCESS)
             return r;
+        if (!program->imports().empty()) {
+            // A CUmodule is one image: linking another module's PTX into it (cuLinkAddData)
+            // would give it copies of that module's variables, not the module's own storage.
+            *log = "zehal: modules with imports (" + program->imports().front() +
+                   ", ...) cannot be linked on CUDA devices: a CUDA module is one image, and linking "
+                   "another module's code into it copies that module's variables";
+            return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+        }
         int major = 0, minor = 0;
         api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device->handle());
         api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device->handle());

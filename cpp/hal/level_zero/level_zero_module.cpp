@@ -105,8 +105,50 @@ ze_result_t ZeModule::describe() {
     size_t size = 0;
     if (ze_result_t r = api.zeModuleGetNativeBinary(handle_, &size, nullptr); r != ZE_RESULT_SUCCESS) return r;
     native_.resize(size);
-    if (size == 0) return ZE_RESULT_SUCCESS;
-    return api.zeModuleGetNativeBinary(handle_, &size, native_.data());
+    if (size > 0)
+        if (ze_result_t r = api.zeModuleGetNativeBinary(handle_, &size, native_.data()); r != ZE_RESULT_SUCCESS)
+            return r;
+    ze_module_properties_t props{};
+    props.stype = ZE_STRUCTURE_TYPE_MODULE_PROPERTIES;
+    if (ze_result_t r = api.zeModuleGetProperties(handle_, &props); r != ZE_RESULT_SUCCESS) return r;
+    imports_ = (props.flags & ZE_MODULE_PROPERTY_FLAG_IMPORTS) != 0;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZeModule::global_pointer(std::string_view name, size_t* size, void** pointer) const {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    const std::string global(name);
+    return device_->check(device_->api().zeModuleGetGlobalPointer(handle_, global.c_str(), size, pointer));
+}
+
+ze_result_t ZeModule::function_pointer(std::string_view name, void** pointer) const {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!pointer) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    const std::string function(name);
+    return device_->check(device_->api().zeModuleGetFunctionPointer(handle_, function.c_str(), pointer));
+}
+
+ze_result_t ZeModule::link(std::span<const hal::ModuleRef> modules, std::string* log) {
+    if (device_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    std::vector<ze_module_handle_t> handles;
+    try {
+        handles.reserve(modules.size());
+        for (const hal::ModuleRef& m : modules) {
+            const auto* z = dynamic_cast<const ZeModule*>(m.get());
+            if (!z || z->device_ != device_) {
+                *log = "zehal: the modules of a link must be of one device";
+                return ZE_RESULT_ERROR_MODULE_LINK_FAILURE;
+            }
+            handles.push_back(z->handle_);
+        }
+    } catch (const std::bad_alloc&) {
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    const ZeApi& api = device_->api();
+    ze_module_build_log_handle_t link_log = nullptr;
+    const ze_result_t r = api.zeModuleDynamicLink(static_cast<uint32_t>(handles.size()), handles.data(), &link_log);
+    take_build_log(api, link_log, log);
+    return device_->check(r);
 }
 
 ze_result_t ZeModule::create_kernel(std::string_view name, std::shared_ptr<hal::Kernel>* out) {

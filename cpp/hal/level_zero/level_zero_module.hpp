@@ -36,17 +36,26 @@ public:
     std::vector<std::string> kernel_names() const override { return names_; }
     ze_result_t create_kernel(std::string_view name, std::shared_ptr<hal::Kernel>* out) override;
     std::span<const uint8_t> native_binary() const override { return native_; }
+    // The driver's zeModuleGetGlobalPointer, zeModuleGetFunctionPointer and module
+    // properties (ZE_MODULE_PROPERTY_FLAG_IMPORTS, read once, when the module is built).
+    ze_result_t global_pointer(std::string_view name, size_t* size, void** pointer) const override;
+    ze_result_t function_pointer(std::string_view name, void** pointer) const override;
+    bool has_imports() const override { return imports_; }
 
     const std::shared_ptr<ZeDevice>& device() const noexcept { return device_; }
 
 private:
-    // Kernel names and native binary from the driver.
+    // The driver's zeModuleDynamicLink of the modules' handles (every one a ZeModule of this
+    // device, else MODULE_LINK_FAILURE), its link log into `log`.
+    ze_result_t link(std::span<const hal::ModuleRef> modules, std::string* log) override;
+    // Kernel names, native binary and properties from the driver.
     ze_result_t describe();
 
     const std::shared_ptr<ZeDevice> device_;
     const ze_module_handle_t handle_;
     std::vector<std::string> names_;
     std::vector<uint8_t> native_;
+    bool imports_ = false;
 };
 
 // A ze_kernel_handle_t: arguments and group size are the driver's state, set through it.

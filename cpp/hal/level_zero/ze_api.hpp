@@ -30,7 +30,8 @@ namespace zehal::level_zero {
     X(zetMetricGet) X(zetMetricGetProperties)                                                       \
     X(zeDeviceGetComputeProperties) X(zeDeviceGetModuleProperties) X(zeModuleCreate)                  \
     X(zeModuleDestroy) X(zeModuleGetKernelNames) X(zeModuleGetNativeBinary)                           \
-    X(zeModuleBuildLogGetString) X(zeModuleBuildLogDestroy)                                          \
+    X(zeModuleBuildLogGetString) X(zeModuleBuildLogDestroy) X(zeModuleGetProperties)                  \
+    X(zeModuleGetGlobalPointer) X(zeModuleGetFunctionPointer) X(zeModuleDynamicLink)                  \
     X(zeKernelCreate) X(zeKernelDestroy) X(zeKernelSetArgumentValue) X(zeKernelSetGroupSize)         \
     X(zeKernelSuggestGroupSize) X(zeKernelGetProperties) X(zeCommandListAppendLaunchKernel)           \
     X(zeCommandListAppendLaunchKernelIndirect) X(zeCommandListAppendLaunchMultipleKernelsIndirect)    \

@@ -87,8 +87,10 @@ ze_result_t SimModule::create(std::shared_ptr<const hal::EventDomain> domain, co
     std::shared_ptr<const compiler::Program> program;
     if (ze_result_t r = compiler::Program::from_spirv(spirv, build_flags, &program, log); r != ZE_RESULT_SUCCESS)
         return r;
+    // A module with imports gets its host code when it is linked.
     std::shared_ptr<const compiler::HostModule> host;
-    if (ze_result_t r = compiler::HostModule::build(program, &host, log); r != ZE_RESULT_SUCCESS) return r;
+    if (program->imports().empty())
+        if (ze_result_t r = compiler::HostModule::build(program, &host, log); r != ZE_RESULT_SUCCESS) return r;
     try {
         *out = std::make_shared<SimModule>(std::move(domain), limits, std::vector<uint8_t>(spirv.begin(), spirv.end()),
                                            std::move(program), std::move(host));
@@ -113,8 +115,18 @@ SimModule::~SimModule() {
         for (void* base : registered_) static_cast<SimDevice&>(*device).remove_module_global(base);
 }
 
+std::shared_ptr<const compiler::HostModule> SimModule::host() const {
+    std::lock_guard lock(link_mu_);
+    return host_;
+}
+
 ze_result_t SimModule::register_globals(SimDevice& device) {
+    std::lock_guard lock(link_mu_);
     registered_with_ = device.weak_from_this();
+    return host_ ? register_locked(device, *host_) : ZE_RESULT_SUCCESS;
+}
+
+ze_result_t SimModule::register_locked(SimDevice& device, const compiler::HostModule& host) {
     const std::vector<compiler::GlobalInfo>& globals = program_->globals();
     try {
         registered_.reserve(globals.size());
@@ -122,7 +134,7 @@ ze_result_t SimModule::register_globals(SimDevice& device) {
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
     for (size_t i = 0; i < globals.size(); ++i) {
-        void* base = host_->global_address(i);
+        void* base = host.global_address(i);
         if (ze_result_t r = device.add_module_global(base, globals[i].size); r != ZE_RESULT_SUCCESS) return r;
         registered_.push_back(base);
     }
@@ -134,11 +146,114 @@ ze_result_t SimModule::global_pointer(std::string_view name, size_t* size, void*
     const std::vector<compiler::GlobalInfo>& globals = program_->globals();
     for (size_t i = 0; i < globals.size(); ++i) {
         if (globals[i].name != name) continue;
+        const std::shared_ptr<const compiler::HostModule> code = host();
+        if (!code) return ZE_RESULT_ERROR_INVALID_MODULE_UNLINKED;
         if (size) *size = globals[i].size;
-        if (pointer) *pointer = host_->global_address(i);
+        if (pointer) *pointer = code->global_address(i);
         return ZE_RESULT_SUCCESS;
     }
     return ZE_RESULT_ERROR_INVALID_GLOBAL_NAME;
+}
+
+ze_result_t SimModule::function_pointer(std::string_view name, void** pointer) const {
+    if (domain_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (!pointer) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    const std::vector<std::string>& exports = program_->exports();
+    const bool variable = std::any_of(program_->globals().begin(), program_->globals().end(),
+                                      [&](const compiler::GlobalInfo& g) { return g.name == name; });
+    if (variable || std::find(exports.begin(), exports.end(), name) == exports.end())
+        return ZE_RESULT_ERROR_INVALID_FUNCTION_NAME;
+    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+}
+
+ze_result_t SimModule::adopt(std::shared_ptr<const compiler::HostModule> host,
+                             std::vector<std::shared_ptr<const SimModule>> exporters) {
+    std::lock_guard lock(link_mu_);
+    if (host_) return ZE_RESULT_SUCCESS;
+    // Registered first: a module whose variables are not device memory is not linked.
+    if (const hal::DeviceRef device = registered_with_.lock())
+        if (ze_result_t r = register_locked(static_cast<SimDevice&>(*device), *host); r != ZE_RESULT_SUCCESS) return r;
+    host_ = std::move(host);
+    exporters_ = std::move(exporters);
+    return ZE_RESULT_SUCCESS;
+}
+
+namespace {
+
+// One module of a link: the module, the host code it has or the link built, and the
+// modules whose variables that code uses.
+struct LinkEntry {
+    std::shared_ptr<SimModule> module;
+    std::shared_ptr<const compiler::HostModule> host;
+    bool built = false;  // by this link
+    std::vector<std::shared_ptr<const SimModule>> exporters;
+};
+
+// Builds the host code of `entries[i]` against the others; NOT_READY while a variable it
+// binds is of a module without host code yet.
+ze_result_t build_linked(std::vector<LinkEntry>& entries, size_t i,
+                         const std::shared_ptr<const compiler::Program>& program, std::string* log) {
+    std::vector<compiler::LinkSource> sources;
+    std::vector<size_t> entry_of;
+    for (size_t j = 0; j < entries.size(); ++j) {
+        if (j == i) continue;
+        sources.push_back({entries[j].module->program(), entries[j].host});
+        entry_of.push_back(j);
+    }
+    std::vector<size_t> used;
+    if (ze_result_t r = compiler::HostModule::link(program, sources, &entries[i].host, &used, log);
+        r != ZE_RESULT_SUCCESS)
+        return r;
+    for (size_t s : used) entries[i].exporters.push_back(entries[entry_of[s]].module);
+    entries[i].built = true;
+    return ZE_RESULT_SUCCESS;
+}
+
+}  // namespace
+
+ze_result_t SimModule::link(std::span<const hal::ModuleRef> modules, std::string* log) {
+    if (domain_->lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
+    std::vector<LinkEntry> entries;
+    try {
+        for (const hal::ModuleRef& m : modules) {
+            auto sim = std::dynamic_pointer_cast<SimModule>(m);
+            if (!sim || !sim->belongs_to(*domain_)) {
+                *log = "zehal: the modules of a link must be of one device";
+                return ZE_RESULT_ERROR_MODULE_LINK_FAILURE;
+            }
+            LinkEntry e;
+            e.host = sim->host();
+            e.module = std::move(sim);
+            entries.push_back(std::move(e));
+        }
+        // Rounds: each builds the modules whose bound variables have storage.
+        for (bool progress = true; progress;) {
+            progress = false;
+            bool waiting = false;
+            for (size_t i = 0; i < entries.size(); ++i) {
+                if (entries[i].host || !entries[i].module->has_imports()) continue;
+                const ze_result_t r = build_linked(entries, i, entries[i].module->program(), log);
+                if (r == ZE_RESULT_NOT_READY) {
+                    waiting = true;
+                    continue;
+                }
+                if (r != ZE_RESULT_SUCCESS) return r;
+                progress = true;
+            }
+            if (waiting && !progress) {
+                *log = "zehal: modules of the link bind each other's variables before either is linked; "
+                       "link the module that exports the variables first";
+                return ZE_RESULT_ERROR_MODULE_LINK_FAILURE;
+            }
+        }
+        for (LinkEntry& e : entries)
+            if (e.built)
+                if (ze_result_t r = e.module->adopt(std::move(e.host), std::move(e.exporters)); r != ZE_RESULT_SUCCESS)
+                    return r;
+    } catch (const std::bad_alloc&) {
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    return ZE_RESULT_SUCCESS;
 }
 
 std::vector<std::string> SimModule::kernel_names() const {
@@ -152,20 +267,23 @@ ze_result_t SimModule::create_kernel(std::string_view name, std::shared_ptr<hal:
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     const int index = program_->find(name);
     if (index < 0) return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
+    std::shared_ptr<const compiler::HostModule> code = host();
+    if (!code) return ZE_RESULT_ERROR_INVALID_MODULE_UNLINKED;
     try {
         const auto i = static_cast<uint32_t>(index);
-        *out = std::make_shared<SimKernel>(shared_from_this(), i, hal::properties_of_compiled(program_->kernels()[i]),
-                                           limits_);
+        *out = std::make_shared<SimKernel>(shared_from_this(), std::move(code), i,
+                                           hal::properties_of_compiled(program_->kernels()[i]), limits_);
     } catch (const std::bad_alloc&) {
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
     return ZE_RESULT_SUCCESS;
 }
 
-SimKernel::SimKernel(std::shared_ptr<const SimModule> module, uint32_t index, hal::KernelProperties props,
-                     const hal::KernelLimits& limits)
+SimKernel::SimKernel(std::shared_ptr<const SimModule> module, std::shared_ptr<const compiler::HostModule> host,
+                     uint32_t index, hal::KernelProperties props, const hal::KernelLimits& limits)
     : KernelState(std::move(props), limits),
       module_(std::move(module)),
+      host_(std::move(host)),
       index_(index) {}
 
 // ---------------------------------------------------------------- SimLaunch
@@ -263,7 +381,7 @@ ze_result_t SimQueue::do_append_launch(hal::Kernel& kernel, const hal::GroupCoun
     std::unique_ptr<KernelWork> work;
     SimLaunch* run = nullptr;
     try {
-        work = std::make_unique<SimLaunch>(k.module().host(), k.index(), std::move(launch.args), groups);
+        work = std::make_unique<SimLaunch>(k.host(), k.index(), std::move(launch.args), groups);
         run = static_cast<SimLaunch*>(work.get());
     } catch (const std::bad_alloc&) {
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
@@ -286,7 +404,7 @@ ze_result_t SimQueue::do_append_launch_indirect(std::span<const hal::KernelRef> 
         runs.reserve(kernels.size());
         for (size_t i = 0; i < kernels.size(); ++i) {
             auto& k = static_cast<SimKernel&>(*kernels[i]);
-            runs.push_back(std::make_unique<SimLaunch>(k.module().host(), k.index(), std::move(launch.launches[i].args),
+            runs.push_back(std::make_unique<SimLaunch>(k.host(), k.index(), std::move(launch.launches[i].args),
                                                        hal::GroupCount{1, 1, 1}));
             take_pointers(k, launch.launches[i], runs.back().get(), &write);
         }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,7 +34,10 @@ inline constexpr uint32_t kMaxGroupCount = 0xFFFFFFFFu;
 void describe_kernels(hal::DeviceProperties* props);
 
 // A SPIR-V module built for the host. Native binaries are the same SPIR-V (the sim device
-// has no other code format; native_binary() gives it back). Thread-safe.
+// has no other code format; native_binary() gives it back). A module with imports has no
+// host code until hal::link_modules builds it, with the code it imports built in and its
+// imported variables bound to the exporters' storage (compiler::HostModule::link); it then
+// keeps alive the exporters whose variables it uses. Thread-safe.
 class SimModule final : public hal::Module, public std::enable_shared_from_this<SimModule> {
 public:
     // Reads and compiles `spirv` for a device whose events are of `domain` and whose limits
@@ -52,41 +56,68 @@ public:
     SimModule& operator=(const SimModule&) = delete;
 
     std::vector<std::string> kernel_names() const override;
+    // INVALID_MODULE_UNLINKED while the module's imports are not linked.
     ze_result_t create_kernel(std::string_view name, std::shared_ptr<hal::Kernel>* out) override;
     std::span<const uint8_t> native_binary() const override { return spirv_; }
-    // The variable's storage in the module's host code (registered with its device).
+    // The variable's storage in the module's host code (registered with its device);
+    // INVALID_MODULE_UNLINKED while the module's imports are not linked.
     ze_result_t global_pointer(std::string_view name, size_t* size, void** pointer) const override;
+    bool has_imports() const override { return !program_->imports().empty(); }
+    // INVALID_FUNCTION_NAME for a name that is no kernel or exported function of the module;
+    // else UNSUPPORTED_FEATURE: kernels of the sim device cannot call through pointers (SPIR-V's
+    // function pointer capabilities are not accepted), so no address would serve them.
+    ze_result_t function_pointer(std::string_view name, void** pointer) const override;
 
     // Makes every program-scope variable device memory of `device` (SimDevice::add_module_global)
-    // until the module goes. Called once, by the device that built the module.
+    // until the module goes. Called once, by the device that built the module (a module
+    // with imports registers them when it is linked).
     ze_result_t register_globals(SimDevice& device);
 
     // True when the module was built for the device of `domain`.
     bool belongs_to(const hal::EventDomain& domain) const noexcept { return domain_.get() == &domain; }
-    const std::shared_ptr<const compiler::HostModule>& host() const noexcept { return host_; }
+    const std::shared_ptr<const compiler::Program>& program() const noexcept { return program_; }
+    // The module's host code; null while its imports are not linked.
+    std::shared_ptr<const compiler::HostModule> host() const;
 
 private:
+    // Builds the host code of every module of `modules` whose imports are not linked, each
+    // against the others (in the order their variables need: a module whose code binds the
+    // variables of another not yet linked waits for it), and installs it only when all
+    // were built: a link that fails changes no module.
+    ze_result_t link(std::span<const hal::ModuleRef> modules, std::string* log) override;
+    // Installs `host`, built by a link that took code or variables from `exporters`; the
+    // variables are registered with the device. Nothing when the module was linked meanwhile.
+    ze_result_t adopt(std::shared_ptr<const compiler::HostModule> host,
+                      std::vector<std::shared_ptr<const SimModule>> exporters);
+    // Registers the program-scope variables of `host` with the device; link_mu_ is held.
+    ze_result_t register_locked(SimDevice& device, const compiler::HostModule& host);
+
     // The device's event domain: its identity (a module never keeps the device itself alive).
     const std::shared_ptr<const hal::EventDomain> domain_;
     const hal::KernelLimits limits_;
     const std::vector<uint8_t> spirv_;
     const std::shared_ptr<const compiler::Program> program_;
-    const std::shared_ptr<const compiler::HostModule> host_;
-    std::weak_ptr<hal::Device> registered_with_;  // the device of register_globals
-    std::vector<void*> registered_;               // the variables registered there
+    mutable std::mutex link_mu_;  // host_, exporters_ and the registration
+    std::shared_ptr<const compiler::HostModule> host_;
+    std::vector<std::shared_ptr<const SimModule>> exporters_;  // whose variables the linked code uses
+    std::weak_ptr<hal::Device> registered_with_;               // the device of register_globals
+    std::vector<void*> registered_;                            // the variables registered there
 };
 
 // A kernel of a SimModule: the arguments and group size of KernelState, and where its code is.
 class SimKernel final : public hal::KernelState {
 public:
-    SimKernel(std::shared_ptr<const SimModule> module, uint32_t index, hal::KernelProperties props,
-              const hal::KernelLimits& limits);
+    SimKernel(std::shared_ptr<const SimModule> module, std::shared_ptr<const compiler::HostModule> host, uint32_t index,
+              hal::KernelProperties props, const hal::KernelLimits& limits);
 
     const SimModule& module() const noexcept { return *module_; }
+    // The module's host code (that of its link, for a module with imports).
+    const std::shared_ptr<const compiler::HostModule>& host() const noexcept { return host_; }
     uint32_t index() const noexcept { return index_; }
 
 private:
     const std::shared_ptr<const SimModule> module_;
+    const std::shared_ptr<const compiler::HostModule> host_;
     const uint32_t index_;
 };
 

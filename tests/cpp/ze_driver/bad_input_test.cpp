@@ -148,8 +148,6 @@ TEST_F(BadInputTest, CommandArguments) {
 }
 
 TEST_F(BadInputTest, UnimplementedFunctionsAreUnsupported) {
-    ze_module_handle_t module = nullptr;
-    EXPECT_EQ(zeModuleDynamicLink(1, &module, nullptr), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
     ze_image_desc_t id{};
     ze_image_handle_t image = nullptr;
     EXPECT_EQ(zeImageCreate(context, device, &id, &image), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);

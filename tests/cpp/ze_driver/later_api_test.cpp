@@ -61,8 +61,9 @@ TEST_F(LaterApiTest, LastErrorDescribesTheCallingThreadsLastError) {
     ZE_OK(last_error(driver, &text));
     EXPECT_NE(std::string(text).find("zeMemFree"), std::string::npos) << text;
     // A function the driver does not implement is described too.
-    ze_module_handle_t module = nullptr;
-    EXPECT_EQ(zeModuleDynamicLink(1, &module, nullptr), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    ze_image_desc_t id{};
+    ze_image_handle_t image = nullptr;
+    EXPECT_EQ(zeImageCreate(context, device, &id, &image), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
     ZE_OK(last_error(driver, &text));
     EXPECT_NE(std::string(text).find("ZE_RESULT_ERROR_UNSUPPORTED_FEATURE"), std::string::npos) << text;
     EXPECT_EQ(last_error(driver, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
