@@ -63,8 +63,8 @@ public:
             if (count_ > SIZE_MAX / stride) {
                 return nullptr;
             }
-            memory_.reset(static_cast<uint8_t*>(
-                ::operator new (stride * count_, std::align_val_t{kMaxFrameAlign}, std::nothrow)));
+            memory_.reset(
+                static_cast<uint8_t*>(::operator new (stride* count_, std::align_val_t{kMaxFrameAlign}, std::nothrow)));
             capacity_ = memory_ ? stride * count_ : 0;
         }
         if (capacity_ - used_ < stride) {
@@ -281,8 +281,8 @@ ze_result_t run_groups(const HostKernel& kernel, uint64_t local_bytes, const Lau
         const bool returned = run_guarded(run_chunk, &run, false, &fault);
         if (!returned || run.out_of_memory) {
             faulted.store(true, std::memory_order_relaxed);
-            const std::string group = "group (" + std::to_string(c.group_id[0]) + ", " +
-                                      std::to_string(c.group_id[1]) + ", " + std::to_string(c.group_id[2]) + ")";
+            const std::string group = "group (" + std::to_string(c.group_id[0]) + ", " + std::to_string(c.group_id[1]) +
+                                      ", " + std::to_string(c.group_id[2]) + ")";
             std::lock_guard lock(message_mutex);
             if (message.empty()) {
                 message = returned ? "no memory for the coroutine frames of the " + std::to_string(items) +

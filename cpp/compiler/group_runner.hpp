@@ -15,9 +15,9 @@ namespace zehal::compiler {
 
 // One kernel of a host module, as the table lists it.
 struct HostKernel {
-    bool per_work_item = false;      // has barriers: a coroutine per work-item
-    GroupEntry entry = nullptr;      // without barriers
-    WorkItemStart start = nullptr;   // with barriers
+    bool per_work_item = false;     // has barriers: a coroutine per work-item
+    GroupEntry entry = nullptr;     // without barriers
+    WorkItemStart start = nullptr;  // with barriers
     WorkItemResume resume = nullptr;
     std::vector<ArgInfo> args;  // its signature
 };

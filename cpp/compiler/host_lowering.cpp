@@ -121,9 +121,8 @@ llvm::Value* emit_generic_cast(llvm::IRBuilder<>& b, llvm::Value* context, Gener
     llvm::Value* in_local = inside(p, field(kLocalMemoryOffset), field(kLocalBytesOffset));
     llvm::Value* private_begin = field(kPrivateBeginOffset);
     llvm::Value* frame_begin = field(kFrameBeginOffset);
-    llvm::Value* in_private =
-        b.CreateOr(inside(p, private_begin, b.CreateSub(field(kPrivateEndOffset), private_begin)),
-                   inside(p, frame_begin, b.CreateSub(field(kFrameEndOffset), frame_begin)));
+    llvm::Value* in_private = b.CreateOr(inside(p, private_begin, b.CreateSub(field(kPrivateEndOffset), private_begin)),
+                                         inside(p, frame_begin, b.CreateSub(field(kFrameEndOffset), frame_begin)));
     llvm::Value* keep = nullptr;
     switch (cast) {
         case GenericCast::to_global:

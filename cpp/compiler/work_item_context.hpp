@@ -20,7 +20,7 @@ struct WorkItemContext {
     uint64_t local_bytes;    // the bytes of the group's __local memory, from local_memory
     uint8_t* private_begin;  // the work-item's private memory: the stack it runs on
     uint8_t* private_end;
-    void* frames;  // the runtime's frame memory for the group's coroutines, null in work-item loops
+    void* frames;          // the runtime's frame memory for the group's coroutines, null in work-item loops
     uint8_t* frame_begin;  // the work-item's coroutine frame (private memory too), empty in loops
     uint8_t* frame_end;
 };

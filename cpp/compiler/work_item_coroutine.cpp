@@ -139,8 +139,7 @@ SuspendTargets begin_coroutine(llvm::Function& entry) {
     b.SetInsertPoint(failed);
     b.CreateRet(null);
     b.SetInsertPoint(begin);
-    targets.handle = b.CreateCall(llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::coro_begin),
-                                  {id, memory});
+    targets.handle = b.CreateCall(llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::coro_begin), {id, memory});
     emit_suspend(b, targets, body, false);
     b.SetInsertPoint(targets.cleanup);
     b.CreateBr(targets.suspend);

@@ -35,8 +35,10 @@ public:
     // evaluating one sample (H200), so a finer interval would keep a core busy.
     static constexpr uint64_t kIntervalNs = 1'000'000;
     // Device time after which a moment's samples count as decoded: a window ending later
-    // than this before now waits for them no longer.
-    static constexpr uint64_t kSettleNs = 10'000'000;
+    // than this before now waits for them no longer. Samples reach the host within a few
+    // milliseconds, later on a loaded machine; only a run whose sampling stalled waits this
+    // long, once.
+    static constexpr uint64_t kSettleNs = 100'000'000;
     // Samples kept for windows in the past (about a minute at kIntervalNs).
     static constexpr size_t kHistory = 1u << 16;
 
