@@ -92,8 +92,8 @@ TEST(HostBarriers, IdsAfterABarrierInAHelperCalledInALoop) {
     ZEHAL_REQUIRE_COMPILER();
     auto built = build_host("barriers");
     ASSERT_TRUE(built.module);
-    const std::vector<std::array<uint32_t, 3>> shapes{{1, 1, 1}, {7, 1, 1}, {4, 8, 1}, {3, 5, 2}, {8, 8, 16},
-                                                       {1024, 1, 1}, {16, 16, 16}};
+    const std::vector<std::array<uint32_t, 3>> shapes{{1, 1, 1},  {7, 1, 1},    {4, 8, 1},   {3, 5, 2},
+                                                      {8, 8, 16}, {1024, 1, 1}, {16, 16, 16}};
     for (const auto& shape : shapes) {
         LaunchGrid grid;
         grid.group_size = {shape[0], shape[1], shape[2]};
@@ -105,8 +105,7 @@ TEST(HostBarriers, IdsAfterABarrierInAHelperCalledInALoop) {
         Args args;
         args.value(out.data()).local(items * sizeof(uint32_t));
         std::string error;
-        ASSERT_EQ(built.module->run(built.index("ids_after_barrier"), args.launch(), grid, &error),
-                  ZE_RESULT_SUCCESS)
+        ASSERT_EQ(built.module->run(built.index("ids_after_barrier"), args.launch(), grid, &error), ZE_RESULT_SUCCESS)
             << error;
         const uint32_t sum = 2 * (items * (items - 1) / 2);
         for (uint32_t z = 0; z < global[2]; ++z) {

@@ -61,15 +61,15 @@ int faulting_kernels_in_child() {
     // next group's coroutines as if nothing had happened.
     Args barriers_store;
     barriers_store.value(uint64_t{16}).value(uint32_t{5});
-    if (faults.module->run(faults.index("store_at_after_barriers"), barriers_store.launch(), grid_1d(3, 64),
-                           &error) != ZE_RESULT_ERROR_UNKNOWN ||
+    if (faults.module->run(faults.index("store_at_after_barriers"), barriers_store.launch(), grid_1d(3, 64), &error) !=
+            ZE_RESULT_ERROR_UNKNOWN ||
         error.find("SIGSEGV") == std::string::npos) {
         return 16;
     }
     Args barriers_valid;
     barriers_valid.value(reinterpret_cast<uint64_t>(&data[3])).value(uint32_t{5});
-    if (faults.module->run(faults.index("store_at_after_barriers"), barriers_valid.launch(), grid_1d(1, 64),
-                           &error) != ZE_RESULT_SUCCESS) {
+    if (faults.module->run(faults.index("store_at_after_barriers"), barriers_valid.launch(), grid_1d(1, 64), &error) !=
+        ZE_RESULT_SUCCESS) {
         return 17;
     }
     return data[3] == 5 ? 0 : 18;
