@@ -1,4 +1,4 @@
-// Floating-point atomics (tests/kernels/float_atomics.cl, half_atomics.cl,
+// Floating-point atomics (tests/kernels/float_atomics/float_atomics.cl, half_atomics.cl,
 // half_atomic_add.cl): exact results from many work-items on the host, for half, float
 // and double, in global and local memory; and PTX with native adds of float and double
 // that ptxas accepts (where ptxas is found).

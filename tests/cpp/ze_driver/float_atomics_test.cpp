@@ -1,5 +1,5 @@
 // Floating-point atomics through the loader: the device's ze_float_atomic_ext_properties_t
-// and, where it claims them, kernels of tests/kernels/float_atomics.cl and half_atomics.cl
+// and, where it claims them, kernels of tests/kernels/float_atomics/float_atomics.cl and half_atomics.cl
 // giving exact results from many work-items (on the first device: CUDA where one exists).
 #include <algorithm>
 #include <cmath>
