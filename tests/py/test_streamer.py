@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 import zehal
-from conftest import cuda_device
+from conftest import cuda_device, run_python
 
 MIN_PERIOD_NS = 10_000
 RING_REPORTS = 1 << 16
@@ -174,6 +174,29 @@ def test_open_errors(sim):
             zehal.MetricStreamer(sim, util)
     # Closing gives the slot back.
     zehal.MetricStreamer(sim, util).close()
+
+
+def test_max_reports_whose_index_closes_the_streamer():
+    """The argument is converted before the streamer is used: an __index__ that closes it
+    makes the read raise (closed), in a child process in case it crashed."""
+    code = """
+import zehal
+d = zehal.sim_device()
+g = [g for g in d.metric_groups() if g.name == "EngineUtilization"][0]
+zehal.activate_metric_groups(d, [g])
+s = zehal.MetricStreamer(d, g, period_ns=10_000)
+class Closing:
+    def __index__(self):
+        s.close()
+        return 5
+try:
+    s.read(Closing())
+except zehal.InvalidArgumentError as e:
+    print(e.result_name)
+"""
+    out = run_python(code, env={"ZEHAL_BACKEND": "sim"}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ZE_RESULT_ERROR_INVALID_NULL_HANDLE"
 
 
 def test_dropping_an_open_streamer_frees_the_device(sim):
