@@ -71,6 +71,9 @@ metrics::MetricGroupRef group_arg(pyb::handle group, std::string_view what) {
     return g->group;
 }
 
+// What a notification event must be, for the messages.
+constexpr const char* kNotHostVisible = "notification not an event of a host-visible pool";
+
 // A streamer as Python holds it. close() stops and frees it; every other call afterwards
 // raises InvalidArgumentError (ZE_RESULT_ERROR_INVALID_NULL_HANDLE).
 class PyStreamer {
@@ -84,9 +87,8 @@ public:
         notify_ = int_arg<uint32_t>(notify_every_n_reports, "MetricStreamer: notify_every_n_reports");
         std::shared_ptr<metrics::Streamer> s;
         // Without the GIL: the first streamer of a CUDA device configures its sampling.
-        const ze_result_t r = without_gil([&] {
-            return metrics::Streamer::open(device_, group_.get(), &period_ns_, &notify_, notification, &s);
-        });
+        const ze_result_t r = without_gil(
+            [&] { return metrics::Streamer::open(device_, group_.get(), &period_ns_, &notify_, notification, &s); });
         if (r != ZE_RESULT_SUCCESS) check(r, "MetricStreamer" + why_not(r, notification));
         streamer_ = std::move(s);
     }
@@ -106,8 +108,7 @@ public:
                 return ": another process or a profiler samples the counters" + on;
             case ZE_RESULT_ERROR_INVALID_ARGUMENT:
                 if (!group_->samples(hal::kSamplingTimeBased)) return ": " + name + " is not time-based";
-                if (notification) return ": " + name + " of another device, or notification not an event of a "
-                                      "host-visible pool" + on;
+                if (notification) return ": " + name + " of another device, or " + kNotHostVisible + on;
                 return ": " + name + " is a group of another device";
             default:
                 return {};
@@ -116,10 +117,10 @@ public:
 
     pyb::array read(pyb::handle max_reports) {
         // max_reports is converted first: its __index__ may close the streamer.
-        const uint32_t asked =
-            max_reports.is_none()
-                ? std::numeric_limits<uint32_t>::max()
-                : int_arg<uint32_t>(max_reports, "MetricStreamer.read: max_reports", ZE_RESULT_ERROR_INVALID_SIZE);
+        const uint32_t asked = max_reports.is_none()
+                                   ? std::numeric_limits<uint32_t>::max()
+                                   : int_arg<uint32_t>(max_reports, "MetricStreamer.read: max_reports",
+                                                       ZE_RESULT_ERROR_INVALID_SIZE);
         // A reference of our own: a close() from another thread while the GIL is released
         // must not free the streamer under this call.
         const std::shared_ptr<metrics::Streamer> keep = live_ref("MetricStreamer.read");

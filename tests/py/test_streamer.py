@@ -169,7 +169,7 @@ def test_open_errors(sim):
     with pytest.raises(zehal.InvalidArgumentError, match="another device"):
         zehal.MetricStreamer(other, util)
     # None of these took the device's streamer.
-    with zehal.MetricStreamer(sim, util) as s:
+    with zehal.MetricStreamer(sim, util):
         with pytest.raises(zehal.ObjectInUseError, match="already open"):
             zehal.MetricStreamer(sim, util)
     # Closing gives the slot back.
