@@ -1,7 +1,8 @@
 """A bounded fuzz run of zehal's Python API: random raw data into the decoder, random
 layouts, and random values into the argument parsers of areas, buffers, DMA, events,
 metric streamers and sim devices. Every call must either succeed or raise one of the
-errors the API documents; anything else (a crash, SystemError, an undocumented exception) ends the run with status 1.
+errors the API documents; anything else (a crash, SystemError, an undocumented
+exception) ends the run with status 1.
 
     python3 tests/fuzz/fuzz_python_api.py --seconds 60 [--seed N]
 """
