@@ -139,6 +139,22 @@ def test_max_reports(sim):
             s.read("2")
 
 
+def test_a_full_ring_drops_new_reports_and_counts_them(sim):
+    with streamer_of(sim, period_ns=MIN_PERIOD_NS) as s:
+        deadline = time.monotonic() + 120
+        while s.dropped == 0:
+            assert time.monotonic() < deadline, "the ring never filled"
+            time.sleep(0.05)
+        # The ring keeps the oldest reports whole; the read returns them all the same.
+        kept = s.read()
+        assert len(kept) == RING_REPORTS
+        assert_tiled(kept)
+        later = read_until(s, lambda r: len(r) > 0)
+        # The reports dropped leave a gap before the next one kept.
+        assert later["begin"][0] > kept["end"][-1]
+        assert s.dropped > 0
+
+
 @pytest.mark.parametrize(
     ("asked", "used"),
     [((0, 0), (1_000_000, 1)), ((1, 5), (MIN_PERIOD_NS, 5)), ((250_000, 1 << 20), (250_000, RING_REPORTS))],
