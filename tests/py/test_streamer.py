@@ -215,6 +215,17 @@ except zehal.InvalidArgumentError as e:
     assert out.stdout.strip() == "ZE_RESULT_ERROR_INVALID_NULL_HANDLE"
 
 
+def test_device_none_is_the_default_device(sim_backend):
+    default = zehal.default_device()
+    util = group(default, "EngineUtilization")
+    zehal.activate_metric_groups(default, [util])
+    try:
+        with zehal.MetricStreamer(None, util) as s:
+            assert s.device == default
+    finally:
+        zehal.activate_metric_groups(default, [])
+
+
 def test_dropping_an_open_streamer_frees_the_device(sim):
     s = streamer_of(sim)
     del s
