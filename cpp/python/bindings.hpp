@@ -48,6 +48,8 @@ void bind_area_pool(pyb::module_& m);
 void bind_metrics(pyb::module_& m);
 // bind_tracer.cpp: MetricTracer, MetricDecoder and the record and entry dtypes.
 void bind_tracer(pyb::module_& m);
+// bind_sampling.cpp: MetricStreamer (the sampled counters of time-based groups).
+void bind_sampling(pyb::module_& m);
 // Device.metric_groups(): list of MetricGroup objects of `device`.
 pyb::list device_metric_groups(const hal::DeviceRef& device);
 

@@ -14,6 +14,7 @@ PYBIND11_MODULE(_zehal, m) {
     zehal::py::bind_area_pool(m);
     zehal::py::bind_metrics(m);
     zehal::py::bind_tracer(m);
+    zehal::py::bind_sampling(m);
     zehal::py::bind_timed_method(m);
     zehal::py::bind_bench(m);
 }

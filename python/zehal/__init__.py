@@ -15,8 +15,8 @@ Events and timestamps
     arrays).
 Metrics
     :class:`MetricGroup`, :class:`Metric`, :func:`activate_metric_groups`,
-    :class:`MetricTracer`, :class:`MetricDecoder`; :mod:`zehal.timeline` for Chrome
-    trace export.
+    :class:`MetricTracer`, :class:`MetricDecoder`, :class:`MetricStreamer` (sampled
+    counters as NumPy structured arrays); :mod:`zehal.timeline` for Chrome trace export.
 Errors
     :class:`Error` (``code``, ``result_name``, ``aml_errno``) and its subclasses
     :class:`OutOfMemoryError` (a ``MemoryError``), :class:`InvalidArgumentError` (a
@@ -89,6 +89,7 @@ from ._zehal import (
     Metric,
     MetricDecoder,
     MetricGroup,
+    MetricStreamer,
     MetricTracer,
     Module,
     ModuleBuildError,
@@ -195,6 +196,7 @@ __all__ = [
     "Metric",
     "MetricDecoder",
     "MetricGroup",
+    "MetricStreamer",
     "MetricTracer",
     "Module",
     "ModuleBuildError",

@@ -1,7 +1,8 @@
 """A bounded fuzz run of zehal's Python API: random raw data into the decoder, random
-layouts, and random values into the argument parsers of areas, buffers, DMA, events and
-sim devices. Every call must either succeed or raise one of the errors the API documents;
-anything else (a crash, SystemError, an undocumented exception) ends the run with status 1.
+layouts, and random values into the argument parsers of areas, buffers, DMA, events,
+metric streamers and sim devices. Every call must either succeed or raise one of the
+errors the API documents; anything else (a crash, SystemError, an undocumented
+exception) ends the run with status 1.
 
     python3 tests/fuzz/fuzz_python_api.py --seconds 60 [--seed N]
 """
@@ -81,8 +82,8 @@ def fuzz_layout(rng, buf):
     ).deref([rng.randrange(0, 20) for _ in range(rng.randrange(0, 5))])
 
 
-def fuzz_parsers(rng, device, host, dma):
-    choice = rng.randrange(7)
+def fuzz_parsers(rng, device, host, dma, sampled):
+    choice = rng.randrange(8)
     if choice == 0:
         host.mmap(value(rng)).close()
     elif choice == 1:
@@ -110,8 +111,14 @@ def fuzz_parsers(rng, device, host, dma):
             ]
         )
         zehal.sim_device(**{key: value(rng)})
-    else:
+    elif choice == 6:
         zehal.Dma(device, value(rng), value(rng))
+    else:
+        device_of, group_of = sampled
+        with zehal.MetricStreamer(
+            device_of, group_of, period_ns=value(rng), notify_every_n_reports=value(rng)
+        ) as streamer:
+            streamer.read(rng.choice([None, value(rng)]))
 
 
 def main() -> int:
@@ -127,6 +134,10 @@ def main() -> int:
     zehal.activate_metric_groups(device, [group])
     tracer = zehal.MetricTracer(device, [group])
     decoder = zehal.MetricDecoder(tracer)
+    # A device of its own for streamers: activation there leaves the tracer's groups alone.
+    sampled_device = zehal.sim_device()
+    sampled_group = next(g for g in sampled_device.metric_groups() if g.name == "EngineUtilization")
+    zehal.activate_metric_groups(sampled_device, [sampled_group])
     host = zehal.Area.host()
     buf = host.mmap(4096)
     dma = zehal.Dma(device)
@@ -140,7 +151,7 @@ def main() -> int:
             elif step is fuzz_layout:
                 step(rng, buf)
             else:
-                step(rng, device, host, dma)
+                step(rng, device, host, dma, (sampled_device, sampled_group))
         except EXPECTED:
             pass
         except Exception as e:  # an error the API does not document
