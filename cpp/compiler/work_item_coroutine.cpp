@@ -43,9 +43,11 @@ std::vector<llvm::CallBase*> barrier_reaching_calls(llvm::Function& entry, llvm:
     return calls;
 }
 
-// Whether `function` calls itself, directly or through others.
-bool is_recursive(llvm::Function& function) {
-    std::set<llvm::Function*> seen;
+// Whether a call in `function` or in a function it calls, directly or through others,
+// names a callee for which `wanted` is true (each defined function walked once).
+template <typename Wanted>
+bool calls_reach(llvm::Function& function, Wanted&& wanted) {
+    std::set<llvm::Function*> seen{&function};
     std::vector<llvm::Function*> work{&function};
     while (!work.empty()) {
         llvm::Function* f = work.back();
@@ -54,16 +56,24 @@ bool is_recursive(llvm::Function& function) {
             for (llvm::Instruction& inst : block) {
                 auto* call = llvm::dyn_cast<llvm::CallBase>(&inst);
                 llvm::Function* callee = call != nullptr ? call->getCalledFunction() : nullptr;
-                if (callee == &function) {
+                if (callee == nullptr) {
+                    continue;
+                }
+                if (wanted(callee)) {
                     return true;
                 }
-                if (callee != nullptr && !callee->isDeclaration() && seen.insert(callee).second) {
+                if (!callee->isDeclaration() && seen.insert(callee).second) {
                     work.push_back(callee);
                 }
             }
         }
     }
     return false;
+}
+
+// Whether `function` calls itself, directly or through others.
+bool is_recursive(llvm::Function& function) {
+    return calls_reach(function, [&](llvm::Function* callee) { return callee == &function; });
 }
 
 // Inlines into `entry` every call that reaches a barrier, until its barriers are its own
@@ -189,28 +199,7 @@ void suspend_at_returns(llvm::Function& entry, const std::vector<llvm::ReturnIns
 }  // namespace
 
 bool reaches_barrier(llvm::Function& function, llvm::Function* barrier) {
-    std::set<llvm::Function*> seen{&function};
-    std::vector<llvm::Function*> work{&function};
-    while (!work.empty()) {
-        llvm::Function* f = work.back();
-        work.pop_back();
-        for (llvm::BasicBlock& block : *f) {
-            for (llvm::Instruction& inst : block) {
-                auto* call = llvm::dyn_cast<llvm::CallBase>(&inst);
-                llvm::Function* callee = call != nullptr ? call->getCalledFunction() : nullptr;
-                if (callee == nullptr) {
-                    continue;
-                }
-                if (callee == barrier) {
-                    return true;
-                }
-                if (!callee->isDeclaration() && seen.insert(callee).second) {
-                    work.push_back(callee);
-                }
-            }
-        }
-    }
-    return false;
+    return calls_reach(function, [&](llvm::Function* callee) { return callee == barrier; });
 }
 
 ze_result_t make_work_item_coroutine(llvm::Function& entry, llvm::Function* barrier, std::string* log) {

@@ -20,6 +20,7 @@
 
 #include "../support/open_fds.hpp"
 #include "driver_table.hpp"
+#include "read_within.hpp"
 #include "ze_fixture.hpp"
 
 namespace zetest {
@@ -45,20 +46,6 @@ uint64_t host_now() {
     timespec ts{};
     clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
     return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-// Reads exactly `size` bytes from `fd` within a minute; false on a timeout, an error or EOF.
-bool read_within_a_minute(int fd, void* out, size_t size) {
-    auto* p = static_cast<char*>(out);
-    while (size > 0) {
-        pollfd pfd{fd, POLLIN, 0};
-        if (poll(&pfd, 1, 60000) != 1) return false;
-        const ssize_t n = ::read(fd, p, size);
-        if (n <= 0) return false;
-        p += n;
-        size -= static_cast<size_t>(n);
-    }
-    return true;
 }
 
 // Writes all of `size` bytes at `in` to `fd`.

@@ -17,6 +17,7 @@
 
 #include "../support/open_fds.hpp"
 #include "driver_table.hpp"
+#include "read_within.hpp"
 #include "ze_fixture.hpp"
 
 namespace zetest {
@@ -258,20 +259,6 @@ TEST_F(IpcMemory, DevicesWithoutSharedMemorySayWhy) {
         EXPECT_EQ(zeMemFree(context, mem), ZE_RESULT_SUCCESS);
     }
     if (others == 0) GTEST_SKIP() << "no device other than the sim device (CUDA devices are checked on a GPU machine)";
-}
-
-// Reads exactly `size` bytes from `fd` within a minute; false on a timeout, an error or EOF.
-bool read_within_a_minute(int fd, void* out, size_t size) {
-    auto* p = static_cast<char*>(out);
-    while (size > 0) {
-        pollfd pfd{fd, POLLIN, 0};
-        if (poll(&pfd, 1, 60000) != 1) return false;
-        const ssize_t n = ::read(fd, p, size);
-        if (n <= 0) return false;
-        p += n;
-        size -= static_cast<size_t>(n);
-    }
-    return true;
 }
 
 // A child process (this program again, fresh) exports a device allocation and sends its
