@@ -21,8 +21,7 @@ ze_result_t Streamer::open(const hal::DeviceRef& device, const MetricGroup* grou
     if (!group) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (&group->owner() != state.get() || !group->samples(hal::kSamplingTimeBased))
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (notification &&
-        (!(notification->pool().flags() & hal::kPoolHostVisible) || !device->signals_event(*notification)))
+    if (notification && (!(notification->pool().flags() & hal::kPoolHostVisible) || !device->owns_event(*notification)))
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (!device->counter_source()) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     if (!state->active(group->index())) return ZE_RESULT_NOT_READY;

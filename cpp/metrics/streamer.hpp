@@ -34,8 +34,7 @@ public:
     // written back. Errors, in this order: null device → INVALID_NULL_HANDLE; null
     // out or period or notify → INVALID_NULL_POINTER; a lost device → DEVICE_LOST; null
     // group → INVALID_NULL_HANDLE; a group of another device or not time-based, or an event
-    // the device does not signal (hal::Device::signals_event) or of a pool without
-    // HOST_VISIBLE → INVALID_ARGUMENT; a device
+    // of another device or of a pool without HOST_VISIBLE → INVALID_ARGUMENT; a device
     // without sampled counters → UNSUPPORTED_FEATURE; a group not activated → NOT_READY; a
     // streamer open on the device → HANDLE_OBJECT_IN_USE.
     static ze_result_t open(const hal::DeviceRef& device, const MetricGroup* group, uint32_t* sampling_period_ns,

@@ -85,8 +85,7 @@ ze_result_t Tracer::create(const hal::DeviceRef& device, std::span<const MetricG
             return ZE_RESULT_ERROR_INVALID_ARGUMENT;
         indices.push_back(g->index());
     }
-    if (notification &&
-        (!(notification->pool().flags() & hal::kPoolHostVisible) || !device->signals_event(*notification)))
+    if (notification && (!(notification->pool().flags() & hal::kPoolHostVisible) || !device->owns_event(*notification)))
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     const size_t ring_bytes = std::bit_ceil(std::max<size_t>(options.ring_bytes, 1));
     if (options.ring_bytes < 2 * kRecord) return ZE_RESULT_ERROR_INVALID_ARGUMENT;

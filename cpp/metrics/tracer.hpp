@@ -38,7 +38,7 @@ public:
     // come from a host-visible pool. INVALID_NULL_HANDLE: null device or group;
     // INVALID_NULL_POINTER: null out; INVALID_SIZE: no group; INVALID_ARGUMENT: a group of
     // another device, not tracer-based or given twice, a notification event that is not
-    // host-visible or that the device does not signal (hal::Device::signals_event), a ring under two records; UNSUPPORTED_FEATURE: no tracer on the device;
+    // host-visible, a ring under two records; UNSUPPORTED_FEATURE: no tracer on the device;
     // NOT_READY: a group not activated; HANDLE_OBJECT_IN_USE: the device has a tracer;
     // DEVICE_LOST: the device was lost.
     static ze_result_t create(const hal::DeviceRef& device, std::span<const MetricGroup* const> groups,
