@@ -75,11 +75,14 @@ static_assert(CudaCounters::kRawMetrics == 2 + std::count_if(std::begin(kColumns
               "a sample holds GR elapsed and active cycles, then each column's CUPTI metric");
 
 // The CUPTI metrics sampled, in the order of a Sample's values: kGrElapsed, kGrActive, then
-// each column's own.
-std::vector<const char*> raw_names() {
-    std::vector<const char*> names{kGrElapsed, kGrActive};
-    for (const Column& c : kColumns)
-        if (c.cupti) names.push_back(c.cupti);
+// each column's own. Built once; CUPTI takes the names as a non-const array it only reads.
+const std::vector<const char*>& raw_names() {
+    static const std::vector<const char*> names = [] {
+        std::vector<const char*> n{kGrElapsed, kGrActive};
+        for (const Column& c : kColumns)
+            if (c.cupti) n.push_back(c.cupti);
+        return n;
+    }();
     return names;
 }
 
@@ -134,11 +137,11 @@ CUptiResult configure(const CuptiProfilerApi& cupti, const char* chip, const uin
     init.pCounterAvailabilityImage = availability;
     *host = nullptr;
     if (CUptiResult r = cupti.cuptiProfilerHostInitialize(&init); r != CUPTI_SUCCESS) return r;
-    std::vector<const char*> names = raw_names();
+    const std::vector<const char*>& names = raw_names();
     auto add = cupti_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
         CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
     add.pHostObject = init.pHostObject;
-    add.ppMetricNames = names.data();
+    add.ppMetricNames = const_cast<const char**>(names.data());
     add.numMetrics = names.size();
     auto size = cupti_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(
         CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
@@ -211,10 +214,9 @@ struct CudaCounters::Session {
     }
 };
 
-std::unique_ptr<CudaCounters> CudaCounters::create(const DriverApi& api, int ordinal, DeviceClock* clock,
-                                                   uint32_t group, std::string* why) {
+std::string CudaCounters::check(int ordinal, std::string* why) {
     const CuptiProfilerApi* cupti = cupti_profiler_api(why);
-    if (!cupti) return nullptr;
+    if (!cupti) return {};
     auto init = cupti_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
     auto chip = cupti_params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
     chip.deviceIndex = static_cast<size_t>(ordinal);
@@ -222,20 +224,28 @@ std::unique_ptr<CudaCounters> CudaCounters::create(const DriverApi& api, int ord
     if (r == CUPTI_SUCCESS) r = cupti->cuptiDeviceGetChipName(&chip);
     if (r != CUPTI_SUCCESS) {
         *why = "CUPTI's profiler does not start (CUPTI error " + std::to_string(r) + ")";
-        return nullptr;
+        return {};
     }
     CUpti_Profiler_Host_Object* host = nullptr;
     std::vector<uint8_t> config;
     if ((r = configure(*cupti, chip.pChipName, nullptr, &host, &config)) != CUPTI_SUCCESS) {
         *why = std::string("PM sampling of ") + chip.pChipName +
                " lacks the GpuActivity metrics in one pass (CUPTI error " + std::to_string(r) + ")";
-        return nullptr;
+        return {};
     }
     auto done = cupti_params<CUpti_Profiler_Host_Deinitialize_Params>(
         CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
     done.pHostObject = host;
     cupti->cuptiProfilerHostDeinitialize(&done);
-    return std::unique_ptr<CudaCounters>(new CudaCounters(api, *cupti, ordinal, clock, group, chip.pChipName));
+    return chip.pChipName;
+}
+
+std::unique_ptr<CudaCounters> CudaCounters::create(const DriverApi& api, int ordinal, CUcontext ctx, DeviceClock* clock,
+                                                   uint32_t group, std::string chip) {
+    std::string why;
+    const CuptiProfilerApi* cupti = cupti_profiler_api(&why);
+    if (!cupti) return nullptr;
+    return std::unique_ptr<CudaCounters>(new CudaCounters(api, *cupti, ordinal, ctx, clock, group, std::move(chip)));
 }
 
 hal::MetricGroupInfo CudaCounters::group_info(uint32_t domain, uint32_t first_metric_id) {
@@ -256,14 +266,15 @@ hal::MetricGroupInfo CudaCounters::group_info(uint32_t domain, uint32_t first_me
     return g;
 }
 
-CudaCounters::CudaCounters(const DriverApi& api, const CuptiProfilerApi& cupti, int ordinal, DeviceClock* clock,
-                           uint32_t group, std::string chip)
+CudaCounters::CudaCounters(const DriverApi& api, const CuptiProfilerApi& cupti, int ordinal, CUcontext ctx,
+                           DeviceClock* clock, uint32_t group, std::string chip)
     : api_(api),
       cupti_(cupti),
       ordinal_(ordinal),
       clock_(clock),
       group_(group),
-      chip_(std::move(chip)) {}
+      chip_(std::move(chip)),
+      ctx_(ctx) {}
 
 CudaCounters::~CudaCounters() {
     std::lock_guard use_lock(use_mu_);
@@ -313,11 +324,11 @@ ze_result_t CudaCounters::set_up_locked() {
     set.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
     set.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
     if (CUptiResult r = cupti_.cuptiPmSamplingSetConfig(&set); r != CUPTI_SUCCESS) return failure(r);
-    std::vector<const char*> names = raw_names();
+    const std::vector<const char*>& names = raw_names();
     auto size = cupti_params<CUpti_PmSampling_GetCounterDataSize_Params>(
         CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE);
     size.pPmSamplingObject = s->object;
-    size.pMetricNames = names.data();
+    size.pMetricNames = const_cast<const char**>(names.data());
     size.numMetrics = names.size();
     size.maxSamples = kImageSamples;
     if (CUptiResult r = cupti_.cuptiPmSamplingGetCounterDataSize(&size); r != CUPTI_SUCCESS) return failure(r);
@@ -415,7 +426,7 @@ void CudaCounters::drain_locked() const {
 
 void CudaCounters::evaluate_locked(size_t first, size_t completed) const {
     Session& s = *session_;
-    std::vector<const char*> names = raw_names();
+    const std::vector<const char*>& names = raw_names();
     const int64_t realtime_offset = realtime_minus_host();
     for (size_t i = first; i < completed; ++i) {
         auto info = cupti_params<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(
@@ -449,7 +460,7 @@ void CudaCounters::evaluate_locked(size_t first, size_t completed) const {
         eval.pCounterDataImage = s.image.data();
         eval.counterDataImageSize = s.image.size();
         eval.rangeIndex = i;
-        eval.ppMetricNames = names.data();
+        eval.ppMetricNames = const_cast<const char**>(names.data());
         eval.numMetrics = names.size();
         eval.pMetricValues = sample.raw.data();
         if (cupti_.cuptiProfilerHostEvaluateToGpuValues(&eval) != CUPTI_SUCCESS) continue;

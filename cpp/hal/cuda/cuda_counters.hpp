@@ -42,12 +42,17 @@ public:
     // Samples kept for windows in the past (about a minute at kIntervalNs).
     static constexpr size_t kHistory = 1u << 16;
 
-    // The counters of device `ordinal` (timestamps from `clock`), as group `group` of the
-    // device's groups; null with *why when libcupti lacks PM sampling or a metric of the
-    // group does not exist on this chip in one pass. Checks on the host only: whether the
-    // device lets its counters be sampled is known at the first use.
-    static std::unique_ptr<CudaCounters> create(const DriverApi& api, int ordinal, DeviceClock* clock, uint32_t group,
-                                                std::string* why);
+    // Whether device `ordinal`'s counters can be sampled as the group: its chip's name, or
+    // empty with *why when libcupti lacks PM sampling or a metric of the group does not
+    // exist on this chip in one pass. Checks on the host only (it initialises CUPTI's
+    // profiler, tens of milliseconds): whether the device lets its counters be sampled is
+    // known at the first use.
+    static std::string check(int ordinal, std::string* why);
+    // The counters of device `ordinal` of chip `chip` (check), in context `ctx` (the
+    // device's primary context, retained by the device), timestamps from `clock`, as group
+    // `group` of the device's groups. Null when libcupti lacks PM sampling.
+    static std::unique_ptr<CudaCounters> create(const DriverApi& api, int ordinal, CUcontext ctx, DeviceClock* clock,
+                                                uint32_t group, std::string chip);
     // The group these counters fill, with domain `domain` and device-wide metric ids from
     // `first_metric_id`.
     static hal::MetricGroupInfo group_info(uint32_t domain, uint32_t first_metric_id);
@@ -55,10 +60,6 @@ public:
     ~CudaCounters() override;
     CudaCounters(const CudaCounters&) = delete;
     CudaCounters& operator=(const CudaCounters&) = delete;
-
-    // The context the sampling is set up in (the device's primary context, retained by
-    // the device); set once before the first use.
-    void set_context(CUcontext ctx) noexcept { ctx_ = ctx; }
 
     uint64_t now_ticks() const override;
     // Waits (until kSettleNs after `end_ticks`) for the samples that cover `end_ticks` while
@@ -80,8 +81,8 @@ private:
         std::array<double, kRawMetrics> raw;
     };
     struct Session;
-    CudaCounters(const DriverApi& api, const CuptiProfilerApi& cupti, int ordinal, DeviceClock* clock, uint32_t group,
-                 std::string chip);
+    CudaCounters(const DriverApi& api, const CuptiProfilerApi& cupti, int ordinal, CUcontext ctx, DeviceClock* clock,
+                 uint32_t group, std::string chip);
 
     // Enables and configures PM sampling (session_). Caller holds mu_, context current.
     ze_result_t set_up_locked();
@@ -107,7 +108,7 @@ private:
     DeviceClock* const clock_;
     const uint32_t group_;
     const std::string chip_;
-    CUcontext ctx_ = nullptr;
+    const CUcontext ctx_;
 
     std::mutex use_mu_;  // serialises use(): a session starts or stops at a time
     mutable std::mutex mu_;

@@ -109,17 +109,7 @@ bool CudaDevice::describe(std::string* why) {
 #endif
     if (!props_.tracer) props_.limits = "no tracer: " + cupti_why_;
 #ifdef ZEHAL_HAVE_CUPTI_H
-    if (props_.tracer) {
-        groups_ = CudaTrace::groups();
-        const hal::MetricGroupInfo& last = groups_.back();
-        std::string counters_why;
-        counters_ = CudaCounters::create(api_, ordinal_, &clock_, static_cast<uint32_t>(groups_.size()), &counters_why);
-        if (counters_)
-            groups_.push_back(
-                CudaCounters::group_info(2, last.first_metric_id + static_cast<uint32_t>(last.metrics.size())));
-        else
-            props_.limits = "no sampled counters: " + counters_why;
-    }
+    if (props_.tracer) groups_ = CudaTrace::groups();
 #endif
     describe_compute(api_, device_, &props_);
     return true;
@@ -138,7 +128,6 @@ ze_result_t CudaDevice::set_up() {
         trace_ = CudaTrace::create(api_, ordinal_, &clock_, &cupti_why_);
         if (!trace_) return ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE;
     }
-    if (counters_) counters_->set_context(ctx_);
     export_ = std::make_unique<ExportMemory>(api_, device_, ordinal_);
     return ZE_RESULT_SUCCESS;
 }
@@ -251,10 +240,28 @@ ze_result_t CudaDevice::do_global_timestamps(uint64_t* host_ns, uint64_t* device
     return clock_.now(host_ns, device_ticks);
 }
 
-const std::vector<hal::MetricGroupInfo>& CudaDevice::metric_groups() const { return groups_; }
+const std::vector<hal::MetricGroupInfo>& CudaDevice::metric_groups() const {
+#ifdef ZEHAL_HAVE_CUPTI_H
+    // CUPTI's profiler starts only for a program that asks for the groups.
+    std::call_once(counters_checked_, [this] {
+        if (!props_.tracer) return;
+        std::string why;
+        counters_chip_ = CudaCounters::check(ordinal_, &why);
+        if (counters_chip_.empty()) return;
+        const hal::MetricGroupInfo& last = groups_.back();
+        groups_.push_back(
+            CudaCounters::group_info(2, last.first_metric_id + static_cast<uint32_t>(last.metrics.size())));
+    });
+#endif
+    return groups_;
+}
 
 hal::CounterSource* CudaDevice::counter_source() {
-    if (!counters_ || ready() != ZE_RESULT_SUCCESS) return nullptr;
+    if (metric_groups().size() <= CudaTrace::groups().size() || ready() != ZE_RESULT_SUCCESS) return nullptr;
+    std::call_once(counters_made_, [this] {
+        counters_ = CudaCounters::create(api_, ordinal_, ctx_, &clock_, static_cast<uint32_t>(groups_.size() - 1),
+                                         counters_chip_);
+    });
     return counters_.get();
 }
 

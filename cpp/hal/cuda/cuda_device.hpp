@@ -121,8 +121,12 @@ private:
     const int ordinal_;
     const CUdevice device_;
     hal::DeviceProperties props_;
-    std::string cupti_why_;                     // why there is no tracer
-    std::vector<hal::MetricGroupInfo> groups_;  // the tracer's groups, then GpuActivity
+    std::string cupti_why_;  // why there is no tracer
+    // The tracer's groups (describe), then GpuActivity where its counters can be sampled
+    // (added at the first metric_groups(), under counters_checked_).
+    mutable std::vector<hal::MetricGroupInfo> groups_;
+    mutable std::once_flag counters_checked_;
+    mutable std::string counters_chip_;  // the chip whose counters GpuActivity samples; empty: none
 
     std::once_flag ready_once_;
     ze_result_t ready_result_ = ZE_RESULT_ERROR_UNINITIALIZED;
@@ -130,7 +134,8 @@ private:
     DeviceKernels kernels_;
     DeviceClock clock_;
     std::unique_ptr<CudaTrace> trace_;
-    std::unique_ptr<CudaCounters> counters_;  // set in describe() where offered
+    std::once_flag counters_made_;
+    std::unique_ptr<CudaCounters> counters_;  // made at the first counter_source() where GpuActivity is listed
     std::unique_ptr<ExportMemory> export_;
     PrintfFlush printf_flush_;
 
