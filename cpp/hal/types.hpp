@@ -60,7 +60,10 @@ struct DeviceProperties {
     bool tracer = false;                       // a TraceSource exists
     bool indirect_launches = false;            // Queue::append_launch_indirect runs (else UNSUPPORTED_FEATURE)
     bool ipc_event_pools = false;              // kPoolIpc pools are shared with other processes (EventPool::ipc_file)
-    std::string limits;                        // what the device lacks and why ("" when nothing)
+    // Kernels take system memory (malloc, the stack, memory of another backend) as pointer
+    // arguments and read and write it in place (Level Zero's shared system allocations).
+    bool kernels_use_system_memory = false;
+    std::string limits;  // what the device lacks and why ("" when nothing)
     // Kernels (contract §12): the module formats create_module takes, and the compute limits
     // launches are held to (zeros on a device that runs no kernels).
     uint32_t module_formats = 0;                // bit (1 << ModuleFormat) per format accepted

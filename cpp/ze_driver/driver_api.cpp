@@ -295,7 +295,11 @@ ze_result_t zeDeviceGetMemoryAccessProperties_(ze_device_handle_t hDevice, ze_de
         p->deviceAllocCapabilities = ZE_MEMORY_ACCESS_CAP_FLAG_RW;
         p->sharedSingleDeviceAllocCapabilities = ZE_MEMORY_ACCESS_CAP_FLAG_RW;
         p->sharedCrossDeviceAllocCapabilities = 0;
-        p->sharedSystemAllocCapabilities = 0;
+        // System memory (malloc, the stack) in kernels where the device reads and writes it in
+        // place; copies and fills take it on every device.
+        p->sharedSystemAllocCapabilities = d->device->properties().kernels_use_system_memory
+                                               ? ZE_MEMORY_ACCESS_CAP_FLAG_RW
+                                               : 0;
         return ZE_RESULT_SUCCESS;
     });
 }

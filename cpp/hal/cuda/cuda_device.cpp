@@ -75,6 +75,9 @@ bool CudaDevice::describe(std::string* why) {
     if (attr(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) != CUDA_SUCCESS) vmm = 0;
     if (attr(&bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH) != CUDA_SUCCESS) bus_bits = 0;
     if (attr(&memory_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) != CUDA_SUCCESS) memory_khz = 0;
+    // Heterogeneous memory management: the GPU walks the host's page tables.
+    int pageable_access = 0;
+    if (attr(&pageable_access, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) != CUDA_SUCCESS) pageable_access = 0;
     int pci_domain = -1, pci_bus = -1, pci_device = -1;
     if (attr(&pci_domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID) != CUDA_SUCCESS) pci_domain = -1;
     if (attr(&pci_bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) != CUDA_SUCCESS) pci_bus = -1;
@@ -101,6 +104,7 @@ bool CudaDevice::describe(std::string* why) {
     props_.timestamp_flags = hal::kTimestampKernel | hal::kTimestampSynchronized;
     props_.dma_buf_export = dma_buf != 0 && vmm != 0;
     virtual_memory_supported_ = vmm != 0;
+    props_.kernels_use_system_memory = pageable_access != 0;
 #ifdef ZEHAL_HAVE_CUPTI_H
     props_.tracer = cupti_api(&cupti_why_) != nullptr;
 #else

@@ -419,8 +419,10 @@ ze_result_t CudaQueue::do_append_launch(hal::Kernel& kernel, const hal::GroupCou
     auto& k = static_cast<CudaKernel&>(kernel);
     const hal::LaunchSnapshot& args = launch.args;
     auto* signal_event = static_cast<CudaEvent*>(signal.get());
-    for (const hal::PlacedOperand& p : launch.pointers)
-        if (hal::is_pageable(p.operand.placement)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    // Pageable memory is the kernel's only where the GPU walks the host's page tables.
+    if (!device_->properties().kernels_use_system_memory)
+        for (const hal::PlacedOperand& p : launch.pointers)
+            if (hal::is_pageable(p.operand.placement)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     LocalLayout locals;
     std::vector<void*> params;
     try {

@@ -123,6 +123,12 @@ bool ZeDevice::describe_engines(std::string* why) {
     props_.memory_bus_width_bits = memories ? mems[0].maxBusWidth : 0;
     props_.memory_clock_mhz = memories ? mems[0].maxClockRate : 0;
 
+    ze_device_memory_access_properties_t access{};
+    access.stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_ACCESS_PROPERTIES;
+    props_.kernels_use_system_memory = api().zeDeviceGetMemoryAccessProperties(device_, &access) == ZE_RESULT_SUCCESS &&
+                                       (access.sharedSystemAllocCapabilities & ZE_MEMORY_ACCESS_CAP_FLAG_RW) ==
+                                           ZE_MEMORY_ACCESS_CAP_FLAG_RW;
+
     ze_device_external_memory_properties_t ext{};
     ext.stype = ZE_STRUCTURE_TYPE_DEVICE_EXTERNAL_MEMORY_PROPERTIES;
     dma_buf_import_ = api().zeDeviceGetExternalMemoryProperties(device_, &ext) == ZE_RESULT_SUCCESS &&

@@ -19,6 +19,7 @@ namespace zehal::level_zero {
     X(zeInit) X(zeDriverGet) X(zeDriverGetExtensionFunctionAddress) X(zeDeviceGet)                   \
     X(zeDeviceGetProperties) X(zeDeviceGetCommandQueueGroupProperties)                               \
     X(zeDeviceGetMemoryProperties) X(zeDeviceGetExternalMemoryProperties)                            \
+    X(zeDeviceGetMemoryAccessProperties)                                                             \
     X(zeDeviceGetGlobalTimestamps) X(zeContextCreate) X(zeMemAllocHost) X(zeMemAllocDevice)          \
     X(zeMemAllocShared) X(zeMemFree) X(zeCommandListCreateImmediate) X(zeCommandListDestroy)         \
     X(zeCommandListAppendMemoryCopy) X(zeCommandListAppendMemoryFill) X(zeCommandListAppendBarrier)  \

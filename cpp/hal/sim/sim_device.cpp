@@ -45,6 +45,7 @@ hal::DeviceProperties make_properties(const SimConfig& c, uint32_t number) {
     p.indirect_launches = true;  // the engine reads the counts when the command's turn comes
     p.ipc_event_pools = true;    // kPoolIpc pools live in a memfd, with the device clock (host_event.hpp)
     describe_kernels(&p);
+    p.kernels_use_system_memory = p.module_formats != 0;  // kernels run on the host, in its address space
     return p;
 }
 

@@ -251,6 +251,26 @@ TEST_F(ZeKernels, ImmediateLaunchComputesAndTimesTheKernel) {
     EXPECT_LE(ts.global.kernelStart, ts.global.kernelEnd);
 }
 
+// System memory is a kernel's pointer argument where the device says it takes it
+// (sharedSystemAllocCapabilities), and a launch with it is refused where it does not.
+TEST_F(ZeKernels, SystemMemoryIsAKernelArgumentWhereTheDeviceReportsIt) {
+    ze_device_memory_access_properties_t access{};
+    access.stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_ACCESS_PROPERTIES;
+    ZE_OK(zeDeviceGetMemoryAccessProperties(device, &access));
+    std::vector<uint32_t> words(64, 0);  // the heap: no allocation of the driver's
+    ze_kernel_handle_t k = fill_kernel(words.data(), 9);
+    const ze_group_count_t groups{2, 1, 1};
+    ze_event_handle_t done = make_events(1, ZE_EVENT_POOL_FLAG_HOST_VISIBLE)[0];
+    const ze_result_t r = zeCommandListAppendLaunchKernel(list, k, &groups, done, 0, nullptr);
+    if (!(access.sharedSystemAllocCapabilities & ZE_MEMORY_ACCESS_CAP_FLAG_RW)) {
+        EXPECT_EQ(r, ZE_RESULT_ERROR_INVALID_ARGUMENT);
+        GTEST_SKIP() << "the device's kernels take no system memory";
+    }
+    ZE_OK(r);
+    ZE_OK(zeEventHostSynchronize(done, kForever));
+    for (size_t i = 0; i < words.size(); ++i) EXPECT_EQ(words[i], i < 2 ? 9u : 0u) << i;
+}
+
 TEST_F(ZeKernels, RegularListKeepsTheArgumentsOfItsAppend) {
     auto* words = static_cast<uint32_t*>(shared);
     std::memset(words, 0, 4 * sizeof(uint32_t));
