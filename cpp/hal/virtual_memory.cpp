@@ -100,7 +100,6 @@ ze_result_t VirtualMemory::reserve(const void* hint, size_t size, void** out) {
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     const size_t page = do_page_size(0);
     if (size == 0 || size % page) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
-    if (address(hint) % page) return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
     std::lock_guard control(control_mu_);
     void* base = nullptr;
     if (ze_result_t r = do_reserve(hint, size, do_page_size(size), &base); r != ZE_RESULT_SUCCESS) return r;

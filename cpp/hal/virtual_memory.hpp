@@ -75,8 +75,9 @@ public:
     // The page size for allocations of `size` bytes (0: the smallest page size): starts and
     // sizes aligned to it suit reservations, physical memory and mappings of that size.
     ze_result_t page_size(size_t size, size_t* out) const;
-    // Reserves `size` bytes of address space, at `hint` when that range is free (null: any),
-    // else elsewhere; *out is the start. Accessible nowhere until mapped.
+    // Reserves `size` bytes of address space, at `hint` when that range is free and the hint
+    // is aligned to the page size of `size` (null: any), else elsewhere (the backend's
+    // do_reserve takes the hint only so); *out is the start. Accessible nowhere until mapped.
     ze_result_t reserve(const void* hint, size_t size, void** out);
     // Frees the reservation [ptr, ptr + size) (exactly as reserved), unmapping what is mapped
     // in it (its physical memory stays). INVALID_ARGUMENT for anything else (freed twice).
