@@ -5,6 +5,10 @@
     python3 bench/trace_ranks.py overhead --commands 20000 [--bytes 4096]
         time per copy + wait (4 KiB unless --bytes), untraced and traced with streaming on
         (rounds interleaved), and the cost of timing one Python API call
+    python3 bench/trace_ranks.py app --spirv matrix_multiply.spv [--n 1024]
+        an application's step (upload two n x n matrices, multiply them with the tiled kernel
+        of tests/kernels/matrix_multiply.cl, download the product), untraced and traced
+        with streaming on (rounds interleaved)
     mpiexec -n 4 python3 bench/trace_ranks.py align --seconds 60
         residual alignment error of ranks with injected clock offsets and drifts
 
@@ -146,6 +150,58 @@ def bench_overhead(commands: int, rounds: int, nbytes: int = 4096, parts: bool =
     )
 
 
+def bench_app(spirv: str, n: int, iterations: int, rounds: int) -> None:
+    """The tracing overhead on an application's step rather than on one tiny command: two
+    n x n float uploads, the tiled multiplication, the product's download, then a wait (four
+    traced commands), as the benchmarks tracing overheads are quoted on run them."""
+    import zehal
+    from zehal import trace_session
+
+    device = zehal.default_device()
+    nbytes = n * n * 4
+    rng = np.random.default_rng(1)
+    hosts = [zehal.Area.host().mmap(nbytes) for _ in range(3)]
+    devs = [zehal.Area.device(device).mmap(nbytes) for _ in range(3)]
+    a, b = (np.frombuffer(h, dtype=np.float32) for h in hosts[:2])
+    a[:], b[:] = rng.random(n * n, dtype=np.float32), rng.random(n * n, dtype=np.float32)
+    with open(spirv, "rb") as f:
+        kernel = zehal.Module(device, f.read()).kernel("matrix_multiply")
+    dma = zehal.Dma(device, 0, 0)  # the compute engine: copies and the kernel in one queue's order
+
+    def per_step() -> float:
+        t0 = time.perf_counter()
+        for _ in range(iterations):
+            dma.copy(devs[0], hosts[0], request=False)
+            dma.copy(devs[1], hosts[1], request=False)
+            dma.launch(kernel, (n // 16, n // 16), group_size=(16, 16), args=(*devs, n, n, n), request=False)
+            dma.copy(hosts[2], devs[2]).wait()
+        return (time.perf_counter() - t0) / iterations
+
+    tmp = tempfile.mkdtemp(prefix="zehal-app-")
+    untraced, traced = [], []
+    try:
+        per_step()  # warm up (and check the product once)
+        c = np.frombuffer(hosts[2], dtype=np.float32).reshape(n, n)
+        expected = a.reshape(n, n) @ b.reshape(n, n)
+        assert np.allclose(c, expected, rtol=1e-4, atol=1e-3), "the product is wrong"
+        for k in range(rounds):
+            untraced.append(per_step())
+            session = trace_session.Session(os.path.join(tmp, f"t{k}.pftrace"))
+            session.record_device(device)
+            traced.append(per_step())
+            session.finish()
+    finally:
+        dma.close()
+        shutil.rmtree(tmp)
+    u, t = float(np.median(untraced)), float(np.median(traced))
+    print(f"untraced: {u * 1e6:.1f} µs per step (rounds: {', '.join(f'{x * 1e6:.1f}' for x in untraced)})")
+    print(f"traced, streaming: {t * 1e6:.1f} µs (rounds: {', '.join(f'{x * 1e6:.1f}' for x in traced)})")
+    print(
+        f"overhead: {(t / u - 1) * 100:+.2f}% (medians of {rounds} interleaved rounds of {iterations} steps, "
+        f"n = {n}: 3 copies of {nbytes} bytes and the multiplication)"
+    )
+
+
 def bench_api_calls(device: object, calls: int = 100_000) -> None:
     """The cost of timing a Python API call: ``Device.global_timestamps()`` bare and timed
     as while a trace runs (a stream recording the API calls)."""
@@ -218,6 +274,11 @@ def main() -> None:
     o.add_argument("--rounds", type=int, default=5)
     o.add_argument("--bytes", type=int, default=4096, help="bytes per copy")
     o.add_argument("--parts", action="store_true", help="also time the tracer alone and the stream without API calls")
+    ap = sub.add_parser("app")
+    ap.add_argument("--spirv", required=True, help="tests/kernels/matrix_multiply.cl built to SPIR-V")
+    ap.add_argument("--n", type=int, default=1024, help="matrix order, a multiple of 16")
+    ap.add_argument("--iterations", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=5)
     a = sub.add_parser("align")
     a.add_argument("--seconds", type=float, default=60.0)
     args = p.parse_args()
@@ -225,6 +286,8 @@ def main() -> None:
         bench_merge(args.ranks, args.records)
     elif args.what == "overhead":
         bench_overhead(args.commands, args.rounds, args.bytes, args.parts)
+    elif args.what == "app":
+        bench_app(args.spirv, args.n, args.iterations, args.rounds)
     else:
         bench_align(args.seconds)
 
