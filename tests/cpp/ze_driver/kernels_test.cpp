@@ -271,6 +271,23 @@ TEST_F(ZeKernels, SystemMemoryIsAKernelArgumentWhereTheDeviceReportsIt) {
     for (size_t i = 0; i < words.size(); ++i) EXPECT_EQ(words[i], i < 2 ? 9u : 0u) << i;
 }
 
+// Integers of a width that is no byte multiple (ArbitraryPrecisionIntegersINTEL, as a
+// compiler's optimiser may leave in a byte loop) build and compute.
+TEST_F(ZeKernels, SevenBitIntegersWrapAt128) {
+    auto* out = static_cast<uint8_t*>(shared);
+    std::memset(out, 0xff, 300);
+    ze_kernel_handle_t k = kernel("seven_bits", "wrap_seven_bits");
+    const uint32_t count = 300;
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof shared, &shared));
+    ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof count, &count));
+    ZE_OK(zeKernelSetGroupSize(k, 1, 1, 1));
+    ze_event_handle_t done = make_events(1, ZE_EVENT_POOL_FLAG_HOST_VISIBLE)[0];
+    const ze_group_count_t groups{1, 1, 1};
+    ZE_OK(zeCommandListAppendLaunchKernel(list, k, &groups, done, 0, nullptr));
+    ZE_OK(zeEventHostSynchronize(done, kForever));
+    for (uint32_t i = 0; i < count; ++i) ASSERT_EQ(out[i], (37 * i) % 128) << i;
+}
+
 TEST_F(ZeKernels, RegularListKeepsTheArgumentsOfItsAppend) {
     auto* words = static_cast<uint32_t*>(shared);
     std::memset(words, 0, 4 * sizeof(uint32_t));
