@@ -143,8 +143,8 @@ ze_result_t zetMetricTracerCreateExp_(zet_context_handle_t hContext, zet_device_
         std::vector<metrics::MetricGroupRef> refs;
         std::vector<const metrics::MetricGroup*> raw;
         if (ze_result_t r = groups_of(metricGroupCount, phMetricGroups, &refs, &raw); r != ZE_RESULT_SUCCESS) return r;
-        hal::EventRef notification;
-        if (ze_result_t r = optional_event(hNotificationEvent, &notification); r != ZE_RESULT_SUCCESS) return r;
+        metrics::Notification notification;
+        if (ze_result_t r = notification_event(hNotificationEvent, d, &notification); r != ZE_RESULT_SUCCESS) return r;
         auto object = std::make_shared<TracerObject>();
         if (ze_result_t r = metrics::Tracer::create(d->device, raw, &desc->notifyEveryNBytes, notification,
                                                     &object->tracer);
