@@ -1,9 +1,10 @@
 // Metric streamers, metric queries and the calculation of their raw data through the
 // loader: the sim device's event- and time-based group EngineUtilization; the notification
-// events of streamers and tracers.
+// events of streamers and tracers; the source of each group.
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -415,6 +416,33 @@ TEST_F(ZeMetricSampling, NotificationEventOfAPoolMadeForSeveralDevices) {
     EXPECT_EQ(zeEventHostSynchronize(shared, kTenSeconds), ZE_RESULT_SUCCESS);
     ZE_OK(disable(t, 1));
     ZE_OK(destroy(t));
+}
+
+// Each group names its source (zet_metric_source_id_exp_t): the sim device's four groups are
+// four sources (commands' events, asynchronous events, export memory, sampled counters).
+TEST_F(ZeMetricSampling, EachGroupNamesItsSource) {
+    uint32_t n = 0;
+    ZE_OK(zetMetricGroupGet(device, &n, nullptr));
+    std::vector<zet_metric_group_handle_t> groups(n);
+    ZE_OK(zetMetricGroupGet(device, &n, groups.data()));
+    std::set<uint32_t> sources;
+    for (zet_metric_group_handle_t g : groups) {
+        zet_metric_source_id_exp_t source{static_cast<zet_structure_type_t>(ZEHAL_STYPE_METRIC_SOURCE_ID_EXP), nullptr,
+                                          UINT32_MAX};
+        zet_metric_group_type_exp_t type{static_cast<zet_structure_type_t>(ZEHAL_STYPE_METRIC_GROUP_TYPE_EXP), &source,
+                                         0};
+        zet_metric_group_properties_t p{};
+        p.stype = ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES;
+        p.pNext = &type;
+        ZE_OK(zetMetricGroupGetProperties(g, &p));
+        EXPECT_NE(type.type, 0u) << p.name;
+        EXPECT_NE(source.sourceId, UINT32_MAX) << p.name;
+        sources.insert(source.sourceId);
+    }
+    EXPECT_EQ(sources.size(), groups.size()) << "two groups of one source";
+    if (is_sim(device)) {
+        EXPECT_EQ(sources.size(), 4u);
+    }
 }
 
 }  // namespace
