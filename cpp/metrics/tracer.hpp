@@ -40,9 +40,9 @@ public:
     // (check_notification). INVALID_NULL_HANDLE: null device or group;
     // INVALID_NULL_POINTER: null out; INVALID_SIZE: no group; INVALID_ARGUMENT: a group of
     // another device, not tracer-based or given twice, a notification event that
-    // check_notification refuses, a ring under two records; UNSUPPORTED_FEATURE: no tracer on the device;
-    // NOT_READY: a group not activated; HANDLE_OBJECT_IN_USE: the device has a tracer;
-    // DEVICE_LOST: the device was lost.
+    // check_notification refuses, a ring under two records; UNSUPPORTED_FEATURE: no tracer
+    // on the device; NOT_READY: a group not activated; HANDLE_OBJECT_IN_USE: the device has
+    // a tracer; DEVICE_LOST: the device was lost.
     static ze_result_t create(const hal::DeviceRef& device, std::span<const MetricGroup* const> groups,
                               uint32_t* notify_every_n_bytes, const Notification& notification,
                               std::shared_ptr<Tracer>* out, const TracerOptions& options = {});
