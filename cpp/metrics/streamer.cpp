@@ -11,7 +11,7 @@
 namespace zehal::metrics {
 
 ze_result_t Streamer::open(const hal::DeviceRef& device, const MetricGroup* group, uint32_t* sampling_period_ns,
-                           uint32_t* notify_every_n_reports, const hal::EventRef& notification,
+                           uint32_t* notify_every_n_reports, const Notification& notification,
                            std::shared_ptr<Streamer>* out) {
     if (!device) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!out || !sampling_period_ns || !notify_every_n_reports) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -21,8 +21,7 @@ ze_result_t Streamer::open(const hal::DeviceRef& device, const MetricGroup* grou
     if (!group) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (&group->owner() != state.get() || !group->samples(hal::kSamplingTimeBased))
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (notification && (!(notification->pool().flags() & hal::kPoolHostVisible) || !device->owns_event(*notification)))
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (ze_result_t r = check_notification(*device, notification); r != ZE_RESULT_SUCCESS) return r;
     if (!device->counter_source()) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     if (!state->active(group->index())) return ZE_RESULT_NOT_READY;
 
@@ -37,7 +36,7 @@ ze_result_t Streamer::open(const hal::DeviceRef& device, const MetricGroup* grou
     // both back); a constructor that throws has taken neither.
     Streamer* made = nullptr;
     try {
-        made = new Streamer(device, state, state->group(group->index()), period, notify, notification);
+        made = new Streamer(device, state, state->group(group->index()), period, notify, notification.event);
     } catch (...) {
         device->counter_source()->use(false);
         state->release_streamer();

@@ -13,6 +13,7 @@
 #include "zehal/ze_result.h"
 #include "hal/device.hpp"
 #include "metrics/metric_group.hpp"
+#include "metrics/notification.hpp"
 
 namespace zehal::metrics {
 
@@ -34,11 +35,12 @@ public:
     // written back. Errors, in this order: null device → INVALID_NULL_HANDLE; null
     // out or period or notify → INVALID_NULL_POINTER; a lost device → DEVICE_LOST; null
     // group → INVALID_NULL_HANDLE; a group of another device or not time-based, or an event
-    // of another device or of a pool without HOST_VISIBLE → INVALID_ARGUMENT; a device
-    // without sampled counters → UNSUPPORTED_FEATURE; a group not activated → NOT_READY; a
-    // streamer open on the device → HANDLE_OBJECT_IN_USE.
+    // check_notification refuses → INVALID_ARGUMENT; a device without sampled counters →
+    // UNSUPPORTED_FEATURE; a group not activated → NOT_READY; a streamer open on the device →
+    // HANDLE_OBJECT_IN_USE; the counters' start refused (hal::CounterSource::use) → its
+    // error, with the device's streamer slot left free.
     static ze_result_t open(const hal::DeviceRef& device, const MetricGroup* group, uint32_t* sampling_period_ns,
-                            uint32_t* notify_every_n_reports, const hal::EventRef& notification,
+                            uint32_t* notify_every_n_reports, const Notification& notification,
                             std::shared_ptr<Streamer>* out);
 
     Streamer(const Streamer&) = delete;

@@ -68,7 +68,7 @@ struct Tracer::RingWriter {
 };
 
 ze_result_t Tracer::create(const hal::DeviceRef& device, std::span<const MetricGroup* const> groups,
-                           uint32_t* notify_every_n_bytes, const hal::EventRef& notification,
+                           uint32_t* notify_every_n_bytes, const Notification& notification,
                            std::shared_ptr<Tracer>* out, const TracerOptions& options) {
     if (!device) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -85,8 +85,7 @@ ze_result_t Tracer::create(const hal::DeviceRef& device, std::span<const MetricG
             return ZE_RESULT_ERROR_INVALID_ARGUMENT;
         indices.push_back(g->index());
     }
-    if (notification && (!(notification->pool().flags() & hal::kPoolHostVisible) || !device->owns_event(*notification)))
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (ze_result_t r = check_notification(*device, notification); r != ZE_RESULT_SUCCESS) return r;
     const size_t ring_bytes = std::bit_ceil(std::max<size_t>(options.ring_bytes, 1));
     if (options.ring_bytes < 2 * kRecord) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (!device->trace_source()) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
@@ -108,7 +107,8 @@ ze_result_t Tracer::create(const hal::DeviceRef& device, std::span<const MetricG
     // shared_ptr below cannot be made); a constructor that throws has not taken it yet.
     Tracer* made = nullptr;
     try {
-        made = new Tracer(device, state, std::move(indices), std::move(metrics), notify, notification, ring_bytes);
+        made = new Tracer(device, state, std::move(indices), std::move(metrics), notify, notification.event,
+                          ring_bytes);
     } catch (...) {
         state->release_tracer();
         throw;

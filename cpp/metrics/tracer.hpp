@@ -18,6 +18,7 @@
 #include "hal/device.hpp"
 #include "hal/trace_record.hpp"
 #include "metrics/metric_group.hpp"
+#include "metrics/notification.hpp"
 
 namespace zehal::metrics {
 
@@ -35,14 +36,15 @@ public:
     // Creates a disabled tracer of `groups` on `device`. `*notify_every_n_bytes` (null
     // means 0) is rounded up to whole records, clamped to the ring capacity, 0 replaced by
     // the default, and the value used written back. `notification` (may be null) must
-    // come from a host-visible pool. INVALID_NULL_HANDLE: null device or group;
+    // come from a host-visible pool of the device, or of a pool made for it
+    // (check_notification). INVALID_NULL_HANDLE: null device or group;
     // INVALID_NULL_POINTER: null out; INVALID_SIZE: no group; INVALID_ARGUMENT: a group of
-    // another device, not tracer-based or given twice, a notification event that is not
-    // host-visible, a ring under two records; UNSUPPORTED_FEATURE: no tracer on the device;
-    // NOT_READY: a group not activated; HANDLE_OBJECT_IN_USE: the device has a tracer;
-    // DEVICE_LOST: the device was lost.
+    // another device, not tracer-based or given twice, a notification event that
+    // check_notification refuses, a ring under two records; UNSUPPORTED_FEATURE: no tracer
+    // on the device; NOT_READY: a group not activated; HANDLE_OBJECT_IN_USE: the device has
+    // a tracer; DEVICE_LOST: the device was lost.
     static ze_result_t create(const hal::DeviceRef& device, std::span<const MetricGroup* const> groups,
-                              uint32_t* notify_every_n_bytes, const hal::EventRef& notification,
+                              uint32_t* notify_every_n_bytes, const Notification& notification,
                               std::shared_ptr<Tracer>* out, const TracerOptions& options = {});
 
     Tracer(const Tracer&) = delete;

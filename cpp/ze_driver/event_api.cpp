@@ -18,14 +18,18 @@ ze_result_t zeEventPoolCreate_(ze_context_handle_t hContext, const ze_event_pool
         if (ze_result_t r = contexts().get(hContext, &c); r != ZE_RESULT_SUCCESS) return r;
         if (!desc || !phEventPool) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         if (numDevices > 0 && !phDevices) return ZE_RESULT_ERROR_INVALID_SIZE;
-        // A pool belongs to one device: the first one named, else the driver's first.
-        DeviceObject* d = driver()->devices.front().get();
+        // The HAL pool is the first named device's, else the driver's first device's; the
+        // pool is made for the devices named, else for every device (a streamer or tracer of
+        // any of them takes its events as notifications: metrics::Notification).
+        auto object = std::make_shared<EventPoolObject>();
         for (uint32_t i = 0; i < numDevices; ++i) {
             DeviceObject* each = nullptr;
             if (ze_result_t r = device_of(phDevices[i], &each); r != ZE_RESULT_SUCCESS) return r;
-            if (i == 0) d = each;
+            object->made_for.push_back(each);
         }
-        auto object = std::make_shared<EventPoolObject>();
+        if (numDevices == 0)
+            for (const auto& each : driver()->devices) object->made_for.push_back(each.get());
+        DeviceObject* d = object->made_for.front();
         object->device = d;
         object->context = hContext;
         object->flags = desc->flags;
@@ -54,6 +58,7 @@ ze_result_t zeEventCreate_(ze_event_pool_handle_t hEventPool, const ze_event_des
         if (!desc || !phEvent) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;  // scopes: hints, ignored
         auto object = std::make_shared<EventObject>();
         object->device = p->device;
+        object->made_for = p->made_for;
         object->pool = hEventPool;
         object->signal_scope = desc->signal;
         object->wait_scope = desc->wait;

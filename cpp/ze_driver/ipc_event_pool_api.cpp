@@ -66,6 +66,7 @@ ze_result_t zeEventPoolOpenIpcHandle_(ze_context_handle_t hContext, ze_ipc_event
         auto object = std::make_shared<EventPoolObject>();
         object->pool = std::move(pool);
         object->device = d;
+        object->made_for = {d};
         object->context = hContext;
         // The driver's pool flags are the HAL's bits (event_api.cpp passes them through).
         object->flags = object->pool->flags();

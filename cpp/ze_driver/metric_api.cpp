@@ -63,8 +63,10 @@ ze_result_t zetMetricGroupGet_(zet_device_handle_t hDevice, uint32_t* pCount,
     });
 }
 
-// Group properties; the chain may ask the group's type (zet_metric_group_type_exp_t) and
-// its exported memory (zet_export_dma_buf_exp_properties_t, export groups only).
+// Group properties; the chain may ask the group's type (zet_metric_group_type_exp_t), its
+// exported memory (zet_export_dma_buf_exp_properties_t, export groups only) and its source
+// (zet_metric_source_id_exp_t): the group's domain, since each domain of a zehal device is
+// one producer of data (docs/ze_driver.md).
 ze_result_t zetMetricGroupGetProperties_(zet_metric_group_handle_t hMetricGroup, zet_metric_group_properties_t* p) {
     return ze_guarded([&] {
         metrics::MetricGroupRef g;
@@ -82,6 +84,9 @@ ze_result_t zetMetricGroupGetProperties_(zet_metric_group_handle_t hMetricGroup,
         if (auto* type = find_in_chain<zet_metric_group_type_exp_t>(p, {ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES},
                                                                     ZEHAL_STYPE_METRIC_GROUP_TYPE_EXP))
             type->type = info.type_flags;
+        if (auto* source = find_in_chain<zet_metric_source_id_exp_t>(p, {ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES},
+                                                                     ZEHAL_STYPE_METRIC_SOURCE_ID_EXP))
+            source->sourceId = info.domain;
         return ZE_RESULT_SUCCESS;
     });
 }
@@ -143,8 +148,8 @@ ze_result_t zetMetricTracerCreateExp_(zet_context_handle_t hContext, zet_device_
         std::vector<metrics::MetricGroupRef> refs;
         std::vector<const metrics::MetricGroup*> raw;
         if (ze_result_t r = groups_of(metricGroupCount, phMetricGroups, &refs, &raw); r != ZE_RESULT_SUCCESS) return r;
-        hal::EventRef notification;
-        if (ze_result_t r = optional_event(hNotificationEvent, &notification); r != ZE_RESULT_SUCCESS) return r;
+        metrics::Notification notification;
+        if (ze_result_t r = notification_event(hNotificationEvent, d, &notification); r != ZE_RESULT_SUCCESS) return r;
         auto object = std::make_shared<TracerObject>();
         if (ze_result_t r = metrics::Tracer::create(d->device, raw, &desc->notifyEveryNBytes, notification,
                                                     &object->tracer);

@@ -34,8 +34,8 @@ ze_result_t zetMetricStreamerOpen_(zet_context_handle_t hContext, zet_device_han
         metrics::MetricGroupRef g;
         if (ze_result_t r = metric_target(hContext, hDevice, hMetricGroup, &d, &g); r != ZE_RESULT_SUCCESS) return r;
         if (!desc || !phMetricStreamer) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        hal::EventRef notification;
-        if (ze_result_t r = optional_event(hNotificationEvent, &notification); r != ZE_RESULT_SUCCESS) return r;
+        metrics::Notification notification;
+        if (ze_result_t r = notification_event(hNotificationEvent, d, &notification); r != ZE_RESULT_SUCCESS) return r;
         auto object = std::make_shared<StreamerObject>();
         if (ze_result_t r = metrics::Streamer::open(d->device, g.get(), &desc->samplingPeriod,
                                                     &desc->notifyEveryNReports, notification, &object->streamer);

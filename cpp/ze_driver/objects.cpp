@@ -112,6 +112,16 @@ ze_result_t optional_event(ze_event_handle_t handle, hal::EventRef* out) {
     return ZE_RESULT_SUCCESS;
 }
 
+ze_result_t notification_event(ze_event_handle_t handle, const DeviceObject* device, metrics::Notification* out) {
+    *out = metrics::Notification();
+    if (!handle) return ZE_RESULT_SUCCESS;
+    std::shared_ptr<EventObject> e;
+    if (ze_result_t r = events().get(handle, &e); r != ZE_RESULT_SUCCESS) return r;
+    const bool made_for = std::find(e->made_for.begin(), e->made_for.end(), device) != e->made_for.end();
+    *out = metrics::Notification(e->event, made_for);
+    return ZE_RESULT_SUCCESS;
+}
+
 ze_result_t wait_list(uint32_t count, ze_event_handle_t* handles, std::vector<hal::EventRef>* out) {
     out->clear();
     if (count == 0) return ZE_RESULT_SUCCESS;

@@ -34,19 +34,21 @@ struct DriverObject {
 // A context: allocations and objects are made through it; it owns none of them.
 struct ContextObject {};
 
-// An event pool of one device.
+// An event pool: the HAL pool of one device, made for one device or several.
 struct EventPoolObject {
     std::shared_ptr<hal::EventPool> pool;
-    DeviceObject* device;
-    ze_context_handle_t context;  // the context it was created in
-    ze_event_pool_flags_t flags;  // as created
-    bool opened = false;          // opened from an IPC handle: closed by zeEventPoolCloseIpcHandle
+    DeviceObject* device;                 // the device whose HAL pool it is
+    std::vector<DeviceObject*> made_for;  // the devices it was created for (every device when none was named)
+    ze_context_handle_t context;          // the context it was created in
+    ze_event_pool_flags_t flags;          // as created
+    bool opened = false;                  // opened from an IPC handle: closed by zeEventPoolCloseIpcHandle
 };
 
 // An event of a pool; keeps the pool alive.
 struct EventObject {
     hal::EventRef event;
     DeviceObject* device;
+    std::vector<DeviceObject*> made_for;  // its pool's
     ze_event_pool_handle_t pool;          // the pool it was created from
     ze_event_scope_flags_t signal_scope;  // as created (hints: every signal is visible to all)
     ze_event_scope_flags_t wait_scope;
@@ -115,6 +117,10 @@ Handle to_handle(uintptr_t id) {
 // The event of an optional event handle: null handle → null event; any value that is no
 // live event → INVALID_NULL_HANDLE.
 ze_result_t optional_event(ze_event_handle_t handle, hal::EventRef* out);
+// The notification event `handle` (null: none) of a streamer or tracer of `device`: the
+// event, and whether its pool was made for that device (metrics::Notification).
+// INVALID_NULL_HANDLE for a value that is no event.
+ze_result_t notification_event(ze_event_handle_t handle, const DeviceObject* device, metrics::Notification* out);
 // The events of a wait list: INVALID_SIZE for a count with a null list, each handle as above.
 ze_result_t wait_list(uint32_t count, ze_event_handle_t* handles, std::vector<hal::EventRef>* out);
 

@@ -154,6 +154,17 @@ typedef struct _zet_export_dma_buf_exp_properties_t {
 } zet_export_dma_buf_exp_properties_t;
 #endif
 
+// Metric source id (of "ZET_experimental_metric_group_marker", version 1.0, API 1.11): what
+// produces a group's data, in zet_metric_group_properties_t's pNext chain. The driver fills it
+// and does not offer the extension's markers (zetCommandListAppendMarkerExp).
+#ifndef ZET_METRIC_GROUP_MARKER_EXP_NAME
+typedef struct _zet_metric_source_id_exp_t {
+    zet_structure_type_t stype;  // 0x00010009
+    void* pNext;
+    uint32_t sourceId;  // [out] one number per source of the device
+} zet_metric_source_id_exp_t;
+#endif
+
 // Functions of later API versions the driver implements beyond the seeds'; redeclaring one
 // where the headers already do is harmless. The last error's description (API 1.6).
 ze_result_t ZE_APICALL zeDriverGetLastErrorDescription(ze_driver_handle_t hDriver, const char** ppString);
@@ -208,13 +219,14 @@ typedef struct _ze_device_readonly_memory_ext_properties_t {
 }  // extern "C"
 #endif
 
-// Structure type values of the structures above (API 1.6 and 1.10), and of the
+// Structure type values of the structures above (API 1.6, 1.10 and 1.11), and of the
 // experimental metric sampling type flag that marks a tracer-based group (API 1.10).
 #define ZEHAL_STYPE_EVENT_QUERY_KERNEL_TIMESTAMPS_EXT_PROPERTIES 0x00010011u
 #define ZEHAL_STYPE_EVENT_QUERY_KERNEL_TIMESTAMPS_RESULTS_EXT_PROPERTIES 0x00010012u
 #define ZEHAL_STYPE_METRIC_GROUP_TYPE_EXP 0x00010006u
 #define ZEHAL_STYPE_EXPORT_DMA_BUF_EXP_PROPERTIES 0x00010007u
 #define ZEHAL_STYPE_METRIC_TRACER_EXP_DESC 0x00010008u
+#define ZEHAL_STYPE_METRIC_SOURCE_ID_EXP 0x00010009u
 #define ZEHAL_METRIC_GROUP_SAMPLING_TYPE_FLAG_EXP_TRACER_BASED (1u << 2)
 // Structure type of ze_device_readonly_memory_ext_properties_t (API 1.15).
 #define ZEHAL_STYPE_DEVICE_READONLY_MEMORY_EXT_PROPERTIES 0x00010015u

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
+#include <mutex>
+#include <span>
 #include <thread>
 
 #include "hal/sim/sim_counters.hpp"
@@ -14,6 +16,7 @@
 #include "metrics/query.hpp"
 #include "metrics/streamer.hpp"
 #include "metrics_test_util.hpp"
+#include "wrapped_device.hpp"
 
 namespace zehal::metrics::test {
 namespace {
@@ -456,6 +459,92 @@ std::vector<uint8_t> report(const MetricGroup& g, std::vector<uint64_t> values, 
     std::vector<uint8_t> raw(report_size(g));
     write_report(g, kind, 0, 10, 20, values, raw.data());
     return raw;
+}
+
+// The counters of a wrapped device, which refuse to start (use(true)) the next `refusals`
+// times, as a device whose counters another process samples, and count the starts and stops
+// that reach them.
+class RefusingCounters final : public hal::CounterSource {
+public:
+    explicit RefusingCounters(hal::CounterSource* inner) : inner_(inner) {}
+    uint64_t now_ticks() const override { return inner_->now_ticks(); }
+    ze_result_t window(uint32_t group, uint64_t begin, uint64_t end, std::span<uint64_t> values) const override {
+        return inner_->window(group, begin, end, values);
+    }
+    ze_result_t use(bool reading) override {
+        std::lock_guard lock(mu_);
+        if (reading && refusals_ > 0) {
+            --refusals_;
+            return ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE;
+        }
+        ++(reading ? starts_ : stops_);
+        if (stops_ > starts_) ADD_FAILURE() << "a stop without a start";
+        return inner_->use(reading);
+    }
+    // Refuses the next `n` starts.
+    void refuse(uint32_t n) {
+        std::lock_guard lock(mu_);
+        refusals_ = n;
+    }
+    // Starts that reached the counters, less the stops.
+    int in_use() const {
+        std::lock_guard lock(mu_);
+        return starts_ - stops_;
+    }
+
+private:
+    hal::CounterSource* const inner_;
+    mutable std::mutex mu_;
+    uint32_t refusals_ = 0;
+    int starts_ = 0;
+    int stops_ = 0;
+};
+
+// A sim device whose counters are RefusingCounters.
+class RefusingCountersDevice final : public WrappedDevice {
+public:
+    explicit RefusingCountersDevice(hal::DeviceRef d) : WrappedDevice(d), counters_(d->counter_source()) {}
+    hal::CounterSource* counter_source() override { return &counters_; }
+    RefusingCounters& counters() { return counters_; }
+
+private:
+    RefusingCounters counters_;
+};
+
+TEST(CounterStart, ARefusedStartRefusesTheStreamerAndFreesItsSlot) {
+    auto d = std::make_shared<RefusingCountersDevice>(make_device(quiet()));
+    auto util = utilization(d);
+    uint32_t period = 100'000, notify = 1;
+    std::shared_ptr<Streamer> s;
+    d->counters().refuse(2);
+    // Refused twice: the first refusal gave the device's streamer slot back.
+    EXPECT_EQ(Streamer::open(d, util.get(), &period, &notify, nullptr, &s), ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE);
+    EXPECT_EQ(Streamer::open(d, util.get(), &period, &notify, nullptr, &s), ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE);
+    EXPECT_FALSE(s);
+    EXPECT_EQ(d->counters().in_use(), 0);
+    // The counters start now: the open succeeds and samples.
+    ASSERT_EQ(Streamer::open(d, util.get(), &period, &notify, nullptr, &s), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(d->counters().in_use(), 1);
+    EXPECT_TRUE(eventually([&] {
+        size_t size = 0;
+        return s->read(UINT32_MAX, &size, nullptr) == ZE_RESULT_SUCCESS && size > 0;
+    }));
+    ASSERT_EQ(s->close(), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(d->counters().in_use(), 0);
+}
+
+TEST(CounterStart, ARefusedStartRefusesTheQueryPool) {
+    auto d = std::make_shared<RefusingCountersDevice>(make_device(quiet()));
+    auto util = utilization(d);
+    std::shared_ptr<QueryPool> pool;
+    d->counters().refuse(1);
+    EXPECT_EQ(QueryPool::create(d, util.get(), 1, &pool), ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE);
+    EXPECT_FALSE(pool);
+    EXPECT_EQ(d->counters().in_use(), 0);
+    ASSERT_EQ(QueryPool::create(d, util.get(), 1, &pool), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(d->counters().in_use(), 1);
+    pool.reset();
+    EXPECT_EQ(d->counters().in_use(), 0);
 }
 
 TEST(Calculate, RefusesWhatIsNotWholeReportsOfTheGroup) {

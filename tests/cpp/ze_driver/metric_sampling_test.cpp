@@ -1,8 +1,10 @@
 // Metric streamers, metric queries and the calculation of their raw data through the
-// loader: the sim device's event- and time-based group EngineUtilization.
+// loader: the sim device's event- and time-based group EngineUtilization; the notification
+// events of streamers and tracers; the source of each group.
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -377,6 +379,70 @@ TEST_F(ZeMetricSampling, QueriesFromManyThreads) {
     for (auto& t : threads) t.join();
     EXPECT_EQ(ok.load(), 80);
     ZE_OK(zetMetricQueryPoolDestroy(pool));
+}
+
+// A wait that never hangs a test.
+constexpr uint64_t kTenSeconds = 10'000'000'000u;
+
+// A notification event of a pool made for both sim devices serves the streamer and the
+// tracer of the device whose HAL pool it is not (CTest runs this file with two sim devices);
+// one of a pool made for the other device alone is refused.
+TEST_F(ZeMetricSampling, NotificationEventOfAPoolMadeForSeveralDevices) {
+    if (devices.size() < 2 || !is_sim(devices[devices.size() - 2])) GTEST_SKIP() << "two sim devices needed";
+    ze_device_handle_t other = devices[devices.size() - 2];
+    // The pool of both lies on `other`, the first device named.
+    const ze_event_handle_t shared = make_events(1, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, {other, device})[0];
+    const ze_event_handle_t foreign = make_events(1, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, {other})[0];
+
+    zet_metric_streamer_desc_t desc{ZET_STRUCTURE_TYPE_METRIC_STREAMER_DESC, nullptr, 1, 100000};
+    zet_metric_streamer_handle_t s = nullptr;
+    EXPECT_EQ(zetMetricStreamerOpen(context, device, util, &desc, foreign, &s), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ZE_OK(zetMetricStreamerOpen(context, device, util, &desc, shared, &s));
+    EXPECT_EQ(zeEventHostSynchronize(shared, kTenSeconds), ZE_RESULT_SUCCESS);
+    ZE_OK(zetMetricStreamerClose(s));
+
+    auto create = extension<decltype(&zetMetricTracerCreateExp)>(driver, "zetMetricTracerCreateExp");
+    auto destroy = extension<decltype(&zetMetricTracerDestroyExp)>(driver, "zetMetricTracerDestroyExp");
+    auto enable = extension<decltype(&zetMetricTracerEnableExp)>(driver, "zetMetricTracerEnableExp");
+    auto disable = extension<decltype(&zetMetricTracerDisableExp)>(driver, "zetMetricTracerDisableExp");
+    ASSERT_TRUE(create && destroy && enable && disable);
+    ZE_OK(zeEventHostReset(shared));
+    ZE_OK(zetContextActivateMetricGroups(context, device, 1, &engine));
+    zet_metric_tracer_exp_desc_t td{static_cast<zet_structure_type_t>(ZEHAL_STYPE_METRIC_TRACER_EXP_DESC), nullptr, 1};
+    zet_metric_tracer_exp_handle_t t = nullptr;
+    EXPECT_EQ(create(context, device, 1, &engine, &td, foreign, &t), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ZE_OK(create(context, device, 1, &engine, &td, shared, &t));
+    ZE_OK(enable(t, 1));  // its enable marker is a record: the event fires
+    EXPECT_EQ(zeEventHostSynchronize(shared, kTenSeconds), ZE_RESULT_SUCCESS);
+    ZE_OK(disable(t, 1));
+    ZE_OK(destroy(t));
+}
+
+// Each group names its source (zet_metric_source_id_exp_t): the sim device's four groups are
+// four sources (commands' events, asynchronous events, export memory, sampled counters).
+TEST_F(ZeMetricSampling, EachGroupNamesItsSource) {
+    uint32_t n = 0;
+    ZE_OK(zetMetricGroupGet(device, &n, nullptr));
+    std::vector<zet_metric_group_handle_t> groups(n);
+    ZE_OK(zetMetricGroupGet(device, &n, groups.data()));
+    std::set<uint32_t> sources;
+    for (zet_metric_group_handle_t g : groups) {
+        zet_metric_source_id_exp_t source{static_cast<zet_structure_type_t>(ZEHAL_STYPE_METRIC_SOURCE_ID_EXP), nullptr,
+                                          UINT32_MAX};
+        zet_metric_group_type_exp_t type{static_cast<zet_structure_type_t>(ZEHAL_STYPE_METRIC_GROUP_TYPE_EXP), &source,
+                                         0};
+        zet_metric_group_properties_t p{};
+        p.stype = ZET_STRUCTURE_TYPE_METRIC_GROUP_PROPERTIES;
+        p.pNext = &type;
+        ZE_OK(zetMetricGroupGetProperties(g, &p));
+        EXPECT_NE(type.type, 0u) << p.name;
+        EXPECT_NE(source.sourceId, UINT32_MAX) << p.name;
+        sources.insert(source.sourceId);
+    }
+    EXPECT_EQ(sources.size(), groups.size()) << "two groups of one source";
+    if (is_sim(device)) {
+        EXPECT_EQ(sources.size(), 4u);
+    }
 }
 
 }  // namespace
