@@ -172,9 +172,9 @@ public:
     virtual bool waits_for_event(const Event& event) const noexcept { return owns_event(event); }
     // True when commands of this device may signal `event`, and so reset it, query its kernel
     // timestamps and take back the command that signals it: its own events, and where the
-    // backend can, another device's (CUDA: one without timestamps, a flag every device of the
-    // backend writes; sim: every sim device's, timestamps written in the event's device's
-    // ticks). A Level Zero event pool made for every device of a context is signalled by each
+    // backend can, another device's (CUDA: every CUDA device's, its flag written by any of
+    // them and its timestamps by the writer's timer, read in the event's device's ticks; sim:
+    // every sim device's, timestamps written in the event's device's ticks). A Level Zero event pool made for every device of a context is signalled by each
     // device's lists.
     virtual bool signals_event(const Event& event) const noexcept { return owns_event(event); }
     // Makes writes that reached the device's memory from outside the device (the host, a
