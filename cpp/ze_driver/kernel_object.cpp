@@ -36,6 +36,13 @@ ze_result_t KernelObject::set_group_size(uint32_t x, uint32_t y, uint32_t z) {
     return ZE_RESULT_SUCCESS;
 }
 
+ze_result_t KernelObject::set_global_offset(uint32_t x, uint32_t y, uint32_t z) {
+    std::lock_guard lock(mu_);
+    if (ze_result_t r = kernel_->set_global_offset(x, y, z); r != ZE_RESULT_SUCCESS) return r;
+    global_offset_ = {x, y, z};
+    return ZE_RESULT_SUCCESS;
+}
+
 ze_result_t KernelObject::suggest_group_size(std::array<uint32_t, 3> global, std::array<uint32_t, 3>* out) const {
     return kernel_->suggest_group_size(global, out);
 }
@@ -71,6 +78,9 @@ ze_result_t KernelObject::launchable(bool copy, hal::KernelRef* out) const {
     if (group_size_[0] != 0)
         if (ze_result_t r = k->set_group_size(group_size_[0], group_size_[1], group_size_[2]); r != ZE_RESULT_SUCCESS)
             return r;
+    if (ze_result_t r = k->set_global_offset(global_offset_[0], global_offset_[1], global_offset_[2]);
+        r != ZE_RESULT_SUCCESS)
+        return r;
     // Its pointer arguments as a queue checks them when the launch is queued, now, against the
     // device (Device::check_operand): an execution then finds its operands valid.
     hal::DeviceTarget target(*module_->device->device);

@@ -295,6 +295,7 @@ SimLaunch::SimLaunch(std::shared_ptr<const compiler::HostModule> host, uint32_t 
       args_(std::move(args)) {
     grid_.group_count = groups;
     grid_.group_size = args_.group_size;
+    grid_.global_offset = args_.global_offset;
     holds_.reserve(args_.values.size());
 }
 
