@@ -38,8 +38,8 @@ public:
     const hal::KernelProperties& properties() const { return kernel_->properties(); }
 
     // Sets argument `index` on the HAL kernel (its checks and errors) and remembers it. A
-    // by-value argument given more bytes than its size takes its first bytes (as Intel's
-    // driver does); fewer bytes are INVALID_KERNEL_ARGUMENT_SIZE.
+    // by-value argument given more bytes than its size takes its first bytes, given fewer
+    // takes them as its low bytes with zeros above (both as Intel's driver does).
     ze_result_t set_argument(uint32_t index, size_t size, const void* value);
     // Sets the group size on the HAL kernel (its checks and errors) and remembers it.
     ze_result_t set_group_size(uint32_t x, uint32_t y, uint32_t z);
