@@ -149,6 +149,13 @@ public:
     // code: each HostModule has storage of its own, initialised as the program says, for
     // as long as it lives. Null for an index past the last.
     virtual void* global_address(size_t index) const = 0;
+    // The address of function `name` of the program as kernels call it through a pointer
+    // (a function taken from an integer or a function pointer, SPV_INTEL_function_pointers):
+    // its host code, which takes the work-item context after its own parameters, as every
+    // call in the lowered code passes it. Functions the module exports that are not kernels
+    // and reach no barrier have one (a work-item cannot suspend inside a call through a
+    // pointer); null for any other name.
+    virtual void* function_address(std::string_view name) const = 0;
 };
 
 // PTX for an NVIDIA GPU of compute capability `sm` (e.g. 80, 90; targets newer than LLVM

@@ -100,5 +100,16 @@ TEST(Ptx, KernelsTakeTheGlobalOffsetAfterTheirParameters) {
     EXPECT_EQ(testing::ptxas_errors(ptxas, plain, 80), "");
 }
 
+// Calls through function pointers become NVPTX's indirect calls, which ptxas takes.
+TEST(Ptx, CallsThroughFunctionPointersBecomeIndirectCalls) {
+    ZEHAL_REQUIRE_COMPILER();
+    const std::string ptx = ptx_of("function_pointers", 80);
+    EXPECT_NE(ptx.find(".entry call_pointer("), std::string::npos) << ptx.substr(0, 2000);
+    EXPECT_NE(ptx.find("prototype"), std::string::npos) << ptx.substr(0, 4000);
+    const std::string ptxas = testing::find_ptxas();
+    if (ptxas.empty()) GTEST_SKIP() << "no ptxas (set ZEHAL_PTXAS or CUDA_HOME): the PTX is not assembled";
+    EXPECT_EQ(testing::ptxas_errors(ptxas, ptx, 80), "");
+}
+
 }  // namespace
 }  // namespace zehal::compiler

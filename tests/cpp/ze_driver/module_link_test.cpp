@@ -318,10 +318,10 @@ TEST_F(ZeModuleLink, AnUnlinkedModuleHasNoVariablesYet) {
 }
 
 // Function pointers: a name that is no kernel or exported function of the module is
-// INVALID_FUNCTION_NAME (a variable's name too); null arguments are refused. zehal's devices
-// give no function addresses (kernels cannot call through pointers there): the names the
-// module has are UNSUPPORTED_FEATURE (on CUDA, every name).
-TEST_F(ZeModuleLink, FunctionPointersOfUnknownNamesAreRefused) {
+// INVALID_FUNCTION_NAME (a variable's name too); null arguments are refused. The sim device
+// gives the address of an exported function, not of a kernel nor of a function that reaches
+// a barrier (UNSUPPORTED_FEATURE); CUDA answers UNSUPPORTED_FEATURE to every name.
+TEST_F(ZeModuleLink, FunctionPointersAreThoseOfCallableFunctions) {
     ze_module_handle_t exp = module("link_exporter");
     ASSERT_NE(exp, nullptr);
     void* f = reinterpret_cast<void*>(uintptr_t{0x1000});
@@ -332,8 +332,12 @@ TEST_F(ZeModuleLink, FunctionPointersOfUnknownNamesAreRefused) {
     EXPECT_EQ(zeModuleGetFunctionPointer(exp, "no_such_function", &f), ZE_RESULT_ERROR_INVALID_FUNCTION_NAME);
     EXPECT_EQ(zeModuleGetFunctionPointer(exp, "link_counter", &f), ZE_RESULT_ERROR_INVALID_FUNCTION_NAME);
     EXPECT_EQ(f, reinterpret_cast<void*>(uintptr_t{0x1000}));  // untouched
-    for (const char* name : {"add_offset", "read_counter"})
+    for (const char* name : {"group_sum", "read_counter"})
         EXPECT_EQ(zeModuleGetFunctionPointer(exp, name, &f), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) << name;
+    EXPECT_EQ(f, reinterpret_cast<void*>(uintptr_t{0x1000}));  // untouched
+    ZE_OK(zeModuleGetFunctionPointer(exp, "add_offset", &f));
+    EXPECT_NE(f, reinterpret_cast<void*>(uintptr_t{0x1000}));
+    EXPECT_NE(f, nullptr);
 }
 
 }  // namespace
