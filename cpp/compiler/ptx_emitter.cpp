@@ -105,6 +105,8 @@ llvm::Function* add_offset_parameters(llvm::Function* kernel, llvm::GlobalVariab
     kernel->setName(entry->getName() + ".body");
     kernel->setLinkage(llvm::GlobalValue::InternalLinkage);
     kernel->setCallingConv(llvm::CallingConv::C);
+    kernel->removeFnAttr(llvm::Attribute::NoInline);  // the SPIR-V's DontInline: the entry is its own
+    kernel->removeFnAttr(llvm::Attribute::OptimizeNone);
     kernel->addFnAttr(llvm::Attribute::AlwaysInline);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", entry));
     const unsigned n = old_type->getNumParams();
