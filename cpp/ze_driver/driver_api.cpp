@@ -30,6 +30,7 @@ constexpr Extension kExtensions[] = {
     {ZE_MEMORY_FREE_POLICIES_EXT_NAME, ZE_MAKE_VERSION(1, 0)},
     {ZE_GLOBAL_OFFSET_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
     {ZE_KERNEL_MAX_GROUP_SIZE_PROPERTIES_EXT_NAME, ZE_MAKE_VERSION(1, 0)},
+    {ZE_MODULE_PROGRAM_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
 };
 
 // The extension functions zeDriverGetExtensionFunctionAddress hands out.
