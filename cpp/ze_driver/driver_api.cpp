@@ -48,6 +48,7 @@ constexpr std::string_view kExtensionFunctions[] = {
     "zeCommandListImmediateAppendCommandListsExp",
     "zetDeviceGetConcurrentMetricGroupsExp",
     "zetMetricGroupGetGlobalTimestampsExp",
+    "zeKernelSetGlobalOffsetExp",
 };
 
 constexpr uint32_t kInitFlagsGpuOnly = 1u << 0;

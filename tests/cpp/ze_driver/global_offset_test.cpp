@@ -86,6 +86,9 @@ TEST_F(ZeGlobalOffset, DriverAdvertisesTheExtension) {
     bool found = false;
     for (const auto& p : props) found = found || std::string(p.name) == ZE_GLOBAL_OFFSET_EXP_NAME;
     EXPECT_TRUE(found);
+    void* f = nullptr;
+    ZE_OK(zeDriverGetExtensionFunctionAddress(driver, "zeKernelSetGlobalOffsetExp", &f));
+    EXPECT_NE(f, nullptr);
 }
 
 TEST_F(ZeGlobalOffset, WorkItemsSeeTheOffsetOfTheirLaunch) {
