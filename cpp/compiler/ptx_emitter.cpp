@@ -182,12 +182,13 @@ void define_global_query(llvm::Function& f, llvm::GlobalVariable* offset, bool w
     llvm::Value* at = b.CreateInBoundsGEP(offset->getValueType(), offset, {b.getInt32(0), index});
     llvm::Value* value = b.CreateZExt(b.CreateLoad(b.getInt32Ty(), at), b.getInt64Ty());
     if (with_id) {
-        llvm::Value* group = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
-                                  llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z);
-        llvm::Value* size = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_y,
-                                 llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_z);
-        llvm::Value* local = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
-                                  llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z);
+        namespace nvvm = llvm::Intrinsic;
+        llvm::Value* group =
+            sreg(nvvm::nvvm_read_ptx_sreg_ctaid_x, nvvm::nvvm_read_ptx_sreg_ctaid_y, nvvm::nvvm_read_ptx_sreg_ctaid_z);
+        llvm::Value* size =
+            sreg(nvvm::nvvm_read_ptx_sreg_ntid_x, nvvm::nvvm_read_ptx_sreg_ntid_y, nvvm::nvvm_read_ptx_sreg_ntid_z);
+        llvm::Value* local =
+            sreg(nvvm::nvvm_read_ptx_sreg_tid_x, nvvm::nvvm_read_ptx_sreg_tid_y, nvvm::nvvm_read_ptx_sreg_tid_z);
         value = b.CreateAdd(b.CreateAdd(b.CreateMul(group, size), local), value);
     }
     b.CreateRet(b.CreateSelect(in_range, b.CreateZExtOrTrunc(value, f.getReturnType()),
