@@ -119,6 +119,9 @@ llvm::Function* add_group_entry(llvm::Module& module, llvm::Function* kernel, si
     llvm::Value* context_in = entry->getArg(1);
     auto* block = llvm::BasicBlock::Create(c, "entry", entry);
     llvm::IRBuilder<> b(block);
+    // Inlined into the loop whatever the SPIR-V's function control says (DontInline).
+    kernel->removeFnAttr(llvm::Attribute::NoInline);
+    kernel->removeFnAttr(llvm::Attribute::OptimizeNone);
     kernel->addFnAttr(llvm::Attribute::AlwaysInline);
     std::vector<ByValueCopy> copies;
     // A private copy of the context: its fields do not escape, so they live in registers.

@@ -14,7 +14,9 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <string>
 
 #include "group_runner.hpp"
 #include "host_jit.hpp"
@@ -28,7 +30,7 @@ namespace zehal::compiler {
 namespace {
 
 // Bumped when the lowering changes what an object file holds.
-constexpr std::string_view kHostFormat = "host-v5";
+constexpr std::string_view kHostFormat = "host-v6";
 
 // The work-item coroutines split (work_item_coroutine.hpp) after a first cleanup of the
 // lowered code: allocas to values, common loads merged, blocks simplified.
@@ -38,11 +40,13 @@ constexpr std::string_view kSplitCoroutines =
 class HostModuleImpl final : public HostModule {
 public:
     HostModuleImpl(std::shared_ptr<const Program> program, std::unique_ptr<llvm::orc::LLJIT> jit,
-                   std::vector<HostKernel> kernels, std::vector<void*> globals, uint64_t local_bytes)
+                   std::vector<HostKernel> kernels, std::vector<void*> globals,
+                   std::map<std::string, void*, std::less<>> functions, uint64_t local_bytes)
         : program_(std::move(program)),
           jit_(std::move(jit)),
           kernels_(std::move(kernels)),
           globals_(std::move(globals)),
+          functions_(std::move(functions)),
           local_bytes_(local_bytes) {}
 
     ze_result_t run(uint32_t index, const LaunchArgs& args, const LaunchGrid& grid, std::string* error) const override {
@@ -54,11 +58,17 @@ public:
 
     void* global_address(size_t index) const override { return index < globals_.size() ? globals_[index] : nullptr; }
 
+    void* function_address(std::string_view name) const override {
+        auto it = functions_.find(name);
+        return it == functions_.end() ? nullptr : it->second;
+    }
+
 private:
     std::shared_ptr<const Program> program_;
     std::unique_ptr<llvm::orc::LLJIT> jit_;  // owns the code the kernels' entries point into
     std::vector<HostKernel> kernels_;
-    std::vector<void*> globals_;  // program()->globals() in this JIT's memory
+    std::vector<void*> globals_;                           // program()->globals() in this JIT's memory
+    std::map<std::string, void*, std::less<>> functions_;  // the code's table of callable functions
     uint64_t local_bytes_;
 };
 
@@ -222,8 +232,19 @@ ze_result_t load_host_module(const std::shared_ptr<const Program>& program, llvm
         }
         globals.push_back(symbol->toPtr<void*>());
     }
+    auto function_table = (*jit)->lookup(kFunctionTableSymbol);
+    if (!function_table) {
+        return fail(log,
+                    "cannot find the function table in the host code: " + llvm::toString(function_table.takeError()));
+    }
+    std::map<std::string, void*, std::less<>> functions;
+    const auto* count = function_table->toPtr<const uint64_t*>();
+    const auto* function_rows = reinterpret_cast<const ModuleTableFunction*>(count + 1);
+    for (uint64_t i = 0; i < *count; ++i) {
+        functions.emplace(function_rows[i].name, function_rows[i].address);
+    }
     *out = std::make_shared<HostModuleImpl>(program, std::move(*jit), std::move(kernels), std::move(globals),
-                                            local_bytes);
+                                            std::move(functions), local_bytes);
     return ZE_RESULT_SUCCESS;
 }
 

@@ -7,8 +7,10 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "host_builtins.hpp"
 #include "host_entries.hpp"
@@ -139,7 +141,9 @@ llvm::Value* emit_generic_cast(llvm::IRBuilder<>& b, llvm::Value* context, Gener
 }
 
 // Gives every defined function a last parameter, the work-item context, and passes it
-// on at every call between them. Returns the map from old to new functions.
+// on at every call between them, and at every call through a pointer (whose target is
+// such a function: function pointers are taken of them). Returns the map from old to new
+// functions.
 std::map<llvm::Function*, llvm::Function*> thread_context(llvm::Module& module) {
     llvm::LLVMContext& c = module.getContext();
     llvm::Type* context_type = llvm::Type::getInt8PtrTy(c);
@@ -181,20 +185,34 @@ std::map<llvm::Function*, llvm::Function*> thread_context(llvm::Module& module) 
             auto* callee = llvm::dyn_cast<llvm::Function>(call->getCalledOperand()->stripPointerCasts());
             auto it = callee != nullptr ? threaded.find(callee) : threaded.end();
             call->setCallingConv(llvm::CallingConv::C);
-            if (it == threaded.end()) {
+            llvm::FunctionCallee target;
+            if (it != threaded.end()) {
+                target = it->second;
+            } else if (callee == nullptr && !call->isInlineAsm()) {
+                std::vector<llvm::Type*> params(call->getFunctionType()->param_begin(),
+                                                call->getFunctionType()->param_end());
+                params.push_back(context_type);
+                auto* type = llvm::FunctionType::get(call->getType(), params, false);
+                llvm::Value* called = call->getCalledOperand();
+                llvm::Value* pointer = llvm::CastInst::CreatePointerCast(
+                    called, type->getPointerTo(called->getType()->getPointerAddressSpace()), "", call);
+                target = llvm::FunctionCallee(type, pointer);
+            } else {
                 continue;
             }
             std::vector<llvm::Value*> args(call->arg_begin(), call->arg_end());
             args.push_back(context);
-            auto* replacement = llvm::CallInst::Create(it->second, args, "", call);
+            auto* replacement = llvm::CallInst::Create(target, args, "", call);
             replacement->takeName(call);
             replacement->setDebugLoc(call->getDebugLoc());
             call->replaceAllUsesWith(replacement);
             call->eraseFromParent();
         }
     }
+    // What is left are the functions' addresses (function pointers): the new functions'.
     for (auto& [old_function, function] : threaded) {
-        old_function->replaceAllUsesWith(llvm::UndefValue::get(old_function->getType()));
+        old_function->replaceAllUsesWith(
+            llvm::ConstantExpr::getPointerBitCastOrAddrSpaceCast(function, old_function->getType()));
         old_function->eraseFromParent();
     }
     return threaded;
@@ -357,6 +375,28 @@ void relax_vector_alignment(llvm::Module& module) {
     }
 }
 
+// The table the module exports as kFunctionTableSymbol: the count, then the name and
+// address of each function of `functions` (their lowered forms, which take the context last).
+void add_function_table(llvm::Module& module, const std::vector<llvm::Function*>& functions) {
+    llvm::LLVMContext& c = module.getContext();
+    llvm::Type* i64 = llvm::Type::getInt64Ty(c);
+    llvm::Type* byte_pointer = llvm::Type::getInt8PtrTy(c);
+    auto* row_type = llvm::StructType::get(c, {byte_pointer, byte_pointer});
+    std::vector<llvm::Constant*> rows;
+    for (llvm::Function* f : functions) {
+        llvm::Constant* name = llvm::ConstantDataArray::getString(c, f->getName());
+        auto* text = new llvm::GlobalVariable(module, name->getType(), true, llvm::GlobalValue::PrivateLinkage, name,
+                                              "zehal.function_name");
+        rows.push_back(llvm::ConstantStruct::get(row_type, {llvm::ConstantExpr::getBitCast(text, byte_pointer),
+                                                            llvm::ConstantExpr::getBitCast(f, byte_pointer)}));
+    }
+    auto* rows_type = llvm::ArrayType::get(row_type, rows.size());
+    auto* table_type = llvm::StructType::get(c, {i64, rows_type});
+    auto* table = llvm::ConstantStruct::get(
+        table_type, {llvm::ConstantInt::get(i64, rows.size()), llvm::ConstantArray::get(rows_type, rows)});
+    new llvm::GlobalVariable(module, table_type, true, llvm::GlobalValue::ExternalLinkage, table, kFunctionTableSymbol);
+}
+
 }  // namespace
 
 ze_result_t lower_for_host(llvm::Module& module, const llvm::DataLayout& layout, const std::string& triple,
@@ -383,6 +423,15 @@ ze_result_t lower_for_host(llvm::Module& module, const llvm::DataLayout& layout,
     for (auto& [old_function, function] : threaded) {
         lower_work_item_calls(*function, barrier);
     }
+    // The functions kernels may call through pointers: those the module exports, not kernels,
+    // that reach no barrier (a work-item cannot suspend inside a call through a pointer).
+    std::vector<llvm::Function*> callable;
+    for (auto& [old_function, function] : threaded) {
+        if (!function->hasLocalLinkage() && std::find(kernels.begin(), kernels.end(), function) == kernels.end() &&
+            !reaches_barrier(*function, llvm::cast<llvm::Function>(barrier.getCallee()))) {
+            callable.push_back(function);
+        }
+    }
     const uint64_t local_bytes = lower_local_variables(module);
     relax_vector_alignment(module);
     for (llvm::Function& function : module) {
@@ -403,6 +452,7 @@ ze_result_t lower_for_host(llvm::Module& module, const llvm::DataLayout& layout,
         r != ZE_RESULT_SUCCESS) {
         return r;
     }
+    add_function_table(module, callable);
     // The barriers left are in functions no entry calls any more (their callers' copies
     // were inlined into the coroutines): they never run.
     while (!barrier_function->use_empty()) {

@@ -7,6 +7,7 @@
 #include <llvm/IR/Metadata.h>
 
 #include <set>
+#include <string>
 
 namespace zehal::compiler {
 
@@ -135,6 +136,78 @@ uint32_t private_bytes(const llvm::Function& kernel) {
     return static_cast<uint32_t>(bytes);
 }
 
+// "name(x,y,z)" of a metadata node of three integers (reqd_work_group_size,
+// work_group_size_hint); "" when `kernel` has no such node.
+std::string size_attribute(const llvm::Function& kernel, const char* name) {
+    const llvm::MDNode* node = kernel.getMetadata(name);
+    if (node == nullptr) {
+        return {};
+    }
+    std::string text = std::string(name) + "(";
+    for (unsigned d = 0; d < node->getNumOperands(); ++d) {
+        const auto* value = llvm::mdconst::dyn_extract<llvm::ConstantInt>(node->getOperand(d));
+        text += (d ? "," : "") + std::to_string(value ? value->getZExtValue() : 0);
+    }
+    return text + ")";
+}
+
+// The OpenCL C name of `type` (a scalar or vector the translator gives vec_type_hint as),
+// unsigned integers when `is_signed` is false; "" for another type.
+std::string opencl_type_name(llvm::Type* type, bool is_signed) {
+    std::string suffix;
+    if (auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(type)) {
+        suffix = std::to_string(vector->getNumElements());
+        type = vector->getElementType();
+    }
+    std::string base;
+    if (type->isHalfTy()) {
+        base = "half";
+    } else if (type->isFloatTy()) {
+        base = "float";
+    } else if (type->isDoubleTy()) {
+        base = "double";
+    } else if (type->isIntegerTy(8)) {
+        base = is_signed ? "char" : "uchar";
+    } else if (type->isIntegerTy(16)) {
+        base = is_signed ? "short" : "ushort";
+    } else if (type->isIntegerTy(32)) {
+        base = is_signed ? "int" : "uint";
+    } else if (type->isIntegerTy(64)) {
+        base = is_signed ? "long" : "ulong";
+    } else {
+        return {};
+    }
+    return base + suffix;
+}
+
+// The attributes of `kernel` as OpenCL C writes them, space-separated, from the metadata the
+// translator makes of the SPIR-V execution modes (LocalSize, LocalSizeHint, VecTypeHint,
+// SubgroupSize). SPIR-V's VecTypeHint has no sign: an unsigned type reads as its signed one.
+std::string source_attributes(const llvm::Function& kernel) {
+    std::vector<std::string> parts{size_attribute(kernel, "reqd_work_group_size"),
+                                   size_attribute(kernel, "work_group_size_hint")};
+    if (const llvm::MDNode* hint = kernel.getMetadata("vec_type_hint"); hint && hint->getNumOperands() >= 2) {
+        const auto* type = llvm::dyn_cast<llvm::ValueAsMetadata>(hint->getOperand(0));
+        const auto* sign = llvm::mdconst::dyn_extract<llvm::ConstantInt>(hint->getOperand(1));
+        const std::string name = type ? opencl_type_name(type->getType(), sign && !sign->isZero()) : std::string();
+        if (!name.empty()) {
+            parts.push_back("vec_type_hint(" + name + ")");
+        }
+    }
+    if (const llvm::MDNode* sub = kernel.getMetadata("intel_reqd_sub_group_size"); sub && sub->getNumOperands() > 0) {
+        if (const auto* size = llvm::mdconst::dyn_extract<llvm::ConstantInt>(sub->getOperand(0))) {
+            parts.push_back("intel_reqd_sub_group_size(" + std::to_string(size->getZExtValue()) + ")");
+        }
+    }
+    std::string text;
+    for (const std::string& part : parts) {
+        if (!part.empty()) {
+            text += (text.empty() ? "" : " ") + part;
+        }
+    }
+    return text;
+}
+
 }  // namespace
 
 std::vector<llvm::Function*> kernel_functions(llvm::Module& module) {
@@ -159,6 +232,7 @@ std::vector<KernelInfo> read_kernels(const llvm::Module& module) {
             info.args.push_back(arg);
         }
         info.required_group_size = required_group_size(*f);
+        info.attributes = source_attributes(*f);
         info.private_bytes = private_bytes(*f);
         info.local_bytes = static_local_bytes(*f);
         kernels.push_back(std::move(info));

@@ -45,6 +45,9 @@ struct KernelInfo {
     std::array<uint32_t, 3> required_group_size{};  // reqd_work_group_size; zeros when none
     uint32_t private_bytes = 0;                     // private memory per work-item (estimate)
     uint32_t local_bytes = 0;                       // static __local memory per group
+    // Its OpenCL C attributes as the source wrote them, space-separated (e.g.
+    // "reqd_work_group_size(8,4,1) vec_type_hint(float4)"); "" when none.
+    std::string attributes;
 };
 
 // A program-scope variable (OpenCL C `global` or `constant` at file scope) that the module
@@ -146,6 +149,13 @@ public:
     // code: each HostModule has storage of its own, initialised as the program says, for
     // as long as it lives. Null for an index past the last.
     virtual void* global_address(size_t index) const = 0;
+    // The address of function `name` of the program as kernels call it through a pointer
+    // (a function taken from an integer or a function pointer, SPV_INTEL_function_pointers):
+    // its host code, which takes the work-item context after its own parameters, as every
+    // call in the lowered code passes it. Functions the module exports that are not kernels
+    // and reach no barrier have one (a work-item cannot suspend inside a call through a
+    // pointer); null for any other name.
+    virtual void* function_address(std::string_view name) const = 0;
 };
 
 // PTX for an NVIDIA GPU of compute capability `sm` (e.g. 80, 90; targets newer than LLVM
@@ -160,8 +170,9 @@ public:
 //   arguments out in argument order, each at an offset aligned to 16 bytes, and asks for
 //   their total as the launch's dynamic shared memory (cuLaunchKernel's sharedMemBytes);
 //   static __local variables are static shared memory, not part of that total;
-// - reqd_work_group_size is in the PTX as .reqntid; get_global_offset() is 0 on CUDA (a
-//   launch with a non-zero offset is the backend's UNSUPPORTED_FEATURE);
+// - after the kernel's own parameters, three 32-bit ones: the launch's global offset (x, y, z),
+//   which get_global_offset() returns and get_global_id() includes;
+// - reqd_work_group_size is in the PTX as .reqntid;
 // - get_work_dim() is the highest dimension with more than one work-item in the launch.
 ze_result_t emit_ptx(const Program& program, uint32_t sm, std::string* ptx, std::string* log);
 

@@ -34,9 +34,12 @@ namespace zehal::compiler {
 namespace {
 
 // Bumped when the lowering changes the PTX it makes for a program.
-constexpr std::string_view kPtxFormat = "ptx-v3";
+constexpr std::string_view kPtxFormat = "ptx-v4";
 constexpr const char* kTriple = "nvptx64-nvidia-cuda";
 constexpr const char* kDynamicShared = "zehal_dynamic_shared";
+constexpr const char* kGlobalOffset = "zehal_global_offset";
+constexpr const char* kGetGlobalOffset = "_Z17get_global_offsetj";
+constexpr const char* kGetGlobalId = "_Z13get_global_idj";
 // Compute capabilities, newest first: the first LLVM knows at or below the one asked.
 constexpr std::array<uint32_t, 14> kKnownSms{90, 89, 87, 86, 80, 75, 72, 70, 62, 61, 60, 53, 52, 50};
 
@@ -84,6 +87,46 @@ llvm::Function* lower_local_arguments(llvm::Function* kernel, llvm::GlobalVariab
     return g;
 }
 
+// `kernel` behind an entry of its name that takes three more 32-bit parameters, the launch's
+// global offset, stores them in `offset` (the __shared__ array get_global_offset reads; null
+// when the module reads no offset) and calls it. Every work-item of the group stores the same
+// values before it reads any, so no barrier is needed. The kernel becomes an internal function,
+// inlined into the entry (other kernels calling it as a function still reach it).
+llvm::Function* add_offset_parameters(llvm::Function* kernel, llvm::GlobalVariable* offset) {
+    llvm::LLVMContext& c = kernel->getContext();
+    llvm::FunctionType* old_type = kernel->getFunctionType();
+    std::vector<llvm::Type*> params(old_type->param_begin(), old_type->param_end());
+    params.insert(params.end(), 3, llvm::Type::getInt32Ty(c));
+    auto* type = llvm::FunctionType::get(old_type->getReturnType(), params, false);
+    llvm::Function* entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, kernel->getAddressSpace(),
+                                                   "", kernel->getParent());
+    entry->takeName(kernel);
+    entry->copyMetadata(kernel, 0);
+    kernel->setName(entry->getName() + ".body");
+    kernel->setLinkage(llvm::GlobalValue::InternalLinkage);
+    kernel->setCallingConv(llvm::CallingConv::C);
+    kernel->removeFnAttr(llvm::Attribute::NoInline);  // the SPIR-V's DontInline: the entry is its own
+    kernel->removeFnAttr(llvm::Attribute::OptimizeNone);
+    kernel->addFnAttr(llvm::Attribute::AlwaysInline);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", entry));
+    const unsigned n = old_type->getNumParams();
+    if (offset != nullptr) {
+        for (unsigned d = 0; d < 3; ++d) {
+            b.CreateStore(entry->getArg(n + d), b.CreateConstInBoundsGEP2_32(offset->getValueType(), offset, 0, d));
+        }
+    }
+    std::vector<llvm::Value*> args;
+    for (unsigned i = 0; i < n; ++i) {
+        entry->addParamAttrs(i, llvm::AttrBuilder(c, kernel->getAttributes().getParamAttrs(i)));
+        entry->getArg(i)->setName(kernel->getArg(i)->getName());
+        args.push_back(entry->getArg(i));
+    }
+    llvm::CallInst* call = b.CreateCall(kernel, args);
+    call->setCallingConv(llvm::CallingConv::C);
+    b.CreateRetVoid();
+    return entry;
+}
+
 // Marks `kernel` as a kernel in nvvm.annotations (with its reqd_work_group_size).
 void annotate_kernel(llvm::Module& module, llvm::Function* kernel) {
     llvm::LLVMContext& c = module.getContext();
@@ -120,17 +163,49 @@ void define_work_dim(llvm::Function& f) {
     b.CreateRet(dim);
 }
 
+// get_global_offset(dim) (the launch's, from `offset`) or, with `with_id`, get_global_id(dim):
+// group id × group size + local id + offset, which libclc's get_global_id lacks. 0 for a
+// dimension past the third (OpenCL C 1.2, 6.12.1).
+void define_global_query(llvm::Function& f, llvm::GlobalVariable* offset, bool with_id) {
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(f.getContext(), "entry", &f));
+    llvm::Module* m = f.getParent();
+    llvm::Value* dim = f.getArg(0);
+    llvm::Value* in_range = b.CreateICmpULT(dim, b.getInt32(3));
+    llvm::Value* index = b.CreateSelect(in_range, dim, b.getInt32(0));
+    // The special register of dimension `index`, as a 64-bit value.
+    auto sreg = [&](llvm::Intrinsic::ID x, llvm::Intrinsic::ID y, llvm::Intrinsic::ID z) {
+        auto read = [&](llvm::Intrinsic::ID id) { return b.CreateCall(llvm::Intrinsic::getDeclaration(m, id)); };
+        llvm::Value* v = b.CreateSelect(b.CreateICmpEQ(index, b.getInt32(0)), read(x),
+                                        b.CreateSelect(b.CreateICmpEQ(index, b.getInt32(1)), read(y), read(z)));
+        return b.CreateZExt(v, b.getInt64Ty());
+    };
+    llvm::Value* at = b.CreateInBoundsGEP(offset->getValueType(), offset, {b.getInt32(0), index});
+    llvm::Value* value = b.CreateZExt(b.CreateLoad(b.getInt32Ty(), at), b.getInt64Ty());
+    if (with_id) {
+        namespace nvvm = llvm::Intrinsic;
+        llvm::Value* group = sreg(nvvm::nvvm_read_ptx_sreg_ctaid_x, nvvm::nvvm_read_ptx_sreg_ctaid_y,
+                                  nvvm::nvvm_read_ptx_sreg_ctaid_z);
+        llvm::Value* size = sreg(nvvm::nvvm_read_ptx_sreg_ntid_x, nvvm::nvvm_read_ptx_sreg_ntid_y,
+                                 nvvm::nvvm_read_ptx_sreg_ntid_z);
+        llvm::Value* local = sreg(nvvm::nvvm_read_ptx_sreg_tid_x, nvvm::nvvm_read_ptx_sreg_tid_y,
+                                  nvvm::nvvm_read_ptx_sreg_tid_z);
+        value = b.CreateAdd(b.CreateAdd(b.CreateMul(group, size), local), value);
+    }
+    b.CreateRet(b.CreateSelect(in_range, b.CreateZExtOrTrunc(value, f.getReturnType()),
+                               llvm::ConstantInt::get(f.getReturnType(), 0)));
+}
+
 // The builtins zehal defines itself on NVPTX: atomics (libclc lacks the 64-bit ones),
-// get_work_dim(), global offsets, which CUDA launches do not have (always 0), and
-// to_global / to_local / to_private (libclc lacks OpenCL 2.0's).
-void define_target_builtins(llvm::Module& module) {
+// get_work_dim(), get_global_offset() and get_global_id() over the launch's global offset
+// (`offset`, null when the module calls neither), and to_global / to_local / to_private
+// (libclc lacks OpenCL 2.0's).
+void define_target_builtins(llvm::Module& module, llvm::GlobalVariable* offset) {
     for (llvm::Function& f : module) {
         if (!f.isDeclaration()) {
             continue;
         }
-        if (f.getName() == "_Z17get_global_offsetj") {
-            llvm::IRBuilder<> b(llvm::BasicBlock::Create(module.getContext(), "entry", &f));
-            b.CreateRet(llvm::ConstantInt::get(f.getReturnType(), 0));
+        if (f.getName() == kGetGlobalOffset || f.getName() == kGetGlobalId) {
+            define_global_query(f, offset, f.getName() == kGetGlobalId);
         } else if (f.getName() == "_Z12get_work_dimv") {
             define_work_dim(f);
         } else if (!define_atomic_builtin(f) && !define_generic_cast(f)) {
@@ -160,9 +235,17 @@ ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine
                                             llvm::GlobalValue::ExternalLinkage, nullptr, kDynamicShared, nullptr,
                                             llvm::GlobalValue::NotThreadLocal, kLocalSpace);
     shared->setAlignment(llvm::Align(16));
+    // The launch's global offset, in a __shared__ array its entries fill, where read at all.
+    llvm::GlobalVariable* offset = nullptr;
+    if (module.getFunction(kGetGlobalOffset) != nullptr || module.getFunction(kGetGlobalId) != nullptr) {
+        auto* type = llvm::ArrayType::get(llvm::Type::getInt32Ty(c), 3);
+        offset = new llvm::GlobalVariable(module, type, false, llvm::GlobalValue::InternalLinkage,
+                                          llvm::UndefValue::get(type), kGlobalOffset, nullptr,
+                                          llvm::GlobalValue::NotThreadLocal, kLocalSpace);
+    }
     std::set<std::string> kernel_names;
     for (llvm::Function*& kernel : kernels) {
-        kernel = lower_local_arguments(kernel, shared);
+        kernel = add_offset_parameters(lower_local_arguments(kernel, shared), offset);
         kernel->setCallingConv(llvm::CallingConv::PTX_Kernel);
         annotate_kernel(module, kernel);
         kernel_names.insert(kernel->getName().str());
@@ -179,7 +262,7 @@ ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine
             }
         }
     }
-    define_target_builtins(module);
+    define_target_builtins(module, offset);
     rename_builtins_for_libclc(module);
     llvm::SMDiagnostic diagnostic;
     // Loaded lazily: only the builtins the kernels call are read and linked.

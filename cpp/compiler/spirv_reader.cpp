@@ -31,12 +31,13 @@ constexpr const char* kReaderName = "zehal-spirv-reader";
 // GenericPointer, Int8, and the floating-point atomics of SPV_EXT_shader_atomic_float_add
 // and SPV_EXT_shader_atomic_float_min_max: AtomicFloat32MinMaxEXT, AtomicFloat64MinMaxEXT,
 // AtomicFloat16MinMaxEXT, AtomicFloat32AddEXT, AtomicFloat64AddEXT and (of
-// SPV_EXT_shader_atomic_float16_add) AtomicFloat16AddEXT, and integers of any width
-// (ArbitraryPrecisionIntegersINTEL: the optimiser of the compiler that made the SPIR-V
-// narrows a loop's byte arithmetic to i7 or i9, which LLVM takes as it is). Images, pipes,
-// device enqueue and groups are not.
-constexpr std::array<uint32_t, 19> kSupportedCapabilities{4,  5,  6,    7,    8,    9,    10,   11,   12,  22,
-                                                          38, 39, 5612, 5613, 5616, 5844, 6033, 6034, 6095};
+// SPV_EXT_shader_atomic_float16_add) AtomicFloat16AddEXT, the function pointers of
+// SPV_INTEL_function_pointers: FunctionPointersINTEL and IndirectReferencesINTEL, and
+// integers of any width (ArbitraryPrecisionIntegersINTEL: the optimiser of the compiler that
+// made the SPIR-V narrows a loop's byte arithmetic to i7 or i9, which LLVM takes as it is).
+// Images, pipes, device enqueue and groups are not.
+constexpr std::array<uint32_t, 21> kSupportedCapabilities{4,  5,    6,    7,    8,    9,    10,   11,   12,   22,  38,
+                                                          39, 5603, 5604, 5612, 5613, 5616, 5844, 6033, 6034, 6095};
 
 ze_result_t fail(std::string* log, const std::string& why) {
     if (log != nullptr) {

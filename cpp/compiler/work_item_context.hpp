@@ -68,6 +68,13 @@ struct ModuleTableHeader {
     WorkItemResume resume;
 };
 inline constexpr const char* kModuleTableSymbol = "zehal.module";
+// The table the lowered module exports as "zehal.functions": a uint64_t count, then one
+// ModuleTableFunction per function kernels may call through a pointer.
+struct ModuleTableFunction {
+    const char* name;  // NUL-terminated
+    void* address;     // the lowered function: its parameters, then the WorkItemContext*
+};
+inline constexpr const char* kFunctionTableSymbol = "zehal.functions";
 inline constexpr const char* kFrameSymbol = "zehal_work_item_frame";
 
 }  // namespace zehal::compiler

@@ -44,6 +44,11 @@ KernelState::KernelState(KernelProperties props, const KernelLimits& limits)
       set_(props_.args.size(), false) {
     if (props_.max_group_size == 0 || props_.max_group_size > limits_.max_group_size)
         props_.max_group_size = limits_.max_group_size;
+    // A kernel that declares its group size runs with no other.
+    if (props_.required_group_size[0] != 0)
+        props_.max_group_size = std::min(props_.max_group_size, props_.required_group_size[0] *
+                                                                    props_.required_group_size[1] *
+                                                                    props_.required_group_size[2]);
     size_t words = 0;
     for (const KernelArg& arg : props_.args) {
         offsets_.push_back(words * sizeof(uint64_t));
@@ -106,6 +111,17 @@ std::array<uint32_t, 3> KernelState::group_size() const {
     return group_size_;
 }
 
+ze_result_t KernelState::set_global_offset(uint32_t x, uint32_t y, uint32_t z) {
+    std::lock_guard lock(mu_);
+    global_offset_ = {x, y, z};
+    return ZE_RESULT_SUCCESS;
+}
+
+std::array<uint32_t, 3> KernelState::global_offset() const {
+    std::lock_guard lock(mu_);
+    return global_offset_;
+}
+
 ze_result_t KernelState::suggest_group_size(std::array<uint32_t, 3> global, std::array<uint32_t, 3>* out) const {
     if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (global[0] == 0 || global[1] == 0 || global[2] == 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -140,6 +156,7 @@ ze_result_t KernelState::snapshot(LaunchSnapshot* out) const {
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
     out->group_size = group_size_;
+    out->global_offset = global_offset_;
     for (size_t i = 0; i < offsets_.size(); ++i)
         out->values[i] = reinterpret_cast<const unsigned char*>(out->storage.data()) + offsets_[i];
     return ZE_RESULT_SUCCESS;

@@ -20,10 +20,11 @@ namespace zehal::hal {
 // launch is appended (later set_argument calls do not reach it).
 struct LaunchSnapshot {
     std::array<uint32_t, 3> group_size{1, 1, 1};
-    std::vector<uint64_t> storage;    // every argument's bytes, each starting on 8 bytes
-    std::vector<size_t> offsets;      // argument i's first byte in storage
-    std::vector<size_t> local_sizes;  // argument i's __local bytes (0 for the others)
-    std::vector<const void*> values;  // argument i's bytes (into storage), as launches pass them
+    std::array<uint32_t, 3> global_offset{0, 0, 0};  // get_global_offset() of the launch
+    std::vector<uint64_t> storage;                   // every argument's bytes, each starting on 8 bytes
+    std::vector<size_t> offsets;                     // argument i's first byte in storage
+    std::vector<size_t> local_sizes;                 // argument i's __local bytes (0 for the others)
+    std::vector<const void*> values;                 // argument i's bytes (into storage), as launches pass them
 
     // The address argument `i` holds when it is a global or constant pointer.
     const void* pointer(size_t i) const noexcept;
@@ -47,7 +48,7 @@ ze_result_t check_group_count(const GroupCount& groups, const DeviceProperties& 
 
 // The properties of a kernel as the compiler read it from SPIR-V (compiler::KernelInfo: its
 // name, argument kinds, which are KernelArgKind's values, and sizes, required group size,
-// private and static __local bytes). A template, because the compiler is a peer of the HAL
+// private and static __local bytes, source attributes). A template, because the compiler is a peer of the HAL
 // core, which does not include it; the backends that build SPIR-V instantiate it. A __local
 // argument's size is 0 (each launch gives it); max_group_size is left 0 (KernelState sets
 // the device's).
@@ -62,21 +63,25 @@ KernelProperties properties_of_compiled(const CompiledKernel& info) {
     p.required_group_size = info.required_group_size;
     p.private_bytes = info.private_bytes;
     p.local_bytes = info.local_bytes;
+    p.source_attributes = info.attributes;
     return p;
 }
 
-// A Kernel whose arguments and group size are checked and kept here; a backend adds how it
+// A Kernel whose arguments, group size and global offset are checked and kept here; a backend adds how it
 // launches. Thread-safe.
 class KernelState : public Kernel {
 public:
     // A kernel of signature `props` (its max_group_size lowered to the device's when larger,
-    // or set to it when 0) on a device of `limits`.
+    // or set to it when 0, and to the required group size's product where there is one) on a
+    // device of `limits`.
     KernelState(KernelProperties props, const KernelLimits& limits);
 
     const KernelProperties& properties() const override { return props_; }
     ze_result_t set_argument(uint32_t index, size_t size, const void* value) override;
     ze_result_t set_group_size(uint32_t x, uint32_t y, uint32_t z) override;
     std::array<uint32_t, 3> group_size() const override;
+    ze_result_t set_global_offset(uint32_t x, uint32_t y, uint32_t z) override;
+    std::array<uint32_t, 3> global_offset() const override;
     ze_result_t suggest_group_size(std::array<uint32_t, 3> global, std::array<uint32_t, 3>* out) const override;
 
     // The state a launch runs with: INVALID_ARGUMENT while an argument is unset, or when the
@@ -89,6 +94,7 @@ private:
 
     mutable std::mutex mu_;  // the fields below
     std::array<uint32_t, 3> group_size_{1, 1, 1};
+    std::array<uint32_t, 3> global_offset_{0, 0, 0};
     std::vector<uint64_t> storage_;    // as LaunchSnapshot::storage
     std::vector<size_t> offsets_;      // fixed by the signature
     std::vector<size_t> local_sizes_;  // as LaunchSnapshot::local_sizes

@@ -38,6 +38,9 @@ struct KernelProperties {
     uint32_t private_bytes = 0;                     // private memory per work-item
     uint32_t local_bytes = 0;                       // static local memory per group
     uint32_t max_group_size = 0;                    // largest group this kernel may launch with
+    // OpenCL C attributes of the kernel's source, space-separated ("reqd_work_group_size(8,4,1)
+    // work_group_size_hint(1,1,1)"); "" when none or not known (native modules).
+    std::string source_attributes;
 };
 
 // Group counts of a launch (ze_group_count_t), every value >= 1.
@@ -62,6 +65,15 @@ public:
     virtual ze_result_t set_group_size(uint32_t x, uint32_t y, uint32_t z) = 0;
     // The group size launches use (the required one, or 1,1,1 until set).
     virtual std::array<uint32_t, 3> group_size() const = 0;
+    // Sets the global offset (ZE_experimental_global_offset) of later launches:
+    // get_global_offset(d) returns it and get_global_id(d) includes it. Any values are
+    // taken (OpenCL's limit is the wrap of size_t). UNSUPPORTED_FEATURE where the kernel's
+    // code cannot receive one (a native CUDA module: zero is taken, as it changes nothing).
+    virtual ze_result_t set_global_offset(uint32_t x, uint32_t y, uint32_t z) {
+        return x == 0 && y == 0 && z == 0 ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    }
+    // The global offset launches use (0,0,0 until set).
+    virtual std::array<uint32_t, 3> global_offset() const { return {0, 0, 0}; }
     // A group size for `global` work-items per dimension: each divides its global size,
     // their product within the device's maximum. INVALID_ARGUMENT for a zero size.
     virtual ze_result_t suggest_group_size(std::array<uint32_t, 3> global, std::array<uint32_t, 3>* out) const = 0;

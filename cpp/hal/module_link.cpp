@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "hal/module.hpp"
+#include "hal/module_program.hpp"
 
 namespace zehal::hal {
 
@@ -22,10 +23,18 @@ ze_result_t link_modules(std::span<const ModuleRef> modules, std::string* log) {
     if (std::any_of(modules.begin(), modules.end(), [](const ModuleRef& m) { return !m; }))
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (modules.empty()) return ZE_RESULT_SUCCESS;
+    // A module of several programs takes part as the modules it is made of.
     std::vector<ModuleRef> distinct;
+    auto add = [&](const ModuleRef& m) {
+        if (std::find(distinct.begin(), distinct.end(), m) == distinct.end()) distinct.push_back(m);
+    };
     try {
-        for (const ModuleRef& m : modules)
-            if (std::find(distinct.begin(), distinct.end(), m) == distinct.end()) distinct.push_back(m);
+        for (const ModuleRef& m : modules) {
+            if (const auto* program = dynamic_cast<const ProgramModule*>(m.get()))
+                std::for_each(program->parts().begin(), program->parts().end(), add);
+            else
+                add(m);
+        }
     } catch (const std::bad_alloc&) {
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }

@@ -226,10 +226,10 @@ std::unique_ptr<PyKernel> make_kernel(const PyModule& m, const std::string& name
     return k;
 }
 
-// Group counts or sizes: an int (x), or a sequence of one to three ints (x, y, z); missing
-// dimensions are 1.
-std::array<uint32_t, 3> dims_arg(pyb::handle obj, std::string_view what) {
-    std::array<uint32_t, 3> d{1, 1, 1};
+// Group counts, sizes or offsets: an int (x), or a sequence of one to three ints (x, y, z);
+// missing dimensions are `missing` (1 for counts and sizes, 0 for offsets).
+std::array<uint32_t, 3> dims_arg(pyb::handle obj, std::string_view what, uint32_t missing = 1) {
+    std::array<uint32_t, 3> d{missing, missing, missing};
     if (PyLong_Check(obj.ptr()) || PyIndex_Check(obj.ptr())) {
         d[0] = int_arg<uint32_t>(obj, what);
         return d;
@@ -631,6 +631,18 @@ void bind_kernels(pyb::module_& m) {
                 check(k.kernel->set_group_size(g[0], g[1], g[2]), "Kernel.group_size");
             },
             "The work-group size launches use (x, y, z); set it with an int or 1 to 3 ints.")
+        .def_property(
+            "global_offset",
+            [](const PyKernel& k) {
+                const auto o = k.kernel->global_offset();
+                return pyb::make_tuple(o[0], o[1], o[2]);
+            },
+            [](PyKernel& k, pyb::handle offset) {
+                const auto o = dims_arg(offset, "Kernel.global_offset", 0);
+                check(k.kernel->set_global_offset(o[0], o[1], o[2]), "Kernel.global_offset");
+            },
+            "The global offset launches use (x, y, z): get_global_offset() returns it and "
+            "get_global_id() includes it. Set it with an int or 1 to 3 ints (0 for the others).")
         .def(
             "suggest_group_size",
             [](const PyKernel& k, pyb::handle global) {

@@ -8,6 +8,7 @@
 #include "chain.hpp"
 #include "dispatch.hpp"
 #include "objects.hpp"
+#include "spec_ext.h"
 #include "common/c_boundary.hpp"
 #include "hal/types.hpp"
 
@@ -27,6 +28,9 @@ constexpr Extension kExtensions[] = {
     {ZET_CONCURRENT_METRIC_GROUPS_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
     {ZET_GLOBAL_METRICS_TIMESTAMPS_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
     {ZE_MEMORY_FREE_POLICIES_EXT_NAME, ZE_MAKE_VERSION(1, 0)},
+    {ZE_GLOBAL_OFFSET_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
+    {ZE_KERNEL_MAX_GROUP_SIZE_PROPERTIES_EXT_NAME, ZE_MAKE_VERSION(1, 0)},
+    {ZE_MODULE_PROGRAM_EXP_NAME, ZE_MAKE_VERSION(1, 0)},
 };
 
 // The extension functions zeDriverGetExtensionFunctionAddress hands out.
@@ -44,6 +48,7 @@ constexpr std::string_view kExtensionFunctions[] = {
     "zeCommandListImmediateAppendCommandListsExp",
     "zetDeviceGetConcurrentMetricGroupsExp",
     "zetMetricGroupGetGlobalTimestampsExp",
+    "zeKernelSetGlobalOffsetExp",
 };
 
 constexpr uint32_t kInitFlagsGpuOnly = 1u << 0;

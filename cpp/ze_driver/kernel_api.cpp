@@ -10,6 +10,7 @@
 #include "chain.hpp"
 #include "dispatch.hpp"
 #include "kernel_object.hpp"
+#include "spec_ext.h"
 #include "common/c_boundary.hpp"
 
 namespace zehal::ze_driver {
@@ -58,6 +59,13 @@ ze_result_t with_kernel(ze_kernel_handle_t hKernel, F&& f) {
 ze_result_t zeKernelSetGroupSize_(ze_kernel_handle_t hKernel, uint32_t groupSizeX, uint32_t groupSizeY,
                                   uint32_t groupSizeZ) {
     return with_kernel(hKernel, [&](KernelObject& k) { return k.set_group_size(groupSizeX, groupSizeY, groupSizeZ); });
+}
+
+// ZE_experimental_global_offset: the offset is kernel state, as the group size, captured by
+// each launch appended after.
+ze_result_t zeKernelSetGlobalOffsetExp_(ze_kernel_handle_t hKernel, uint32_t offsetX, uint32_t offsetY,
+                                        uint32_t offsetZ) {
+    return with_kernel(hKernel, [&](KernelObject& k) { return k.set_global_offset(offsetX, offsetY, offsetZ); });
 }
 
 // A zero global size is the specification's INVALID_GLOBAL_WIDTH_DIMENSION.
@@ -139,6 +147,11 @@ ze_result_t zeKernelGetProperties_(ze_kernel_handle_t hKernel, ze_kernel_propert
         if (auto* preferred = find_in_chain<ze_kernel_preferred_group_size_properties_t>(
                 p, {ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES}, ZE_STRUCTURE_TYPE_KERNEL_PREFERRED_GROUP_SIZE_PROPERTIES))
             preferred->preferredMultiple = 1;
+        // The most work-items of a group this kernel runs with (the HAL kernel's: the device's
+        // limit, the code's on CUDA, the required size where the kernel declares one).
+        if (auto* largest = find_in_chain<ze_kernel_max_group_size_properties_ext_t>(
+                p, {ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES}, ZEHAL_STYPE_KERNEL_MAX_GROUP_SIZE_EXT_PROPERTIES))
+            largest->maxGroupSize = kp.max_group_size;
         return ZE_RESULT_SUCCESS;
     });
 }
@@ -147,16 +160,15 @@ ze_result_t zeKernelGetName_(ze_kernel_handle_t hKernel, size_t* pSize, char* pN
     return with_kernel(hKernel, [&](KernelObject& k) { return hand_out_string(k.properties().name, pSize, pName); });
 }
 
-// The kernel's source attributes as OpenCL C writes them, space-separated: those the module
-// keeps (reqd_work_group_size); "" for a kernel without any. The string goes into the
-// caller's array that *pString points to (the specification's char** is a typo it keeps).
+// The kernel's source attributes as OpenCL C writes them, space-separated, as Intel's driver
+// gives them: those the module keeps (reqd_work_group_size, work_group_size_hint,
+// vec_type_hint, intel_reqd_sub_group_size); "" for a kernel without any. The string goes
+// into the caller's array that *pString points to (the specification's char** is a typo it
+// keeps).
 ze_result_t zeKernelGetSourceAttributes_(ze_kernel_handle_t hKernel, uint32_t* pSize, char** pString) {
     return with_kernel(hKernel, [&](KernelObject& k) {
         if (!pSize) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        const std::array<uint32_t, 3>& g = k.properties().required_group_size;
-        const std::string text = g[0] == 0 ? std::string()
-                                           : "reqd_work_group_size(" + std::to_string(g[0]) + "," +
-                                                 std::to_string(g[1]) + "," + std::to_string(g[2]) + ")";
+        const std::string& text = k.properties().source_attributes;
         const auto needed = static_cast<uint32_t>(text.size() + 1);
         if (!pString) {
             *pSize = needed;
@@ -186,6 +198,7 @@ const Entry kEntries[] = {
     ZEHAL_ENTRY(zeKernelDestroy, zeKernelDestroy_),
     ZEHAL_ENTRY(zeKernelSetGroupSize, zeKernelSetGroupSize_),
     ZEHAL_ENTRY(zeKernelSuggestGroupSize, zeKernelSuggestGroupSize_),
+    ZEHAL_ENTRY(zeKernelSetGlobalOffsetExp, zeKernelSetGlobalOffsetExp_),
     ZEHAL_ENTRY(zeKernelSetArgumentValue, zeKernelSetArgumentValue_),
     ZEHAL_ENTRY(zeKernelSetIndirectAccess, zeKernelSetIndirectAccess_),
     ZEHAL_ENTRY(zeKernelGetIndirectAccess, zeKernelGetIndirectAccess_),

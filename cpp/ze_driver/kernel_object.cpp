@@ -1,5 +1,7 @@
 #include "kernel_object.hpp"
 
+#include <cstring>
+
 #include "hal/queue_checks.hpp"
 
 namespace zehal::ze_driver {
@@ -11,11 +13,19 @@ KernelObject::KernelObject(std::shared_ptr<ModuleObject> module, hal::KernelRef 
 
 ze_result_t KernelObject::set_argument(uint32_t index, size_t size, const void* value) {
     // A by-value argument given with more bytes than it has (a size_t for an int) takes its
-    // first bytes, the low ones on little-endian hosts, as Intel's driver does.
+    // first bytes, the low ones on little-endian hosts; given fewer (a uint32_t for a
+    // size_t), it takes them as its low bytes and zeros above: both as Intel's driver does.
     const std::vector<hal::KernelArg>& signature = kernel_->properties().args;
-    if (value && index < signature.size() && signature[index].kind == hal::KernelArgKind::value &&
-        signature[index].size > 0 && size > signature[index].size)
+    std::vector<uint8_t> widened;
+    if (value && size > 0 && index < signature.size() && signature[index].kind == hal::KernelArgKind::value &&
+        signature[index].size > 0) {
+        if (size < signature[index].size) {
+            widened.assign(signature[index].size, 0);
+            std::memcpy(widened.data(), value, size);
+            value = widened.data();
+        }
         size = signature[index].size;
+    }
     std::lock_guard lock(mu_);
     if (ze_result_t r = kernel_->set_argument(index, size, value); r != ZE_RESULT_SUCCESS) return r;
     Argument& a = args_[index];  // the HAL kernel refused any index past its signature
@@ -33,6 +43,13 @@ ze_result_t KernelObject::set_group_size(uint32_t x, uint32_t y, uint32_t z) {
     std::lock_guard lock(mu_);
     if (ze_result_t r = kernel_->set_group_size(x, y, z); r != ZE_RESULT_SUCCESS) return r;
     group_size_ = {x, y, z};
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t KernelObject::set_global_offset(uint32_t x, uint32_t y, uint32_t z) {
+    std::lock_guard lock(mu_);
+    if (ze_result_t r = kernel_->set_global_offset(x, y, z); r != ZE_RESULT_SUCCESS) return r;
+    global_offset_ = {x, y, z};
     return ZE_RESULT_SUCCESS;
 }
 
@@ -71,6 +88,9 @@ ze_result_t KernelObject::launchable(bool copy, hal::KernelRef* out) const {
     if (group_size_[0] != 0)
         if (ze_result_t r = k->set_group_size(group_size_[0], group_size_[1], group_size_[2]); r != ZE_RESULT_SUCCESS)
             return r;
+    if (ze_result_t r = k->set_global_offset(global_offset_[0], global_offset_[1], global_offset_[2]);
+        r != ZE_RESULT_SUCCESS)
+        return r;
     // Its pointer arguments as a queue checks them when the launch is queued, now, against the
     // device (Device::check_operand): an execution then finds its operands valid.
     hal::DeviceTarget target(*module_->device->device);

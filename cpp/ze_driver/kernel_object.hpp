@@ -1,5 +1,5 @@
 // The objects behind module, build log and kernel handles. A kernel handle keeps, beside
-// its HAL kernel, the arguments and group size as the application set them, so a regular
+// its HAL kernel, the arguments, group size and global offset as the application set them, so a regular
 // command list can record a launch with the state of its append (Level Zero captures a
 // kernel's arguments when a launch is appended, not when the list is executed).
 #pragma once
@@ -38,11 +38,13 @@ public:
     const hal::KernelProperties& properties() const { return kernel_->properties(); }
 
     // Sets argument `index` on the HAL kernel (its checks and errors) and remembers it. A
-    // by-value argument given more bytes than its size takes its first bytes (as Intel's
-    // driver does); fewer bytes are INVALID_KERNEL_ARGUMENT_SIZE.
+    // by-value argument given more bytes than its size takes its first bytes, given fewer
+    // takes them as its low bytes with zeros above (both as Intel's driver does).
     ze_result_t set_argument(uint32_t index, size_t size, const void* value);
     // Sets the group size on the HAL kernel (its checks and errors) and remembers it.
     ze_result_t set_group_size(uint32_t x, uint32_t y, uint32_t z);
+    // Sets the global offset on the HAL kernel (its errors) and remembers it.
+    ze_result_t set_global_offset(uint32_t x, uint32_t y, uint32_t z);
     // The HAL kernel's suggestion for `global` work-items.
     ze_result_t suggest_group_size(std::array<uint32_t, 3> global, std::array<uint32_t, 3>* out) const;
     // The group size launches use now.
@@ -56,7 +58,7 @@ public:
     // The kernel to launch now: INVALID_ARGUMENT while an argument is unset. With `copy`
     // false it is this object's HAL kernel (the HAL snapshots it and checks its pointer
     // arguments when the launch is queued: immediate lists); with `copy` true it is a new
-    // HAL kernel of the module carrying the current arguments and group size, which later
+    // HAL kernel of the module carrying the current arguments, group size and global offset, which later
     // calls on this object do not change (regular lists, whose launches are queued at
     // execution), its arguments checked now as a queue checks a launch's
     // (hal::check_launch_arguments against the device), so that an execution finds its
@@ -76,7 +78,8 @@ private:
     const hal::KernelRef kernel_;
     mutable std::mutex mu_;  // orders HAL calls with the copy of the state beside them
     std::vector<Argument> args_;
-    std::array<uint32_t, 3> group_size_{};  // zeros until set
+    std::array<uint32_t, 3> group_size_{};     // zeros until set
+    std::array<uint32_t, 3> global_offset_{};  // zeros until set
     uint32_t indirect_access_ = 0;
 };
 

@@ -2,6 +2,7 @@
 // format, their kernel names, native binary and program-scope variables, and the build log
 // of a creation.
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "kernel_object.hpp"
 #include "common/c_boundary.hpp"
 #include "compiler/spirv_specialization.hpp"
+#include "hal/module_program.hpp"
 
 namespace zehal::ze_driver {
 namespace {
@@ -23,21 +25,58 @@ void give_log(ze_module_build_log_handle_t* phBuildLog, std::string text) {
 }
 
 // What zeModuleCreate does not take: specialization constants of a native module (they are
-// SPIR-V's) and several programs linked into one module (ze_module_program_exp_desc_t); the
-// reason, or "" when neither is asked.
+// SPIR-V's); the reason, or "" when not asked.
 std::string unsupported_input(const ze_module_desc_t* desc) {
     if (desc->format == ZE_MODULE_FORMAT_NATIVE && desc->pConstants && desc->pConstants->numConstants > 0)
         return "zehal: specialization constants apply to SPIR-V modules, not native ones";
-    const auto* next = static_cast<const ChainLink*>(desc->pNext);
-    if (has_stype(desc, {ZE_STRUCTURE_TYPE_MODULE_DESC}) && find_link(next, ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC))
-        return "zehal: modules of several programs (ze_module_program_exp_desc_t) are not supported";
     return {};
+}
+
+// Builds one program on device `d`: `binary` in `format`, specialized with `constants` (may
+// be null) and built with `flags` (may be null).
+ze_result_t build_program(DeviceObject& d, hal::ModuleFormat format, std::span<const uint8_t> binary, const char* flags,
+                          const ze_module_constants_t* constants, hal::ModuleRef* out, std::string* log) {
+    std::vector<uint8_t> specialized;
+    if (constants && constants->numConstants > 0) {
+        if (!constants->pConstantIds || !constants->pConstantValues) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        const ze_result_t r = compiler::specialize_spirv(binary, {constants->pConstantIds, constants->numConstants},
+                                                         {constants->pConstantValues, constants->numConstants},
+                                                         &specialized, log);
+        if (r != ZE_RESULT_SUCCESS) return r;
+        binary = specialized;
+    }
+    return d.device->create_module(format, binary, flags ? flags : "", out, log);
+}
+
+// The module of several SPIR-V programs (ZE_experimental_module_program): each built as a
+// module of its own, then linked to the others (hal::ProgramModule); the log names the
+// program whose build failed.
+ze_result_t build_programs(DeviceObject& d, const ze_module_program_exp_desc_t& p, hal::ModuleRef* out,
+                           std::string* log) {
+    if (p.count == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (!p.inputSizes || !p.pInputModules) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    for (uint32_t i = 0; i < p.count; ++i) {
+        if (!p.pInputModules[i]) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        if (p.inputSizes[i] == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    }
+    std::vector<hal::ModuleRef> parts(p.count);
+    for (uint32_t i = 0; i < p.count; ++i) {
+        const ze_result_t r = build_program(d, hal::ModuleFormat::spirv, {p.pInputModules[i], p.inputSizes[i]},
+                                            p.pBuildFlags ? p.pBuildFlags[i] : nullptr,
+                                            p.pConstants ? p.pConstants[i] : nullptr, &parts[i], log);
+        if (r != ZE_RESULT_SUCCESS) {
+            *log = "program " + std::to_string(i) + ": " + *log;
+            return r;
+        }
+    }
+    return hal::ProgramModule::create(std::move(parts), out, log);
 }
 
 // Builds the module on the device's HAL. A build log is handed out whatever the result
 // (empty on success when the build said nothing), as the specification allows; a failed
 // build sets no module handle. The pointer checks come first, so that a null output leaves
-// nothing behind.
+// nothing behind. With a ze_module_program_exp_desc_t in the chain the module is its
+// programs (SPIR-V only), and the descriptor's own input is not read.
 ze_result_t zeModuleCreate_(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_module_desc_t* desc,
                             ze_module_handle_t* phModule, ze_module_build_log_handle_t* phBuildLog) {
     return ze_guarded([&] {
@@ -45,34 +84,28 @@ ze_result_t zeModuleCreate_(ze_context_handle_t hContext, ze_device_handle_t hDe
         if (ze_result_t r = contexts().get(hContext, &c); r != ZE_RESULT_SUCCESS) return r;
         DeviceObject* d = nullptr;
         if (ze_result_t r = device_of(hDevice, &d); r != ZE_RESULT_SUCCESS) return r;
-        if (!desc || !desc->pInputModule || !phModule) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        if (!desc || !phModule) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         if (desc->format != ZE_MODULE_FORMAT_IL_SPIRV && desc->format != ZE_MODULE_FORMAT_NATIVE)
             return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-        if (desc->inputSize == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+        const auto* program = has_stype(desc, {ZE_STRUCTURE_TYPE_MODULE_DESC})
+                                  ? reinterpret_cast<const ze_module_program_exp_desc_t*>(
+                                        find_link(desc->pNext, ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC))
+                                  : nullptr;
+        if (program && desc->format != ZE_MODULE_FORMAT_IL_SPIRV) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+        if (!program && !desc->pInputModule) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        if (!program && desc->inputSize == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
         if (std::string why = unsupported_input(desc); !why.empty()) {
             give_log(phBuildLog, std::move(why));
             return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
         }
         const auto format = desc->format == ZE_MODULE_FORMAT_NATIVE ? hal::ModuleFormat::native
                                                                     : hal::ModuleFormat::spirv;
-        std::span<const uint8_t> binary{desc->pInputModule, desc->inputSize};
-        std::vector<uint8_t> specialized;
         std::string log;
-        if (const ze_module_constants_t* constants = desc->pConstants; constants && constants->numConstants > 0) {
-            if (!constants->pConstantIds || !constants->pConstantValues) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-            const ze_result_t r = compiler::specialize_spirv(binary, {constants->pConstantIds, constants->numConstants},
-                                                             {constants->pConstantValues, constants->numConstants},
-                                                             &specialized, &log);
-            if (r != ZE_RESULT_SUCCESS) {
-                give_log(phBuildLog, std::move(log));
-                return r;
-            }
-            binary = specialized;
-        }
-        const std::string_view flags = desc->pBuildFlags ? desc->pBuildFlags : "";
         auto object = std::make_shared<ModuleObject>();
         object->device = d;
-        const ze_result_t r = d->device->create_module(format, binary, flags, &object->module, &log);
+        const ze_result_t r = program ? build_programs(*d, *program, &object->module, &log)
+                                      : build_program(*d, format, {desc->pInputModule, desc->inputSize},
+                                                      desc->pBuildFlags, desc->pConstants, &object->module, &log);
         give_log(phBuildLog, std::move(log));
         if (r != ZE_RESULT_SUCCESS) return r;
         *phModule = to_handle<ze_module_handle_t>(modules().add(std::move(object)));

@@ -215,6 +215,18 @@ typedef struct _ze_device_readonly_memory_ext_properties_t {
 } ze_device_readonly_memory_ext_properties_t;
 #endif
 
+// Kernel max group size properties extension ("ZE_extension_kernel_max_group_size_properties",
+// version 1.0, API 1.11): the largest group a kernel runs with, in ze_kernel_properties_t's
+// pNext chain.
+#ifndef ZE_KERNEL_MAX_GROUP_SIZE_PROPERTIES_EXT_NAME
+#define ZE_KERNEL_MAX_GROUP_SIZE_PROPERTIES_EXT_NAME "ZE_extension_kernel_max_group_size_properties"
+typedef struct _ze_kernel_max_group_size_properties_ext_t {
+    ze_structure_type_t stype;  // 0x00010013
+    void* pNext;
+    uint32_t maxGroupSize;
+} ze_kernel_max_group_size_properties_ext_t;
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif
@@ -230,3 +242,5 @@ typedef struct _ze_device_readonly_memory_ext_properties_t {
 #define ZEHAL_METRIC_GROUP_SAMPLING_TYPE_FLAG_EXP_TRACER_BASED (1u << 2)
 // Structure type of ze_device_readonly_memory_ext_properties_t (API 1.15).
 #define ZEHAL_STYPE_DEVICE_READONLY_MEMORY_EXT_PROPERTIES 0x00010015u
+// Structure type of ze_kernel_max_group_size_properties_ext_t (API 1.11).
+#define ZEHAL_STYPE_KERNEL_MAX_GROUP_SIZE_EXT_PROPERTIES 0x00010013u

@@ -168,6 +168,19 @@ def test_group_size_rules(device, buffers):
     assert 96 % x == 0 and (y, z) == (1, 1)
 
 
+def test_global_offset_moves_the_global_ids(device, spirv):
+    k = module_of(device, spirv["work_items"]).kernel("work_item_ids")
+    assert k.global_offset == (0, 0, 0)
+    k.global_offset = (5, 6)
+    assert k.global_offset == (5, 6, 0)
+    out = shared(device, 4 * 16 * 8)
+    zehal.Dma(device, ordinal=0).launch(k, 2, group_size=2, args=(out,)).wait()
+    values = np.frombuffer(out, dtype=np.uint64).reshape(4, 16)
+    assert list(values[:, 0]) == [5, 6, 7, 8]  # get_global_id(0)
+    assert list(values[:, 1]) == [6] * 4  # get_global_id(1)
+    assert list(values[:, 12]) == [5 * 10000 + 6 * 100] * 4  # get_global_offset()
+
+
 def test_closed_buffer_argument_is_refused(device, buffers):
     src, dst = shared(device, 256), shared(device, 256)
     dst.close()

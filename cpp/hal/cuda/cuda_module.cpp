@@ -296,7 +296,8 @@ ze_result_t CudaModule::create(const std::shared_ptr<CudaDevice>& device, hal::M
     const std::vector<uint8_t> native = text.empty() ? std::vector<uint8_t>(binary.begin(), binary.end())
                                                      : std::vector<uint8_t>(text.begin(), text.end());
     try {
-        *out = std::make_shared<CudaModule>(device, module, native, std::move(kernels), names_known);
+        *out = std::make_shared<CudaModule>(device, module, native, std::move(kernels), names_known,
+                                            format == hal::ModuleFormat::spirv);
     } catch (const std::bad_alloc&) {
         api.cuModuleUnload(module);
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
@@ -305,13 +306,14 @@ ze_result_t CudaModule::create(const std::shared_ptr<CudaDevice>& device, hal::M
 }
 
 CudaModule::CudaModule(std::shared_ptr<CudaDevice> device, CUmodule module, std::vector<uint8_t> native,
-                       std::vector<hal::KernelProperties> kernels, bool names_known)
+                       std::vector<hal::KernelProperties> kernels, bool names_known, bool takes_offset)
     : device_(std::move(device)),
       module_(module),
       native_(std::move(native)),
       kernels_(std::move(kernels)),
       names_known_(names_known),
-      prints_(calls_vprintf(native_)) {}
+      prints_(calls_vprintf(native_)),
+      takes_offset_(takes_offset) {}
 
 CudaModule::~CudaModule() {
     ContextScope scope(device_->api(), device_->context());
@@ -401,6 +403,11 @@ CudaKernel::CudaKernel(std::shared_ptr<const CudaModule> module, CUfunction func
       module_(std::move(module)),
       function_(function) {}
 
+ze_result_t CudaKernel::set_global_offset(uint32_t x, uint32_t y, uint32_t z) {
+    if (!module_->takes_offset()) return hal::Kernel::set_global_offset(x, y, z);
+    return KernelState::set_global_offset(x, y, z);
+}
+
 // ---------------------------------------------------------------- CudaQueue
 
 bool CudaQueue::owns_kernel(const hal::Kernel& kernel) const noexcept {
@@ -428,6 +435,8 @@ ze_result_t CudaQueue::do_append_launch(hal::Kernel& kernel, const hal::GroupCou
     try {
         locals = layout_locals(args.local_sizes);
         params.resize(args.values.size());
+        if (k.module().takes_offset())
+            for (const uint32_t& o : args.global_offset) params.push_back(const_cast<uint32_t*>(&o));
     } catch (const std::bad_alloc&) {
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }

@@ -6,7 +6,8 @@
 // SPIR-V, a __local pointer argument is a 64-bit byte offset into the kernel's dynamic
 // shared memory (the compiler's lowering): a launch lays the local arguments out one after
 // the other in argument order, each on a 16-byte boundary, passes each one's offset, and
-// asks for their total as dynamic shared memory. Native modules (PTX text, cubin) have value
+// asks for their total as dynamic shared memory. Its kernels also take three trailing 32-bit
+// parameters the launch fills with the kernel's global offset. Native modules (PTX text, cubin) have value
 // arguments only: their parameters' sizes come from the PTX's .entry declarations (or, for
 // a cubin, from cuFuncGetParamInfo), and pointers in them are the caller's to get right.
 #pragma once
@@ -53,7 +54,7 @@ public:
                               std::span<const uint8_t> binary, std::string_view build_flags,
                               std::shared_ptr<hal::Module>* out, std::string* log);
     CudaModule(std::shared_ptr<CudaDevice> device, CUmodule module, std::vector<uint8_t> native,
-               std::vector<hal::KernelProperties> kernels, bool names_known);
+               std::vector<hal::KernelProperties> kernels, bool names_known, bool takes_offset);
     ~CudaModule() override;
 
     std::vector<std::string> kernel_names() const override;
@@ -67,6 +68,9 @@ public:
     // Whether its code calls CUDA's device printf (vprintf): its launches mark the stream
     // for PrintfFlush.
     bool prints() const noexcept { return prints_; }
+    // Whether its kernels take the global offset as three trailing parameters (built from
+    // SPIR-V by compiler::emit_ptx); native kernels have no offset.
+    bool takes_offset() const noexcept { return takes_offset_; }
 
 private:
     // The signature of a cubin's kernel `f` from the driver (CUDA 12.4 and later).
@@ -78,6 +82,7 @@ private:
     const std::vector<hal::KernelProperties> kernels_;
     const bool names_known_;  // false for a cubin on a driver that cannot list its kernels
     const bool prints_;
+    const bool takes_offset_;
 };
 
 // A kernel of a CudaModule: arguments and group size of KernelState, and its CUfunction.
@@ -88,6 +93,8 @@ public:
 
     const CudaModule& module() const noexcept { return *module_; }
     CUfunction function() const noexcept { return function_; }
+    // KernelState's rule where the module takes an offset; else only a zero offset.
+    ze_result_t set_global_offset(uint32_t x, uint32_t y, uint32_t z) override;
 
 private:
     const std::shared_ptr<const CudaModule> module_;

@@ -175,6 +175,14 @@ ze_result_t ZeModule::create_kernel(std::string_view name, std::shared_ptr<hal::
         props.private_bytes = kp.privateMemSize;
         props.local_bytes = kp.localMemSize;
         props.max_group_size = device_->properties().max_group_size;
+        // The driver's attribute string (size, then the text into an array *pString points to).
+        uint32_t size = 0;
+        if (api.zeKernelGetSourceAttributes(handle, &size, nullptr) == ZE_RESULT_SUCCESS && size > 1) {
+            std::string text(size, '\0');
+            char* at = text.data();
+            if (api.zeKernelGetSourceAttributes(handle, &size, &at) == ZE_RESULT_SUCCESS)
+                props.source_attributes.assign(text.c_str());
+        }
         *out = std::make_shared<ZeKernel>(shared_from_this(), handle, std::move(props));
     } catch (const std::bad_alloc&) {
         api.zeKernelDestroy(handle);
@@ -209,6 +217,20 @@ ze_result_t ZeKernel::set_group_size(uint32_t x, uint32_t y, uint32_t z) {
 std::array<uint32_t, 3> ZeKernel::group_size() const {
     std::lock_guard lock(mu_);
     return group_size_;
+}
+
+ze_result_t ZeKernel::set_global_offset(uint32_t x, uint32_t y, uint32_t z) {
+    const ZeApi& api = module_->device()->api();
+    if (!api.zeKernelSetGlobalOffsetExp) return hal::Kernel::set_global_offset(x, y, z);
+    std::lock_guard lock(mu_);
+    const ze_result_t r = api.zeKernelSetGlobalOffsetExp(handle_, x, y, z);
+    if (r == ZE_RESULT_SUCCESS) global_offset_ = {x, y, z};
+    return r;
+}
+
+std::array<uint32_t, 3> ZeKernel::global_offset() const {
+    std::lock_guard lock(mu_);
+    return global_offset_;
 }
 
 ze_result_t ZeKernel::suggest_group_size(std::array<uint32_t, 3> global, std::array<uint32_t, 3>* out) const {

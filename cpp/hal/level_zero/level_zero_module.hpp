@@ -72,6 +72,9 @@ public:
     ze_result_t set_argument(uint32_t index, size_t size, const void* value) override;
     ze_result_t set_group_size(uint32_t x, uint32_t y, uint32_t z) override;
     std::array<uint32_t, 3> group_size() const override;
+    // The driver's zeKernelSetGlobalOffsetExp (UNSUPPORTED_FEATURE where the loader lacks it).
+    ze_result_t set_global_offset(uint32_t x, uint32_t y, uint32_t z) override;
+    std::array<uint32_t, 3> global_offset() const override;
     ze_result_t suggest_group_size(std::array<uint32_t, 3> global, std::array<uint32_t, 3>* out) const override;
 
     // The device the kernel belongs to.
@@ -91,8 +94,9 @@ private:
     const std::shared_ptr<ZeModule> module_;
     const ze_kernel_handle_t handle_;
     const hal::KernelProperties props_;
-    mutable std::mutex mu_;  // the driver's kernel and group_size_
+    mutable std::mutex mu_;  // the driver's kernel, group_size_ and global_offset_
     std::array<uint32_t, 3> group_size_{1, 1, 1};
+    std::array<uint32_t, 3> global_offset_{0, 0, 0};
 };
 
 }  // namespace zehal::level_zero

@@ -29,6 +29,7 @@ bool resolve(const DynLib& lib, ZeApi* api, std::string* why) {
 #undef ZEHAL_ZE_RESOLVE
     api->zeCommandListHostSynchronize = lib.symbol<ZeCommandListHostSynchronizeFn>("zeCommandListHostSynchronize");
     api->zeMemFreeExt = lib.symbol<decltype(&::zeMemFreeExt)>("zeMemFreeExt");
+    api->zeKernelSetGlobalOffsetExp = lib.symbol<decltype(&::zeKernelSetGlobalOffsetExp)>("zeKernelSetGlobalOffsetExp");
     return true;
 }
 

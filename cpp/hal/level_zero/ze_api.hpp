@@ -34,7 +34,8 @@ namespace zehal::level_zero {
     X(zeModuleBuildLogGetString) X(zeModuleBuildLogDestroy) X(zeModuleGetProperties)                  \
     X(zeModuleGetGlobalPointer) X(zeModuleGetFunctionPointer) X(zeModuleDynamicLink)                  \
     X(zeKernelCreate) X(zeKernelDestroy) X(zeKernelSetArgumentValue) X(zeKernelSetGroupSize)         \
-    X(zeKernelSuggestGroupSize) X(zeKernelGetProperties) X(zeCommandListAppendLaunchKernel)           \
+    X(zeKernelSuggestGroupSize) X(zeKernelGetProperties) X(zeKernelGetSourceAttributes)              \
+    X(zeCommandListAppendLaunchKernel)                                                              \
     X(zeCommandListAppendLaunchKernelIndirect) X(zeCommandListAppendLaunchMultipleKernelsIndirect)    \
     X(zeDeviceCanAccessPeer) X(zeDeviceGetP2PProperties)
 // clang-format on
@@ -57,6 +58,8 @@ struct ZeApi {
     ZeCommandListHostSynchronizeFn zeCommandListHostSynchronize = nullptr;
     // Exported by loaders of API 1.3 and later (memory free policies); null otherwise.
     decltype(&::zeMemFreeExt) zeMemFreeExt = nullptr;
+    // The global offset extension (ZE_experimental_global_offset); null where the loader lacks it.
+    decltype(&::zeKernelSetGlobalOffsetExp) zeKernelSetGlobalOffsetExp = nullptr;
 };
 
 // The table, loaded (and zeInit(GPU) called) on first use, thread-safely; null when

@@ -163,7 +163,13 @@ ze_result_t SimModule::function_pointer(std::string_view name, void** pointer) c
                                       [&](const compiler::GlobalInfo& g) { return g.name == name; });
     if (variable || std::find(exports.begin(), exports.end(), name) == exports.end())
         return ZE_RESULT_ERROR_INVALID_FUNCTION_NAME;
-    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    const std::shared_ptr<const compiler::HostModule> code = host();
+    if (!code) return ZE_RESULT_ERROR_INVALID_MODULE_UNLINKED;
+    // Kernels, and functions that reach a barrier, have no address kernels could call.
+    void* address = code->function_address(name);
+    if (!address) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    *pointer = address;
+    return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t SimModule::adopt(std::shared_ptr<const compiler::HostModule> host,
@@ -295,6 +301,7 @@ SimLaunch::SimLaunch(std::shared_ptr<const compiler::HostModule> host, uint32_t 
       args_(std::move(args)) {
     grid_.group_count = groups;
     grid_.group_size = args_.group_size;
+    grid_.global_offset = args_.global_offset;
     holds_.reserve(args_.values.size());
 }
 

@@ -63,9 +63,12 @@ public:
     // INVALID_MODULE_UNLINKED while the module's imports are not linked.
     ze_result_t global_pointer(std::string_view name, size_t* size, void** pointer) const override;
     bool has_imports() const override { return !program_->imports().empty(); }
-    // INVALID_FUNCTION_NAME for a name that is no kernel or exported function of the module;
-    // else UNSUPPORTED_FEATURE: kernels of the sim device cannot call through pointers (SPIR-V's
-    // function pointer capabilities are not accepted), so no address would serve them.
+    // The host code of an exported function, which kernels call through a pointer
+    // (compiler::HostModule::function_address). INVALID_FUNCTION_NAME for a name that is no
+    // kernel or exported function of the module; INVALID_MODULE_UNLINKED while its imports are
+    // not linked; UNSUPPORTED_FEATURE for a kernel (launched, never called through a pointer)
+    // and for a function that reaches a barrier (a work-item cannot suspend inside a call
+    // through a pointer).
     ze_result_t function_pointer(std::string_view name, void** pointer) const override;
 
     // Makes every program-scope variable device memory of `device` (SimDevice::add_module_global)

@@ -214,7 +214,7 @@ TEST(HostKernels, AtomicsUnderContention) {
     EXPECT_EQ(bins, expected);
 }
 
-TEST(HostKernels, RequiredGroupSizeEmptyAndByValue) {
+TEST(HostKernels, RequiredGroupSizeEmptyNotInlinedAndByValue) {
     ZEHAL_REQUIRE_COMPILER();
     auto built = build_host("attributes");
     ASSERT_TRUE(built.module);
@@ -233,6 +233,15 @@ TEST(HostKernels, RequiredGroupSizeEmptyAndByValue) {
     }
     Args none;
     ASSERT_EQ(built.module->run(built.index("empty"), none.launch(), grid_1d(1000, 64), &error), ZE_RESULT_SUCCESS);
+    // A kernel the SPIR-V marks DontInline runs as any other.
+    std::vector<int32_t> sevens(64, 0);
+    Args not_inlined;
+    not_inlined.value(sevens.data());
+    ASSERT_EQ(built.module->run(built.index("not_inlined"), not_inlined.launch(), grid_1d(4, 16), &error),
+              ZE_RESULT_SUCCESS);
+    for (int i = 0; i < 64; ++i) {
+        EXPECT_EQ(sevens[i], 7) << i;
+    }
     struct Params {
         int32_t scale;
         float bias;

@@ -47,8 +47,12 @@ TEST(Program, ReadsLocalArgumentsAttributesAndByValueStructs) {
     ASSERT_TRUE(attributes);
     const KernelInfo& reqd = attributes->kernels()[static_cast<size_t>(attributes->find("reqd_size"))];
     EXPECT_EQ(reqd.required_group_size, (std::array<uint32_t, 3>{8, 4, 1}));
+    EXPECT_EQ(reqd.attributes, "reqd_work_group_size(8,4,1)");
     const KernelInfo& empty = attributes->kernels()[static_cast<size_t>(attributes->find("empty"))];
     EXPECT_TRUE(empty.args.empty());
+    EXPECT_EQ(empty.attributes, "");
+    const KernelInfo& hinted = attributes->kernels()[static_cast<size_t>(attributes->find("hinted"))];
+    EXPECT_EQ(hinted.attributes, "work_group_size_hint(1,1,1) vec_type_hint(float4)");
     const KernelInfo& by_value = attributes->kernels()[static_cast<size_t>(attributes->find("by_value"))];
     ASSERT_EQ(by_value.args.size(), 2u);
     EXPECT_EQ(by_value.args[1].kind, ArgKind::value);

@@ -3,6 +3,7 @@
 // the CUDA backend's tests, on a GPU.)
 #include <gtest/gtest.h>
 
+#include "ptxas.hpp"
 #include "spirv_files.hpp"
 
 namespace zehal::compiler {
@@ -71,6 +72,43 @@ TEST(Ptx, ProgramScopeVariablesKeepTheirNames) {
     EXPECT_NE(ptx.find(".visible .global .align 4 .u32 counter = 5;"), std::string::npos) << ptx.substr(0, 2000);
     EXPECT_NE(ptx.find(".visible .global .align 4 .b8 weights[16]"), std::string::npos) << ptx.substr(0, 2000);
     EXPECT_NE(ptx.find(".visible .global .align 4 .b8 table[32]"), std::string::npos) << ptx.substr(0, 2000);
+}
+
+// Every kernel takes the launch's global offset as three trailing 32-bit parameters, which
+// get_global_offset() returns and get_global_id() adds; the PTX assembles (where ptxas is
+// found).
+TEST(Ptx, KernelsTakeTheGlobalOffsetAfterTheirParameters) {
+    ZEHAL_REQUIRE_COMPILER();
+    const std::string ptx = ptx_of("work_items", 80);
+    const size_t entry = ptx.find(".entry work_item_ids(");
+    ASSERT_NE(entry, std::string::npos) << ptx.substr(0, 2000);
+    const std::string params = ptx.substr(entry, ptx.find(')', entry) - entry);
+    EXPECT_NE(params.find(".param .u64 work_item_ids_param_0"), std::string::npos) << params;
+    for (const char* p : {"work_item_ids_param_1", "work_item_ids_param_2", "work_item_ids_param_3"})
+        EXPECT_NE(params.find(std::string(".param .u32 ") + p), std::string::npos) << params;
+    EXPECT_EQ(params.find("work_item_ids_param_4"), std::string::npos) << params;
+    // Read by the kernel (the optimiser may keep them in registers rather than shared memory).
+    for (const char* p : {"[work_item_ids_param_1]", "[work_item_ids_param_2]", "[work_item_ids_param_3]"})
+        EXPECT_NE(ptx.find(p), std::string::npos) << p;
+    // A module that reads no offset keeps no shared copy, but its kernels take the parameters.
+    const std::string plain = ptx_of("attributes", 80);
+    EXPECT_EQ(plain.find("zehal_global_offset"), std::string::npos);
+    EXPECT_NE(plain.find(".param .u32 empty_param_2"), std::string::npos) << plain.substr(0, 2000);
+    const std::string ptxas = testing::find_ptxas();
+    if (ptxas.empty()) GTEST_SKIP() << "no ptxas (set ZEHAL_PTXAS or CUDA_HOME): the PTX is not assembled";
+    EXPECT_EQ(testing::ptxas_errors(ptxas, ptx, 80), "");
+    EXPECT_EQ(testing::ptxas_errors(ptxas, plain, 80), "");
+}
+
+// Calls through function pointers become NVPTX's indirect calls, which ptxas takes.
+TEST(Ptx, CallsThroughFunctionPointersBecomeIndirectCalls) {
+    ZEHAL_REQUIRE_COMPILER();
+    const std::string ptx = ptx_of("function_pointers", 80);
+    EXPECT_NE(ptx.find(".entry call_pointer("), std::string::npos) << ptx.substr(0, 2000);
+    EXPECT_NE(ptx.find("prototype"), std::string::npos) << ptx.substr(0, 4000);
+    const std::string ptxas = testing::find_ptxas();
+    if (ptxas.empty()) GTEST_SKIP() << "no ptxas (set ZEHAL_PTXAS or CUDA_HOME): the PTX is not assembled";
+    EXPECT_EQ(testing::ptxas_errors(ptxas, ptx, 80), "");
 }
 
 }  // namespace

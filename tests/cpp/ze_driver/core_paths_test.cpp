@@ -27,7 +27,7 @@ TEST_F(CoreTest, DriverVersionPropertiesAndExtensions) {
     EXPECT_NE(p.driverVersion, 0u);
     uint32_t n = 0;
     ZE_OK(zeDriverGetExtensionProperties(driver, &n, nullptr));
-    EXPECT_EQ(n, 7u);
+    EXPECT_EQ(n, 10u);
     std::vector<ze_driver_extension_properties_t> ext(n);
     n = 1;  // a smaller count gets the first ones
     ZE_OK(zeDriverGetExtensionProperties(driver, &n, ext.data()));

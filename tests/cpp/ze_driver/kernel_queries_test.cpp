@@ -1,10 +1,11 @@
-// What tools ask of a kernel: its source attributes (reqd_work_group_size as the module keeps
-// it) and its profiling information (none), with bad input refused.
+// What tools ask of a kernel: its source attributes (as the module keeps them), its largest
+// group and its profiling information (none), with bad input refused.
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "spec_ext.h"
 #include "ze_fixture.hpp"
 
 namespace {
@@ -23,13 +24,14 @@ protected:
         ze_module_desc_t md{
             ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spirv.size(), spirv.data(), "", nullptr};
         ZE_OK(zeModuleCreate(context, device, &md, &module, nullptr));
-        for (auto [name, out] : {std::pair{"reqd_size", &sized}, std::pair{"empty", &plain}}) {
+        for (auto [name, out] :
+             {std::pair{"reqd_size", &sized}, std::pair{"empty", &plain}, std::pair{"hinted", &hinted}}) {
             ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, name};
             ZE_OK(zeKernelCreate(module, &kd, out));
         }
     }
     void TearDown() override {
-        for (ze_kernel_handle_t k : {sized, plain}) {
+        for (ze_kernel_handle_t k : {sized, plain, hinted}) {
             if (k) {
                 EXPECT_EQ(zeKernelDestroy(k), ZE_RESULT_SUCCESS);
             }
@@ -55,11 +57,13 @@ protected:
     ze_module_handle_t module = nullptr;
     ze_kernel_handle_t sized = nullptr;
     ze_kernel_handle_t plain = nullptr;
+    ze_kernel_handle_t hinted = nullptr;
 };
 
-TEST_F(ZeKernelQueries, SourceAttributesNameTheRequiredGroupSize) {
+TEST_F(ZeKernelQueries, SourceAttributesAreTheKernelsAsOpenCLCWritesThem) {
     EXPECT_EQ(attributes(sized), "reqd_work_group_size(8,4,1)");
     EXPECT_EQ(attributes(plain), "");
+    EXPECT_EQ(attributes(hinted), "work_group_size_hint(1,1,1) vec_type_hint(float4)");
     // Too small an array is refused and left untouched; a null array or size is refused.
     char small[4] = {'x', 'x', 'x', 'x'};
     char* at = small;
@@ -70,6 +74,23 @@ TEST_F(ZeKernelQueries, SourceAttributesNameTheRequiredGroupSize) {
     EXPECT_EQ(zeKernelGetSourceAttributes(sized, &size, &none), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(zeKernelGetSourceAttributes(sized, nullptr, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
     EXPECT_EQ(zeKernelGetSourceAttributes(nullptr, &size, nullptr), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+}
+
+// ze_kernel_max_group_size_properties_ext_t: the device's largest group for a kernel that
+// declares no size, the declared size's product for one that does.
+TEST_F(ZeKernelQueries, MaxGroupSizeIsTheKernels) {
+    ze_device_compute_properties_t cp{};
+    cp.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES;
+    ZE_OK(zeDeviceGetComputeProperties(device, &cp));
+    for (auto [k, expected] : {std::pair{sized, 32u}, std::pair{plain, cp.maxTotalGroupSize}}) {
+        ze_kernel_max_group_size_properties_ext_t largest{};
+        largest.stype = static_cast<ze_structure_type_t>(ZEHAL_STYPE_KERNEL_MAX_GROUP_SIZE_EXT_PROPERTIES);
+        ze_kernel_properties_t p{};
+        p.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES;
+        p.pNext = &largest;
+        ZE_OK(zeKernelGetProperties(k, &p));
+        EXPECT_EQ(largest.maxGroupSize, expected);
+    }
 }
 
 TEST_F(ZeKernelQueries, ProfileInfoHasNoFlagAndNoToken) {

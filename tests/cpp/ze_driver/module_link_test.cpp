@@ -317,11 +317,63 @@ TEST_F(ZeModuleLink, AnUnlinkedModuleHasNoVariablesYet) {
     EXPECT_EQ(ints()[0], 1);
 }
 
+// ZE_experimental_module_program: one module of several SPIR-V programs, whose imports
+// are resolved by each other's exports when it is made; its kernels, variables and
+// functions are its programs'.
+TEST_F(ZeModuleLink, AModuleOfSeveralProgramsIsLinkedWhenMade) {
+    ZEHAL_IMPORTER_OR_SKIP(imp);
+    const std::vector<uint8_t> importer = spirv("link_importer"), exporter = spirv("link_exporter"),
+                               unresolved = spirv("link_unresolved");
+    const uint8_t* inputs[] = {importer.data(), exporter.data()};
+    const size_t sizes[] = {importer.size(), exporter.size()};
+    const char* flags[] = {"", nullptr};
+    ze_module_program_exp_desc_t program{
+        ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC, nullptr, 2, sizes, inputs, flags, nullptr};
+    ze_module_desc_t md{
+        ZE_STRUCTURE_TYPE_MODULE_DESC, &program, ZE_MODULE_FORMAT_IL_SPIRV, 0, nullptr, nullptr, nullptr};
+    ze_module_handle_t m = nullptr;
+    ze_module_build_log_handle_t bl = nullptr;
+    ASSERT_EQ(zeModuleCreate(context, device, &md, &m, &bl), ZE_RESULT_SUCCESS) << take_log(bl);
+    take_log(bl);
+    modules.push_back(m);
+    uint32_t count = 0;
+    ZE_OK(zeModuleGetKernelNames(m, &count, nullptr));
+    EXPECT_EQ(count, 4u);  // the importer's three, then the exporter's one
+    for (int i = 0; i < 8; ++i) ints()[i] = 2 * i;
+    run(kernel(m, "offset_all"), 2, 4);
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(ints()[i], 2 * i + 1000 + i) << i;
+    size_t size = 0;
+    void* counter = nullptr;
+    ZE_OK(zeModuleGetGlobalPointer(m, "link_counter", &size, &counter));
+    EXPECT_EQ(size, sizeof(int32_t));
+    void* f = nullptr;
+    ZE_OK(zeModuleGetFunctionPointer(m, "add_offset", &f));
+    EXPECT_NE(f, nullptr);
+    // An import no program exports is a link failure naming it; bad descriptors are refused.
+    const uint8_t* lone[] = {unresolved.data()};
+    const size_t lone_size[] = {unresolved.size()};
+    ze_module_program_exp_desc_t missing{
+        ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC, nullptr, 1, lone_size, lone, nullptr, nullptr};
+    md.pNext = &missing;
+    ze_module_handle_t none = nullptr;
+    EXPECT_EQ(zeModuleCreate(context, device, &md, &none, &bl), ZE_RESULT_ERROR_MODULE_LINK_FAILURE);
+    EXPECT_NE(take_log(bl).find("not_exported_anywhere"), std::string::npos);
+    EXPECT_EQ(none, nullptr);
+    missing.count = 0;
+    EXPECT_EQ(zeModuleCreate(context, device, &md, &none, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
+    missing.count = 1;
+    missing.pInputModules = nullptr;
+    EXPECT_EQ(zeModuleCreate(context, device, &md, &none, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    md.pNext = &program;
+    md.format = ZE_MODULE_FORMAT_NATIVE;
+    EXPECT_EQ(zeModuleCreate(context, device, &md, &none, nullptr), ZE_RESULT_ERROR_INVALID_ENUMERATION);
+}
+
 // Function pointers: a name that is no kernel or exported function of the module is
-// INVALID_FUNCTION_NAME (a variable's name too); null arguments are refused. zehal's devices
-// give no function addresses (kernels cannot call through pointers there): the names the
-// module has are UNSUPPORTED_FEATURE (on CUDA, every name).
-TEST_F(ZeModuleLink, FunctionPointersOfUnknownNamesAreRefused) {
+// INVALID_FUNCTION_NAME (a variable's name too); null arguments are refused. The sim device
+// gives the address of an exported function, not of a kernel nor of a function that reaches
+// a barrier (UNSUPPORTED_FEATURE); CUDA answers UNSUPPORTED_FEATURE to every name.
+TEST_F(ZeModuleLink, FunctionPointersAreThoseOfCallableFunctions) {
     ze_module_handle_t exp = module("link_exporter");
     ASSERT_NE(exp, nullptr);
     void* f = reinterpret_cast<void*>(uintptr_t{0x1000});
@@ -332,8 +384,12 @@ TEST_F(ZeModuleLink, FunctionPointersOfUnknownNamesAreRefused) {
     EXPECT_EQ(zeModuleGetFunctionPointer(exp, "no_such_function", &f), ZE_RESULT_ERROR_INVALID_FUNCTION_NAME);
     EXPECT_EQ(zeModuleGetFunctionPointer(exp, "link_counter", &f), ZE_RESULT_ERROR_INVALID_FUNCTION_NAME);
     EXPECT_EQ(f, reinterpret_cast<void*>(uintptr_t{0x1000}));  // untouched
-    for (const char* name : {"add_offset", "read_counter"})
+    for (const char* name : {"group_sum", "read_counter"})
         EXPECT_EQ(zeModuleGetFunctionPointer(exp, name, &f), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) << name;
+    EXPECT_EQ(f, reinterpret_cast<void*>(uintptr_t{0x1000}));  // untouched
+    ZE_OK(zeModuleGetFunctionPointer(exp, "add_offset", &f));
+    EXPECT_NE(f, reinterpret_cast<void*>(uintptr_t{0x1000}));
+    EXPECT_NE(f, nullptr);
 }
 
 }  // namespace

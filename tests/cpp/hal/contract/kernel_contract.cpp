@@ -3,6 +3,7 @@
 // launches as commands in queue order with events and timestamps. A device that builds no
 // modules here (zehal built without the compiler) skips with the reason.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -254,6 +255,42 @@ TEST_P(KernelContract, ALaunchKeepsTheArgumentsItWasAppendedWith) {
     ASSERT_EQ(ev.events[0]->host_signal(), ZE_RESULT_SUCCESS);
     ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
     for (uint32_t i = 0; i < kCount; ++i) ASSERT_EQ(dst.as<uint32_t>()[i], first) << i;
+}
+
+// The global offset is kernel state a launch captures at its append, as the group size:
+// get_global_offset returns it and get_global_id includes it (work_items.cl writes both,
+// 16 values per work-item).
+TEST_P(KernelContract, ALaunchRunsWithTheGlobalOffsetItWasAppendedWith) {
+    auto m = module("work_items");
+    ZEHAL_SKIP_WITHOUT_MODULES();
+    auto k = kernel(m, "work_item_ids");
+    ASSERT_TRUE(k);
+    constexpr uint32_t kItems = 16;  // groups of 2x2x2, two of them along x
+    Allocation out(device_, hal::MemoryKind::host, kItems * 16 * 8);
+    EventSet ev(device_, 1);
+    ASSERT_EQ(set_pointer(*k, 0, out.ptr()), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(k->set_group_size(2, 2, 2), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(k->global_offset(), (std::array<uint32_t, 3>{0, 0, 0}));
+    ASSERT_EQ(k->set_global_offset(5, 6, 7), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(k->global_offset(), (std::array<uint32_t, 3>{5, 6, 7}));
+    auto q = queue(hal::kComputeOrdinal);
+    // Held back by an event until the offset has changed.
+    const hal::EventRef waits[] = {ev.events[0]};
+    ASSERT_EQ(q->append_launch(*k, {2, 1, 1}, nullptr, waits), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(k->set_global_offset(0, 0, 0), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(ev.events[0]->host_signal(), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(q->host_synchronize(kHangGuardNs), ZE_RESULT_SUCCESS);
+    const uint64_t* v = out.as<uint64_t>();
+    for (uint32_t z = 0; z < 2; ++z)
+        for (uint32_t y = 0; y < 2; ++y)
+            for (uint32_t x = 0; x < 4; ++x) {
+                const uint64_t* item = v + ((z * 2 + y) * 4 + x) * 16;
+                ASSERT_EQ(item[0], x + 5) << x << "," << y << "," << z;
+                ASSERT_EQ(item[1], y + 6) << x << "," << y << "," << z;
+                ASSERT_EQ(item[2], z + 7) << x << "," << y << "," << z;
+                ASSERT_EQ(item[12], 5u * 10000 + 6u * 100 + 7u);
+                ASSERT_EQ(item[15], x + 5);
+            }
 }
 
 TEST_P(KernelContract, LaunchesFromSeveralThreads) {

@@ -4,6 +4,7 @@
 // tests run without a GPU.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <string>
 
@@ -111,6 +112,22 @@ TEST(CudaKernels, NativePtxModulesListTheirKernelsAndLaunch) {
     EXPECT_LE(before, ts.global_start);
     EXPECT_LE(ts.global_start, ts.global_end);
     EXPECT_LE(ts.global_end, after);
+}
+
+// Native code takes no global offset (only SPIR-V kernels get the offset parameters):
+// zero is taken, any other offset is UNSUPPORTED_FEATURE and leaves the kernel's as it was.
+TEST(CudaKernels, NativeKernelsTakeNoGlobalOffset) {
+    hal::DeviceRef dev;
+    ZEHAL_REQUIRE_CUDA(dev);
+    hal::ModuleRef m;
+    std::string log;
+    ASSERT_EQ(dev->create_module(hal::ModuleFormat::native, bytes_of(kFillPtx), "", &m, &log), ZE_RESULT_SUCCESS)
+        << log;
+    hal::KernelRef k;
+    ASSERT_EQ(m->create_kernel("fill_u32", &k), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(k->set_global_offset(0, 0, 0), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(k->set_global_offset(1, 0, 0), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    EXPECT_EQ(k->global_offset(), (std::array<uint32_t, 3>{0, 0, 0}));
 }
 
 // A counter each launch of bump reads into out[0] and bumps, and a table.
