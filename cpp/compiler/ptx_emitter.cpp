@@ -34,7 +34,7 @@ namespace zehal::compiler {
 namespace {
 
 // Bumped when the lowering changes the PTX it makes for a program.
-constexpr std::string_view kPtxFormat = "ptx-v4";
+constexpr std::string_view kPtxFormat = "ptx-v5";
 constexpr const char* kTriple = "nvptx64-nvidia-cuda";
 constexpr const char* kDynamicShared = "zehal_dynamic_shared";
 constexpr const char* kGlobalOffset = "zehal_global_offset";
@@ -301,7 +301,10 @@ ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine
         return fail(log, "the NVPTX target cannot emit PTX");
     }
     passes.run(module);
-    ptx->assign(buffer.begin(), buffer.end());
+    ptx->assign(kPtxGlobalOffsetMarker);
+    for (const KernelInfo& k : program.kernels())
+        if (!k.attributes.empty()) ptx->append(std::string(kPtxAttributesPrefix) + k.name + ": " + k.attributes + "\n");
+    ptx->append(buffer.begin(), buffer.end());
     count_compilation();
     return ZE_RESULT_SUCCESS;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <map>
 #include <new>
 #include <string_view>
 #include <utility>
@@ -93,6 +94,23 @@ bool looks_like_ptx(std::span<const uint8_t> binary) {
     if (text.find(".version") == std::string_view::npos) return false;
     return std::all_of(text.begin(), text.end(),
                        [](char c) { return c == '\0' || c == '\n' || c == '\r' || c == '\t' || (c >= 32 && c < 127); });
+}
+
+// The source attributes zehal's PTX keeps in its first lines (compiler::kPtxAttributesPrefix),
+// by kernel name; none in other PTX.
+std::map<std::string, std::string> ptx_attributes(std::string_view ptx) {
+    std::map<std::string, std::string> out;
+    if (!ptx.starts_with(compiler::kPtxGlobalOffsetMarker)) return out;
+    for (size_t at = compiler::kPtxGlobalOffsetMarker.size(); at < ptx.size();) {
+        const size_t end = std::min(ptx.find('\n', at), ptx.size());
+        const std::string_view line = ptx.substr(at, end - at);
+        if (!line.starts_with(compiler::kPtxAttributesPrefix)) break;
+        const std::string_view rest = line.substr(compiler::kPtxAttributesPrefix.size());
+        if (const size_t colon = rest.find(": "); colon != std::string_view::npos)
+            out.emplace(rest.substr(0, colon), rest.substr(colon + 2));
+        at = end + 1;
+    }
+    return out;
 }
 
 // True for an ELF image (cubin) or a fatbin.
@@ -231,6 +249,9 @@ ze_result_t CudaModule::create(const std::shared_ptr<CudaDevice>& device, hal::M
     std::vector<hal::KernelProperties> kernels;
     std::string text;  // PTX, NUL-terminated
     bool names_known = true;
+    // Kernels built from SPIR-V take the global offset after their own parameters, and so do
+    // those of a native module that is such PTX again (zeModuleGetNativeBinary's).
+    bool takes_offset = format == hal::ModuleFormat::spirv;
     if (format == hal::ModuleFormat::spirv) {
         std::shared_ptr<const compiler::Program> program;
         if (ze_result_t r = compiler::Program::from_spirv(binary, build_flags, &program, log); r != ZE_RESULT_SUCCESS)
@@ -256,8 +277,19 @@ ze_result_t CudaModule::create(const std::shared_ptr<CudaDevice>& device, hal::M
             *log = "a kernel entry of the PTX cannot be read";
             return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
         }
+        takes_offset = std::string_view(text).starts_with(compiler::kPtxGlobalOffsetMarker);
+        const std::map<std::string, std::string> attributes = ptx_attributes(text);
         for (PtxEntry& e : entries) {
+            if (takes_offset) {
+                if (e.param_sizes.size() < 3) {
+                    *log = "kernel " + e.name +
+                           " of the PTX lacks the global offset parameters its first line promises";
+                    return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+                }
+                e.param_sizes.resize(e.param_sizes.size() - 3);
+            }
             hal::KernelProperties p;
+            if (auto a = attributes.find(e.name); a != attributes.end()) p.source_attributes = a->second;
             p.name = std::move(e.name);
             for (uint32_t size : e.param_sizes) p.args.push_back({hal::KernelArgKind::value, size});
             kernels.push_back(std::move(p));
@@ -296,8 +328,7 @@ ze_result_t CudaModule::create(const std::shared_ptr<CudaDevice>& device, hal::M
     const std::vector<uint8_t> native = text.empty() ? std::vector<uint8_t>(binary.begin(), binary.end())
                                                      : std::vector<uint8_t>(text.begin(), text.end());
     try {
-        *out = std::make_shared<CudaModule>(device, module, native, std::move(kernels), names_known,
-                                            format == hal::ModuleFormat::spirv);
+        *out = std::make_shared<CudaModule>(device, module, native, std::move(kernels), names_known, takes_offset);
     } catch (const std::bad_alloc&) {
         api.cuModuleUnload(module);
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;

@@ -76,6 +76,25 @@ TEST_F(ZeKernelQueries, SourceAttributesAreTheKernelsAsOpenCLCWritesThem) {
     EXPECT_EQ(zeKernelGetSourceAttributes(nullptr, &size, nullptr), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
 }
 
+// The module built again from its native binary (PTX on CUDA, where the attributes have no
+// place of their own; the SPIR-V on sim) keeps the source attributes.
+TEST_F(ZeKernelQueries, TheNativeBinaryKeepsTheSourceAttributes) {
+    size_t size = 0;
+    ZE_OK(zeModuleGetNativeBinary(module, &size, nullptr));
+    std::vector<uint8_t> native(size);
+    ZE_OK(zeModuleGetNativeBinary(module, &size, native.data()));
+    ze_module_desc_t md{
+        ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_NATIVE, native.size(), native.data(), "", nullptr};
+    ze_module_handle_t again = nullptr;
+    ZE_OK(zeModuleCreate(context, device, &md, &again, nullptr));
+    ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "hinted"};
+    ze_kernel_handle_t k = nullptr;
+    ZE_OK(zeKernelCreate(again, &kd, &k));
+    EXPECT_EQ(attributes(k), "work_group_size_hint(1,1,1) vec_type_hint(float4)");
+    ZE_OK(zeKernelDestroy(k));
+    ZE_OK(zeModuleDestroy(again));
+}
+
 // ze_kernel_max_group_size_properties_ext_t: the device's largest group for a kernel that
 // declares no size, the declared size's product for one that does.
 TEST_F(ZeKernelQueries, MaxGroupSizeIsTheKernels) {

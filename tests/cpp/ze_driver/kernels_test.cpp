@@ -167,6 +167,27 @@ TEST_F(ZeKernels, NativeBinaryBuildsTheSameModule) {
     ZE_OK(zeModuleGetKernelNames(m, &a, nullptr));
     ZE_OK(zeModuleGetKernelNames(again, &b, nullptr));
     EXPECT_EQ(a, b);
+    // A kernel of the native module has the SPIR-V kernel's arguments (none of what the
+    // backend adds, such as CUDA's global offset), and runs as it does.
+    ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "fill_uint"};
+    ze_kernel_handle_t k = nullptr;
+    ZE_OK(zeKernelCreate(again, &kd, &k));
+    kernels.push_back(k);
+    ze_kernel_properties_t kp{};
+    kp.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES;
+    ZE_OK(zeKernelGetProperties(k, &kp));
+    EXPECT_EQ(kp.numKernelArgs, 2u);
+    auto* words = static_cast<uint32_t*>(shared);
+    std::memset(words, 0, 4 * sizeof(uint32_t));
+    const uint32_t value = 5;
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof shared, &shared));
+    ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof value, &value));
+    ZE_OK(zeKernelSetGroupSize(k, 1, 1, 1));
+    ze_event_handle_t done = make_events(1, ZE_EVENT_POOL_FLAG_HOST_VISIBLE)[0];
+    const ze_group_count_t groups{4, 1, 1};
+    ZE_OK(zeCommandListAppendLaunchKernel(list, k, &groups, done, 0, nullptr));
+    ZE_OK(zeEventHostSynchronize(done, kForever));
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(words[i], 5u) << i;
 }
 
 TEST_F(ZeKernels, BadBinariesFailWithABuildLog) {
