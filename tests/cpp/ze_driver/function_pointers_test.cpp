@@ -3,11 +3,10 @@
 // itself; a function that reaches a barrier, and a kernel, have no address. On a device
 // whose kernels cannot call through pointers (CUDA: docs/kernels.md) the test skips.
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
+#include "spirv_kernels.hpp"
 #include "ze_fixture.hpp"
 
 namespace {
@@ -18,21 +17,11 @@ class ZeFunctionPointers : public zetest::ZeDriver {
 protected:
     void SetUp() override {
         ZeDriver::SetUp();
-        ze_device_module_properties_t mp{};
-        mp.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES;
-        ZE_OK(zeDeviceGetModuleProperties(device, &mp));
-        if (mp.spirvVersionSupported == 0) GTEST_SKIP() << "the device builds no SPIR-V";
-        std::ifstream file(std::string(ZEHAL_SPIRV_KERNEL_DIR) + "/function_pointers.spv", std::ios::binary);
-        const std::vector<uint8_t> spirv{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+        if (!zetest::builds_spirv(device)) GTEST_SKIP() << "the device builds no SPIR-V";
+        const std::vector<uint8_t> spirv = zetest::spirv_kernel("function_pointers");
         ASSERT_FALSE(spirv.empty());
-        ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC,
-                            nullptr,
-                            ZE_MODULE_FORMAT_IL_SPIRV,
-                            spirv.size(),
-                            spirv.data(),
-                            "-ze-take-global-address -ze-library-compilation",
-                            nullptr};
-        ZE_OK(zeModuleCreate(context, device, &md, &module, nullptr));
+        ZE_OK(zetest::create_spirv_module(context, device, spirv, "-ze-take-global-address -ze-library-compilation",
+                                          &module));
         void* probe = nullptr;
         if (zeModuleGetFunctionPointer(module, "add_one", &probe) == ZE_RESULT_ERROR_UNSUPPORTED_FEATURE)
             GTEST_SKIP() << "the device's kernels cannot call through pointers";

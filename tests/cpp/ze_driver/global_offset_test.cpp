@@ -3,11 +3,10 @@
 // get_global_offset and included in get_global_id (work_items.cl).
 #include <array>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
+#include "spirv_kernels.hpp"
 #include "ze_fixture.hpp"
 
 namespace {
@@ -20,16 +19,10 @@ class ZeGlobalOffset : public zetest::ZeDriver {
 protected:
     void SetUp() override {
         ZeDriver::SetUp();
-        ze_device_module_properties_t mp{};
-        mp.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES;
-        ZE_OK(zeDeviceGetModuleProperties(device, &mp));
-        if (mp.spirvVersionSupported == 0) GTEST_SKIP() << "the device builds no SPIR-V";
-        std::ifstream file(std::string(ZEHAL_SPIRV_KERNEL_DIR) + "/work_items.spv", std::ios::binary);
-        const std::vector<uint8_t> spirv{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+        if (!zetest::builds_spirv(device)) GTEST_SKIP() << "the device builds no SPIR-V";
+        const std::vector<uint8_t> spirv = zetest::spirv_kernel("work_items");
         ASSERT_FALSE(spirv.empty());
-        ze_module_desc_t md{
-            ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spirv.size(), spirv.data(), "", nullptr};
-        ZE_OK(zeModuleCreate(context, device, &md, &module, nullptr));
+        ZE_OK(zetest::create_spirv_module(context, device, spirv, "", &module));
         ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "work_item_ids"};
         ZE_OK(zeKernelCreate(module, &kd, &kernel));
         ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};

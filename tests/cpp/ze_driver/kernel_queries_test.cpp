@@ -1,11 +1,10 @@
 // What tools ask of a kernel: its source attributes (as the module keeps them), its largest
 // group and its profiling information (none), with bad input refused.
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "spec_ext.h"
+#include "spirv_kernels.hpp"
 #include "ze_fixture.hpp"
 
 namespace {
@@ -14,16 +13,10 @@ class ZeKernelQueries : public zetest::ZeDriver {
 protected:
     void SetUp() override {
         ZeDriver::SetUp();
-        ze_device_module_properties_t mp{};
-        mp.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES;
-        ZE_OK(zeDeviceGetModuleProperties(device, &mp));
-        if (mp.spirvVersionSupported == 0) GTEST_SKIP() << "the device builds no SPIR-V";
-        std::ifstream file(std::string(ZEHAL_SPIRV_KERNEL_DIR) + "/attributes.spv", std::ios::binary);
-        const std::vector<uint8_t> spirv{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+        if (!zetest::builds_spirv(device)) GTEST_SKIP() << "the device builds no SPIR-V";
+        const std::vector<uint8_t> spirv = zetest::spirv_kernel("attributes");
         ASSERT_FALSE(spirv.empty());
-        ze_module_desc_t md{
-            ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spirv.size(), spirv.data(), "", nullptr};
-        ZE_OK(zeModuleCreate(context, device, &md, &module, nullptr));
+        ZE_OK(zetest::create_spirv_module(context, device, spirv, "", &module));
         for (auto [name, out] :
              {std::pair{"reqd_size", &sized}, std::pair{"empty", &plain}, std::pair{"hinted", &hinted}}) {
             ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, name};

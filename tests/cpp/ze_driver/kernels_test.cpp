@@ -6,30 +6,21 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
+#include "spirv_kernels.hpp"
 #include "ze_fixture.hpp"
 
 namespace {
 
 using zetest::kForever;
 
-std::vector<uint8_t> spirv(const std::string& name) {
-    std::ifstream file(std::string(ZEHAL_SPIRV_KERNEL_DIR) + "/" + name + ".spv", std::ios::binary);
-    return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-}
-
 class ZeKernels : public zetest::ZeDriver {
 protected:
     void SetUp() override {
         ZeDriver::SetUp();
-        ze_device_module_properties_t mp{};
-        mp.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES;
-        ZE_OK(zeDeviceGetModuleProperties(device, &mp));
-        if (mp.spirvVersionSupported == 0) GTEST_SKIP() << "the device builds no SPIR-V";
+        if (!zetest::builds_spirv(device)) GTEST_SKIP() << "the device builds no SPIR-V";
         ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
         ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
         ZE_OK(zeMemAllocShared(context, &dd, &hd, kBytes, 64, device, &shared));
@@ -71,7 +62,7 @@ protected:
     ze_kernel_handle_t kernel(const std::string& file, const char* name) {
         ze_module_handle_t m = nullptr;
         std::string log;
-        EXPECT_EQ(create_module(spirv(file), &m, &log), ZE_RESULT_SUCCESS) << log;
+        EXPECT_EQ(create_module(zetest::spirv_kernel(file), &m, &log), ZE_RESULT_SUCCESS) << log;
         ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, name};
         ze_kernel_handle_t k = nullptr;
         EXPECT_EQ(zeKernelCreate(m, &kd, &k), ZE_RESULT_SUCCESS);
@@ -90,7 +81,7 @@ protected:
 
     // Runs spec_constants(out) of a module built with `constants` (null: none) and reads out.
     std::vector<int64_t> run_spec_constants(const ze_module_constants_t* constants, void* out) {
-        const std::vector<uint8_t> bytes = spirv("spec_constants");
+        const std::vector<uint8_t> bytes = zetest::spirv_kernel("spec_constants");
         ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC,
                             nullptr,
                             ZE_MODULE_FORMAT_IL_SPIRV,
@@ -124,7 +115,7 @@ protected:
 TEST_F(ZeKernels, ModuleListsItsKernelsAndProperties) {
     ze_module_handle_t m = nullptr;
     std::string log;
-    ASSERT_EQ(create_module(spirv("buffers"), &m, &log), ZE_RESULT_SUCCESS) << log;
+    ASSERT_EQ(create_module(zetest::spirv_kernel("buffers"), &m, &log), ZE_RESULT_SUCCESS) << log;
     uint32_t count = 0;
     ZE_OK(zeModuleGetKernelNames(m, &count, nullptr));
     std::vector<const char*> names(count);
@@ -152,7 +143,7 @@ TEST_F(ZeKernels, ModuleListsItsKernelsAndProperties) {
 
 TEST_F(ZeKernels, NativeBinaryBuildsTheSameModule) {
     ze_module_handle_t m = nullptr;
-    ASSERT_EQ(create_module(spirv("buffers"), &m), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(create_module(zetest::spirv_kernel("buffers"), &m), ZE_RESULT_SUCCESS);
     size_t size = 0;
     ZE_OK(zeModuleGetNativeBinary(m, &size, nullptr));
     ASSERT_GT(size, 0u);
@@ -191,7 +182,7 @@ TEST_F(ZeKernels, NativeBinaryBuildsTheSameModule) {
 }
 
 TEST_F(ZeKernels, BadBinariesFailWithABuildLog) {
-    const std::vector<uint8_t> good = spirv("buffers");
+    const std::vector<uint8_t> good = zetest::spirv_kernel("buffers");
     const std::vector<std::vector<uint8_t>> bad = {
         {'n', 'o', 't', ' ', 's', 'p', 'i', 'r', '-', 'v', 0, 0},
         std::vector<uint8_t>(good.begin(), good.begin() + static_cast<long>(good.size() / 2)),
@@ -214,7 +205,7 @@ TEST_F(ZeKernels, BadBinariesFailWithABuildLog) {
 
 TEST_F(ZeKernels, KernelErrorsAreTheSpecifications) {
     ze_module_handle_t m = nullptr;
-    ASSERT_EQ(create_module(spirv("buffers"), &m), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(create_module(zetest::spirv_kernel("buffers"), &m), ZE_RESULT_SUCCESS);
     ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "no_such_kernel"};
     ze_kernel_handle_t k = nullptr;
     EXPECT_EQ(zeKernelCreate(m, &kd, &k), ZE_RESULT_ERROR_INVALID_KERNEL_NAME);
@@ -521,7 +512,7 @@ TEST_F(ZeKernels, SpecializationConstantsSetTheModulesValues) {
 }
 
 TEST_F(ZeKernels, SpecializationConstantsBadInput) {
-    const std::vector<uint8_t> bytes = spirv("spec_constants");
+    const std::vector<uint8_t> bytes = zetest::spirv_kernel("spec_constants");
     const uint64_t value = 1;
     uint32_t missing[] = {7};
     const void* values[] = {&value};
@@ -554,7 +545,7 @@ TEST_F(ZeKernels, SpecializationConstantsBadInput) {
 TEST_F(ZeKernels, GlobalPointersAreDeviceMemoryOfTheModule) {
     ze_module_handle_t m = nullptr;
     std::string log;
-    ASSERT_EQ(create_module(spirv("globals"), &m, &log), ZE_RESULT_SUCCESS) << log;
+    ASSERT_EQ(create_module(zetest::spirv_kernel("globals"), &m, &log), ZE_RESULT_SUCCESS) << log;
     size_t size = 0;
     void* counter = nullptr;
     ZE_OK(zeModuleGetGlobalPointer(m, "counter", &size, &counter));
@@ -624,7 +615,7 @@ TEST_F(ZeKernels, GlobalPointersAreDeviceMemoryOfTheModule) {
 
     // Another module of the same SPIR-V has variables of its own, at their initial values.
     ze_module_handle_t other = nullptr;
-    ASSERT_EQ(create_module(spirv("globals"), &other), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(create_module(zetest::spirv_kernel("globals"), &other), ZE_RESULT_SUCCESS);
     void* other_counter = nullptr;
     ZE_OK(zeModuleGetGlobalPointer(other, "counter", nullptr, &other_counter));
     EXPECT_NE(other_counter, counter);
@@ -637,7 +628,7 @@ TEST_F(ZeKernels, GlobalPointersAreDeviceMemoryOfTheModule) {
 // are optional. A variable is the module's: freeing it is refused.
 TEST_F(ZeKernels, GlobalPointerBadInput) {
     ze_module_handle_t m = nullptr;
-    ASSERT_EQ(create_module(spirv("globals"), &m), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(create_module(zetest::spirv_kernel("globals"), &m), ZE_RESULT_SUCCESS);
     size_t size = 7;
     void* p = reinterpret_cast<void*>(uintptr_t{0x1000});
     EXPECT_EQ(zeModuleGetGlobalPointer(m, "no_such_variable", &size, &p), ZE_RESULT_ERROR_INVALID_GLOBAL_NAME);
@@ -650,7 +641,7 @@ TEST_F(ZeKernels, GlobalPointerBadInput) {
     EXPECT_EQ(zeMemFree(context, p), ZE_RESULT_ERROR_INVALID_ARGUMENT);
     // A module without program-scope variables has none.
     ze_module_handle_t plain = nullptr;
-    ASSERT_EQ(create_module(spirv("buffers"), &plain), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(create_module(zetest::spirv_kernel("buffers"), &plain), ZE_RESULT_SUCCESS);
     EXPECT_EQ(zeModuleGetGlobalPointer(plain, "counter", &size, &p), ZE_RESULT_ERROR_INVALID_GLOBAL_NAME);
 }
 

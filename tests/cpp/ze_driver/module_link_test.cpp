@@ -4,20 +4,14 @@
 // module with imports is UNSUPPORTED_FEATURE and the tests that need one skip.
 #include <atomic>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "spirv_kernels.hpp"
 #include "ze_fixture.hpp"
 
 namespace {
-
-std::vector<uint8_t> spirv(const std::string& name) {
-    std::ifstream file(std::string(ZEHAL_SPIRV_KERNEL_DIR) + "/" + name + ".spv", std::ios::binary);
-    return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-}
 
 // The text of `log`, which is destroyed.
 std::string take_log(ze_module_build_log_handle_t log) {
@@ -34,10 +28,7 @@ class ZeModuleLink : public zetest::ZeDriver {
 protected:
     void SetUp() override {
         ZeDriver::SetUp();
-        ze_device_module_properties_t mp{};
-        mp.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES;
-        ZE_OK(zeDeviceGetModuleProperties(device, &mp));
-        if (mp.spirvVersionSupported == 0) GTEST_SKIP() << "the device builds no SPIR-V";
+        if (!zetest::builds_spirv(device)) GTEST_SKIP() << "the device builds no SPIR-V";
         ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
         ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
         ZE_OK(zeMemAllocShared(context, &dd, &hd, kBytes, 64, device, &shared));
@@ -55,7 +46,7 @@ protected:
     // Module <file>.spv (destroyed by TearDown unless `keep` is false); null, with the reason
     // in *log, when it does not build.
     ze_module_handle_t module(const std::string& file, std::string* log = nullptr, bool keep = true) {
-        const std::vector<uint8_t> bytes = spirv(file);
+        const std::vector<uint8_t> bytes = zetest::spirv_kernel(file);
         ze_module_desc_t md{
             ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, bytes.size(), bytes.data(), "", nullptr};
         ze_module_handle_t m = nullptr;
@@ -322,8 +313,9 @@ TEST_F(ZeModuleLink, AnUnlinkedModuleHasNoVariablesYet) {
 // functions are its programs'.
 TEST_F(ZeModuleLink, AModuleOfSeveralProgramsIsLinkedWhenMade) {
     ZEHAL_IMPORTER_OR_SKIP(imp);
-    const std::vector<uint8_t> importer = spirv("link_importer"), exporter = spirv("link_exporter"),
-                               unresolved = spirv("link_unresolved");
+    const std::vector<uint8_t> importer = zetest::spirv_kernel("link_importer"),
+                               exporter = zetest::spirv_kernel("link_exporter"),
+                               unresolved = zetest::spirv_kernel("link_unresolved");
     const uint8_t* inputs[] = {importer.data(), exporter.data()};
     const size_t sizes[] = {importer.size(), exporter.size()};
     const char* flags[] = {"", nullptr};
