@@ -171,19 +171,12 @@ public:
 //   their total as the launch's dynamic shared memory (cuLaunchKernel's sharedMemBytes);
 //   static __local variables are static shared memory, not part of that total;
 // - after the kernel's own parameters, three 32-bit ones: the launch's global offset (x, y, z),
-//   which get_global_offset() returns and get_global_id() includes; the PTX's first line is
-//   kPtxGlobalOffsetMarker, so that the PTX loaded again as a native module is known to take
-//   them, and a line kPtxAttributesPrefix + name + ": " + attributes follows for each kernel
-//   with source attributes, which SPIR-V keeps and PTX has no place for;
+//   which get_global_offset() returns and get_global_id() includes; the PTX begins with
+//   ptx_header (ptx_header.hpp), so that the PTX loaded again as a native module is known to
+//   take them and keeps the source attributes, which SPIR-V keeps and PTX has no place for;
 // - reqd_work_group_size is in the PTX as .reqntid;
 // - get_work_dim() is the highest dimension with more than one work-item in the launch.
 ze_result_t emit_ptx(const Program& program, uint32_t sm, std::string* ptx, std::string* log);
-
-// The first line of emit_ptx's PTX: its entries end with the three global offset parameters.
-inline constexpr std::string_view kPtxGlobalOffsetMarker =
-    "// zehal: every .entry ends with three .u32 parameters, the launch's global offset (x, y, z)\n";
-// How the lines after it that carry a kernel's source attributes begin.
-inline constexpr std::string_view kPtxAttributesPrefix = "// zehal: source attributes of ";
 
 // How many compilations (host code or PTX generated, not found in a cache) this process
 // ran: a cache hit leaves it unchanged.

@@ -25,6 +25,7 @@
 #include "kernel_signature.hpp"
 #include "llvm_setup.hpp"
 #include "module_cache.hpp"
+#include "ptx_header.hpp"
 #include "nvptx_address_spaces.hpp"
 #include "nvptx_printf.hpp"
 #include "program_impl.hpp"
@@ -301,9 +302,9 @@ ze_result_t compile_ptx(const ProgramImpl& program, llvm::TargetMachine& machine
         return fail(log, "the NVPTX target cannot emit PTX");
     }
     passes.run(module);
-    ptx->assign(kPtxGlobalOffsetMarker);
-    for (const KernelInfo& k : program.kernels())
-        if (!k.attributes.empty()) ptx->append(std::string(kPtxAttributesPrefix) + k.name + ": " + k.attributes + "\n");
+    std::vector<std::pair<std::string, std::string>> attributes;
+    for (const KernelInfo& k : program.kernels()) attributes.emplace_back(k.name, k.attributes);
+    ptx->assign(ptx_header(attributes));
     ptx->append(buffer.begin(), buffer.end());
     count_compilation();
     return ZE_RESULT_SUCCESS;

@@ -13,6 +13,7 @@
 #include "common/clock.hpp"
 #include "compiler/float_atomics.hpp"
 #include "compiler/program.hpp"
+#include "compiler/ptx_header.hpp"
 #include "hal/cuda/cuda_event.hpp"
 #include "hal/cuda/cuda_queue.hpp"
 
@@ -94,23 +95,6 @@ bool looks_like_ptx(std::span<const uint8_t> binary) {
     if (text.find(".version") == std::string_view::npos) return false;
     return std::all_of(text.begin(), text.end(),
                        [](char c) { return c == '\0' || c == '\n' || c == '\r' || c == '\t' || (c >= 32 && c < 127); });
-}
-
-// The source attributes zehal's PTX keeps in its first lines (compiler::kPtxAttributesPrefix),
-// by kernel name; none in other PTX.
-std::map<std::string, std::string> ptx_attributes(std::string_view ptx) {
-    std::map<std::string, std::string> out;
-    if (!ptx.starts_with(compiler::kPtxGlobalOffsetMarker)) return out;
-    for (size_t at = compiler::kPtxGlobalOffsetMarker.size(); at < ptx.size();) {
-        const size_t end = std::min(ptx.find('\n', at), ptx.size());
-        const std::string_view line = ptx.substr(at, end - at);
-        if (!line.starts_with(compiler::kPtxAttributesPrefix)) break;
-        const std::string_view rest = line.substr(compiler::kPtxAttributesPrefix.size());
-        if (const size_t colon = rest.find(": "); colon != std::string_view::npos)
-            out.emplace(rest.substr(0, colon), rest.substr(colon + 2));
-        at = end + 1;
-    }
-    return out;
 }
 
 // True for an ELF image (cubin) or a fatbin.
@@ -277,8 +261,8 @@ ze_result_t CudaModule::create(const std::shared_ptr<CudaDevice>& device, hal::M
             *log = "a kernel entry of the PTX cannot be read";
             return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
         }
-        takes_offset = std::string_view(text).starts_with(compiler::kPtxGlobalOffsetMarker);
-        const std::map<std::string, std::string> attributes = ptx_attributes(text);
+        takes_offset = compiler::ptx_takes_global_offset(text);
+        const std::map<std::string, std::string> attributes = compiler::ptx_source_attributes(text);
         for (PtxEntry& e : entries) {
             if (takes_offset) {
                 if (e.param_sizes.size() < 3) {

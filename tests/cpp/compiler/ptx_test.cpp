@@ -3,6 +3,7 @@
 // the CUDA backend's tests, on a GPU.)
 #include <gtest/gtest.h>
 
+#include "compiler/ptx_header.hpp"
 #include "ptxas.hpp"
 #include "spirv_files.hpp"
 
@@ -32,6 +33,32 @@ TEST(Ptx, EveryTestKernelBecomesPtx) {
             EXPECT_NE(ptx.find(".entry " + kernel.name + "("), std::string::npos) << name << ": " << kernel.name;
         }
     }
+}
+
+// The PTX begins with what a native module built from it again must know: that its entries
+// take the global offset, and the kernels' source attributes, read back as written.
+TEST(Ptx, TheHeaderCarriesTheGlobalOffsetAndTheSourceAttributes) {
+    ZEHAL_REQUIRE_COMPILER();
+    auto program = load_program("attributes");
+    ASSERT_TRUE(program);
+    const std::string ptx = ptx_of("attributes", 80);
+    EXPECT_TRUE(ptx_takes_global_offset(ptx));
+    const std::map<std::string, std::string> read = ptx_source_attributes(ptx);
+    size_t with = 0;
+    for (const KernelInfo& k : program->kernels()) {
+        if (k.attributes.empty()) {
+            EXPECT_EQ(read.count(k.name), 0u) << k.name;
+            continue;
+        }
+        ++with;
+        ASSERT_EQ(read.count(k.name), 1u) << k.name;
+        EXPECT_EQ(read.at(k.name), k.attributes);
+    }
+    EXPECT_GT(with, 0u);
+    // PTX of another compiler has neither.
+    const std::string other = ".version 7.0\n.target sm_80\n.visible .entry k(.param .u64 k_param_0)\n{\nret;\n}\n";
+    EXPECT_FALSE(ptx_takes_global_offset(other));
+    EXPECT_TRUE(ptx_source_attributes(other).empty());
 }
 
 TEST(Ptx, LocalArgumentsAreOffsetsIntoDynamicSharedMemory) {
