@@ -261,7 +261,8 @@ const std::vector<hal::MetricGroupInfo>& CudaDevice::metric_groups() const {
 }
 
 hal::CounterSource* CudaDevice::counter_source() {
-    if (metric_groups().size() <= CudaTrace::groups().size() || ready() != ZE_RESULT_SUCCESS) return nullptr;
+    metric_groups();  // the check (counters_chip_)
+    if (counters_chip_.empty() || ready() != ZE_RESULT_SUCCESS) return nullptr;
     std::call_once(counters_made_, [this] {
         counters_ = CudaCounters::create(api_, ordinal_, ctx_, &clock_, static_cast<uint32_t>(groups_.size() - 1),
                                          counters_chip_);
