@@ -48,6 +48,8 @@ ze_result_t PointerRegistry::insert(const Allocation& a) noexcept {
     if (holding(base) != by_base_.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     try {
         by_base_.emplace_hint(next, base, a);
+        // Release: a look-up that learnt of the allocation after this returned sees it.
+        size_.store(by_base_.size(), std::memory_order_release);
     } catch (const std::bad_alloc&) {
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     }
@@ -61,6 +63,8 @@ bool PointerRegistry::remove(const void* base, Allocation* out) {
         auto it = by_base_.find(address(base));
         if (it == by_base_.end()) return false;
         node = by_base_.extract(it);
+        // Relaxed: a look-up that sees the smaller count finds nothing, as under the lock.
+        size_.store(by_base_.size(), std::memory_order_relaxed);
         // Release: pairs with removals()' acquire.
         removals_.fetch_add(1, std::memory_order_release);
     }
@@ -70,7 +74,13 @@ bool PointerRegistry::remove(const void* base, Allocation* out) {
     return true;
 }
 
+bool PointerRegistry::empty() const noexcept {
+    // Acquire: pairs with insert()'s release.
+    return size_.load(std::memory_order_acquire) == 0;
+}
+
 bool PointerRegistry::find(const void* p, Allocation* out) const {
+    if (empty()) return false;
     std::shared_lock lock(mu_);
     auto it = holding(address(p));
     if (it == by_base_.end()) return false;
@@ -80,6 +90,7 @@ bool PointerRegistry::find(const void* p, Allocation* out) const {
 
 ze_result_t PointerRegistry::find_range(const void* p, size_t size, Allocation* out) const {
     const uintptr_t addr = address(p);
+    if (empty()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     std::shared_lock lock(mu_);
     auto it = holding(addr);
     if (it == by_base_.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -91,6 +102,7 @@ ze_result_t PointerRegistry::find_range(const void* p, size_t size, Allocation* 
 
 ze_result_t PointerRegistry::hold_range(const void* p, size_t size, Allocation* out, InFlight** held) const {
     const uintptr_t addr = address(p);
+    if (empty()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     std::shared_lock lock(mu_);
     auto it = holding(addr);
     if (it == by_base_.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -145,6 +157,7 @@ std::vector<Allocation> PointerRegistry::take_all() {
     all.reserve(by_base_.size());
     for (auto& [base, a] : by_base_) all.push_back(a);
     by_base_.clear();
+    size_.store(0, std::memory_order_relaxed);                   // relaxed: as in remove()
     removals_.fetch_add(all.size(), std::memory_order_release);  // release: see remove()
     return all;
 }
@@ -155,6 +168,7 @@ std::vector<Allocation> PointerRegistry::take_all_unused() {
         std::unique_lock lock(mu_);
         // The nodes move as they are: the counts that holds point to stay where they are.
         taken.swap(by_base_);
+        size_.store(0, std::memory_order_relaxed);                     // relaxed: as in remove()
         removals_.fetch_add(taken.size(), std::memory_order_release);  // release: see remove()
     }
     std::vector<Allocation> all;

@@ -23,7 +23,8 @@ struct Allocation {
 };
 
 // Thread-safe map from address ranges to allocations. Lookups take a shared lock (one
-// atomic add and subtract), so many submitting threads validate pointers at once.
+// atomic add and subtract), so many submitting threads validate pointers at once; a
+// look-up in an empty registry (a device's virtual memory, mostly) only reads a count.
 //
 // Each allocation counts the commands in flight on it (hold_range, release): remove() waits
 // until none is left, so memory is never given back under a queued or running command.
@@ -60,6 +61,8 @@ public:
     uint32_t in_flight(const void* p) const;
     // Number of allocations.
     size_t count() const;
+    // True when no allocation is registered (no lock taken).
+    bool empty() const noexcept;
     // How many allocations were removed so far. Acquire: read before a look-up, it tells
     // whether an allocation found by that look-up may have been removed since (a cached
     // result stays valid while it is unchanged; an insert never overlaps what was found).
@@ -85,6 +88,7 @@ private:
     mutable SharedSpinLock mu_;
     std::map<uintptr_t, Entry> by_base_;
     std::atomic<uint64_t> removals_{0};  // written under mu_ (exclusive)
+    std::atomic<size_t> size_{0};        // by_base_.size(), written under mu_ (exclusive)
 };
 
 }  // namespace zehal::hal

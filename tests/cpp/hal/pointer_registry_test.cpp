@@ -82,6 +82,60 @@ TEST(PointerRegistry, TakeAllEmpties) {
     EXPECT_TRUE(r.take_all().empty());
 }
 
+TEST(PointerRegistry, EmptyFollowsEveryChange) {
+    PointerRegistry r;
+    EXPECT_TRUE(r.empty());
+    Allocation out;
+    PointerRegistry::InFlight* held = nullptr;
+    EXPECT_FALSE(r.find(at(0x1000), &out));
+    EXPECT_EQ(r.find_range(at(0x1000), 1, &out), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(r.hold_range(at(0x1000), 1, &out, &held), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ASSERT_EQ(r.insert(alloc(0x1000, 0x100)), ZE_RESULT_SUCCESS);
+    EXPECT_FALSE(r.empty());
+    EXPECT_EQ(r.insert(alloc(0x1000, 0x100)), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // refused: still one
+    EXPECT_FALSE(r.empty());
+    ASSERT_TRUE(r.remove(at(0x1000), &out));
+    EXPECT_TRUE(r.empty());
+    ASSERT_EQ(r.insert(alloc(0x1000, 0x100)), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(r.take_all().size(), 1u);
+    EXPECT_TRUE(r.empty());
+    ASSERT_EQ(r.insert(alloc(0x1000, 0x100)), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(r.take_all_unused().size(), 1u);
+    EXPECT_TRUE(r.empty());
+}
+
+// A range inserted into an empty registry is found by a thread that learns of it afterwards:
+// the look-up's quick answer for an empty registry never misses an insert it follows.
+TEST(PointerRegistry, AnInsertIsSeenByWhoeverLearnsOfIt) {
+    PointerRegistry r;
+    std::atomic<uintptr_t> published{0};
+    std::atomic<int> misses{0};
+    std::thread reader([&] {
+        for (uintptr_t want = 1; want <= 2000; ++want) {
+            uintptr_t base = 0;
+            // Acquire: pairs with the writer's release after its insert.
+            while ((base = published.load(std::memory_order_acquire)) != want * 0x1000) std::this_thread::yield();
+            Allocation out;
+            PointerRegistry::InFlight* held = nullptr;
+            if (!r.find(at(base), &out) || r.find_range(at(base), 0x10, &out) != ZE_RESULT_SUCCESS ||
+                r.hold_range(at(base), 0x10, &out, &held) != ZE_RESULT_SUCCESS)
+                misses.fetch_add(1, std::memory_order_relaxed);
+            PointerRegistry::release(held);
+            published.store(0, std::memory_order_release);  // release: done with this range
+        }
+    });
+    for (uintptr_t i = 1; i <= 2000; ++i) {
+        ASSERT_EQ(r.insert(alloc(i * 0x1000, 0x10)), ZE_RESULT_SUCCESS);
+        published.store(i * 0x1000, std::memory_order_release);
+        while (published.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+        Allocation out;
+        ASSERT_TRUE(r.remove(at(i * 0x1000), &out));
+        ASSERT_TRUE(r.empty());
+    }
+    reader.join();
+    EXPECT_EQ(misses.load(), 0);
+}
+
 // Writers insert and remove their own ranges while readers look up fixed ones.
 TEST(PointerRegistry, ConcurrentInsertRemoveFind) {
     PointerRegistry r;
