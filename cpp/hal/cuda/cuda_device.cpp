@@ -322,6 +322,9 @@ ze_result_t CudaDevice::do_peer_properties(const hal::Device& other, hal::PeerPr
 ze_result_t CudaDevice::use_peer(CudaDevice& peer) {
     if (&peer == this) return ZE_RESULT_SUCCESS;
     if (ze_result_t r = peer.ready(); r != ZE_RESULT_SUCCESS) return r;
+    const uint64_t bit = peer.ordinal_ < 64 ? uint64_t{1} << peer.ordinal_ : 0;
+    // Acquire: pairs with the release below, after the set-up.
+    if (peers_enabled_bits_.load(std::memory_order_acquire) & bit) return ZE_RESULT_SUCCESS;
     std::lock_guard lock(peers_mu_);
     if (std::find(peers_enabled_.begin(), peers_enabled_.end(), peer.ordinal_) != peers_enabled_.end())
         return ZE_RESULT_SUCCESS;
@@ -333,6 +336,7 @@ ze_result_t CudaDevice::use_peer(CudaDevice& peer) {
     }
     // Without peer access there is nothing to enable: the driver stages the copies.
     peers_enabled_.push_back(peer.ordinal_);
+    peers_enabled_bits_.fetch_or(bit, std::memory_order_release);  // release: see the load above
     return ZE_RESULT_SUCCESS;
 }
 

@@ -144,7 +144,9 @@ private:
     bool virtual_memory_supported_ = false;
     std::mutex peers_mu_;
     std::vector<int> peers_enabled_;  // ordinals of peers whose memory this context maps; guarded by peers_mu_
-    hal::PointerRegistry memory_;     // device, shared and imported allocations
+    // Bit i: peers_enabled_ holds ordinal i (< 64), read without peers_mu_ by each command.
+    std::atomic<uint64_t> peers_enabled_bits_{0};
+    hal::PointerRegistry memory_;                      // device, shared and imported allocations
     hal::DeviceMemoryListing listing_{memory_, this};  // memory_ listed while the device lives
     ForeignCudaMemory foreign_{api_, ordinal_};        // other libraries' CUDA memory
     // Reservations and mappings; released in the destructor while the context is retained.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <optional>
 
 #include "common/clock.hpp"
 
@@ -155,7 +156,6 @@ ze_result_t CudaQueue::do_append_copy(void* dst, hal::PlacedOperand& to_operand,
     const hal::Operand& to = to_operand.operand;
     const hal::Operand& from = from_operand.operand;
     auto* signal_event = static_cast<CudaEvent*>(signal.get());
-    ContextScope scope(api_, device_->context());
     std::lock_guard lock(mu_);
     if (ze_result_t r = use_peers(*device_, to, from); r != ZE_RESULT_SUCCESS) return r;
     // Pageable memory goes through the copier, and so does a copy between two host memories:
@@ -166,6 +166,12 @@ ze_result_t CudaQueue::do_append_copy(void* dst, hal::PlacedOperand& to_operand,
     // (cuMemFree knows nothing of them). System memory is not held: the caller keeps it alive.
     const bool pageable = hal::is_pageable(to.placement) || hal::is_pageable(from.placement) ||
                           (is_host(to) && is_host(from));
+    // The queue's context is made current only for the copier, whose staging memory is
+    // allocated in the current context. Copies, stream memory operations and kernel
+    // launches run in their stream's context whatever is current (docs/cuda.md); switching
+    // to it and back would cost a small peer copy a sixth of zehal's part of its submission.
+    std::optional<ContextScope> scope;
+    if (pageable) scope.emplace(api_, device_->context());
     HostHolds holds;
     if (pageable && is_host(to)) {
         if (ze_result_t r = device_->hold_memory(dst, size, &holds.of[0]); r != ZE_RESULT_SUCCESS) return r;
