@@ -2,8 +2,10 @@
 // A's copy engine, and both directions at once (A to B on A's engine, B to A on B's), 4 KiB,
 // 1 MiB and max_bytes, beside the baseline in the same run: cuMemcpyPeerAsync on raw streams
 // of the two primary contexts for CUDA devices, memcpy (one thread per direction) elsewhere.
+// For CUDA devices also the host's time to submit a 4 KiB copy, beside the driver's.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -108,6 +110,37 @@ std::pair<double, double> best_rates(const std::function<bool()>& run, const std
                                         iters);
     const auto rate = [bytes](bool ok, double seconds) { return ok ? static_cast<double>(bytes) / seconds : 0; };
     return {rate(run_ok, t.a), rate(base_ok, t.b)};
+}
+
+// The best seconds per submission of `submit` and of `base`, each issued in batches of 64
+// with `wait` (untimed) after each batch, over `rounds` rounds of 20 batches whose order
+// alternates: what a copy costs the host before its stream runs it.
+std::pair<double, double> best_submissions(const std::function<bool()>& submit, const std::function<bool()>& base,
+                                           const std::function<bool()>& wait, int rounds) {
+    constexpr int kBatch = 64;
+    bool ok = true;
+    const auto batches = [&](const std::function<bool()>& f) {
+        double best = 1e30;
+        for (int b = 0; b < 20; ++b) {
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < kBatch; ++i) ok = f() && ok;
+            best = std::min(best,
+                            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kBatch);
+            ok = wait() && ok;
+        }
+        return best;
+    };
+    double ours = 1e30, theirs = 1e30;
+    for (int r = 0; r < rounds; ++r) {
+        if (r % 2 == 0) {
+            ours = std::min(ours, batches(submit));
+            theirs = std::min(theirs, batches(base));
+        } else {
+            theirs = std::min(theirs, batches(base));
+            ours = std::min(ours, batches(submit));
+        }
+    }
+    return ok ? std::pair{ours, theirs} : std::pair{0.0, 0.0};
 }
 
 // A queue on the first copy engine of `d` (the compute engine when it has none).
@@ -235,6 +268,15 @@ std::vector<Row> peer_copy(const hal::DeviceRef& a, const hal::DeviceRef& b, con
         };
         row("A->B", one, one_base);
         row("A<->B", both, both_base);
+        if (have_raw && n <= (4u << 10)) {
+            // The host's part alone: zehal's checks beside the driver's own submission.
+            const auto [ours, theirs] = best_submissions(
+                [&] { return qa->append_copy(on_b.get(), on_a.get(), n, nullptr, {}) == ZE_RESULT_SUCCESS; },
+                [&] { return raw.copy(0, on_b.get(), on_a.get(), n); },
+                [&] { return qa->host_synchronize(UINT64_MAX) == ZE_RESULT_SUCCESS && raw.wait(0); }, rounds);
+            rows.push_back(Row{"peer", "A->B " + size_name(n) + " submission", ours * 1e6, "us", theirs * 1e6,
+                               base_name, ours > 0 ? theirs / ours : 0, ""});
+        }
     }
     return rows;
 }
