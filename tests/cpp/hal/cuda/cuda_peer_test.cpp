@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "raw_cuda.hpp"
 #include "support/backend_devices.hpp"
 #include "hal/registry.hpp"
 #include "hal/sim/sim_backend.hpp"
@@ -79,6 +80,47 @@ TEST(CudaPeer, CopiesInBothDirectionsOnEitherDevice) {
             EXPECT_EQ(bytes_of(a, back.ptr, n), data);
         }
     }
+}
+
+// A copy between device memories runs in its stream's context whatever is current
+// (docs/cuda.md): with the other device's context current, as a CUDA runtime user working on
+// that device leaves it, copies on a's queue (within a, to b, timed by an event) land, and
+// the caller's context is still the current one afterwards.
+TEST(CudaPeer, CopiesRunWithAnotherDevicesContextCurrent) {
+    hal::DeviceRef a, b;
+    ZEHAL_REQUIRE_TWO_CUDA(a, b);
+    bench::RawCuda cu;
+    ASSERT_TRUE(cu.load());
+    bench::CUdevice dev_b = 0;
+    ASSERT_TRUE(bench::find_cuda_device(cu, b->properties().uuid, &dev_b));
+    bench::CUcontext ctx_b = nullptr;
+    ASSERT_EQ(cu.cuDevicePrimaryCtxRetain(&ctx_b, dev_b), bench::kCudaSuccess);
+    constexpr size_t n = 64 << 10;
+    std::vector<uint8_t> data(n);
+    for (size_t i = 0; i < n; ++i) data[i] = static_cast<uint8_t>(i * 7 + 3);
+    Memory host(a, MemoryKind::host, n), src(a, MemoryKind::device, n), mid(a, MemoryKind::device, n),
+        dst(b, MemoryKind::device, n);
+    std::memcpy(host.ptr, data.data(), n);
+    Events timed(a, 1, hal::kPoolHostVisible | hal::kPoolKernelTimestamp);
+    auto qa = queue(a);
+    ASSERT_EQ(copied(qa, src.ptr, host.ptr, n), ZE_RESULT_SUCCESS);
+
+    ASSERT_EQ(cu.cuCtxPushCurrent(ctx_b), bench::kCudaSuccess);
+    const ze_result_t within = qa->append_copy(mid.ptr, src.ptr, n, nullptr, {});
+    const ze_result_t to_peer = qa->append_copy(dst.ptr, mid.ptr, n, timed.events[0], {});
+    const ze_result_t waited = qa->host_synchronize(kHangGuardNs);
+    bench::CUcontext popped = nullptr;
+    ASSERT_EQ(cu.cuCtxPopCurrent(&popped), bench::kCudaSuccess);
+    cu.cuDevicePrimaryCtxRelease(dev_b);
+    EXPECT_EQ(popped, ctx_b);
+    ASSERT_EQ(within, ZE_RESULT_SUCCESS);
+    ASSERT_EQ(to_peer, ZE_RESULT_SUCCESS);
+    ASSERT_EQ(waited, ZE_RESULT_SUCCESS);
+    EXPECT_EQ(bytes_of(b, dst.ptr, n), data);
+    hal::KernelTimestampResult ts{};
+    uint32_t count = 1;
+    ASSERT_EQ(timed.events[0]->query_kernel_timestamps(&count, &ts), ZE_RESULT_SUCCESS);
+    EXPECT_LT(ts.global_start, ts.global_end);
 }
 
 TEST(CudaPeer, ConcurrentCopiesOnBothDevicesQueues) {
