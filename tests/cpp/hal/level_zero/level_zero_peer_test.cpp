@@ -21,20 +21,20 @@ using hal::MemoryKind;
 
 // Two devices of the level_zero backend of one kind (the driver's GPUs where it lists two,
 // else its sim devices), or a skip; a failure where the backend is required and missing.
-#define ZEHAL_REQUIRE_TWO_LEVEL_ZERO(a, b)                                                               \
-    do {                                                                                                 \
-        std::shared_ptr<hal::Backend> backend_;                                                          \
-        if (hal::find_backend("level_zero", &backend_) != ZE_RESULT_SUCCESS) {                           \
-            if (level_zero_required()) FAIL() << "level_zero backend unavailable";                       \
-            GTEST_SKIP() << "level_zero backend unavailable";                                            \
-        }                                                                                                \
-        std::vector<hal::DeviceRef> gpus_, sims_;                                                        \
-        for (const hal::DeviceRef& d : backend_->devices())                                              \
+#define ZEHAL_REQUIRE_TWO_LEVEL_ZERO(a, b)                                                              \
+    do {                                                                                                \
+        std::shared_ptr<hal::Backend> backend_;                                                         \
+        if (hal::find_backend("level_zero", &backend_) != ZE_RESULT_SUCCESS) {                          \
+            if (level_zero_required()) FAIL() << "level_zero backend unavailable";                      \
+            GTEST_SKIP() << "level_zero backend unavailable";                                           \
+        }                                                                                               \
+        std::vector<hal::DeviceRef> gpus_, sims_;                                                       \
+        for (const hal::DeviceRef& d : backend_->devices())                                             \
             (d->properties().name.find("zehal sim") != std::string::npos ? sims_ : gpus_).push_back(d); \
-        const std::vector<hal::DeviceRef>& pair_ = gpus_.size() >= 2 ? gpus_ : sims_;                    \
-        if (pair_.size() < 2) GTEST_SKIP() << "two level_zero devices of one kind needed";               \
-        (a) = pair_[0];                                                                                  \
-        (b) = pair_[1];                                                                                  \
+        const std::vector<hal::DeviceRef>& pair_ = gpus_.size() >= 2 ? gpus_ : sims_;                   \
+        if (pair_.size() < 2) GTEST_SKIP() << "two level_zero devices of one kind needed";              \
+        (a) = pair_[0];                                                                                 \
+        (b) = pair_[1];                                                                                 \
     } while (0)
 
 // A queue on the first copy engine of `d` (the compute engine without one).
