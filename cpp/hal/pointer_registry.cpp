@@ -74,10 +74,7 @@ bool PointerRegistry::remove(const void* base, Allocation* out) {
     return true;
 }
 
-bool PointerRegistry::empty() const noexcept {
-    // Acquire: pairs with insert()'s release.
-    return size_.load(std::memory_order_acquire) == 0;
-}
+bool PointerRegistry::empty() const noexcept { return count() == 0; }
 
 bool PointerRegistry::find(const void* p, Allocation* out) const {
     if (empty()) return false;
@@ -146,9 +143,9 @@ uint32_t PointerRegistry::in_flight(const void* p) const {
     return it == by_base_.end() ? 0 : it->second.in_flight.load(std::memory_order_relaxed) & ~kRemoverWaits;
 }
 
-size_t PointerRegistry::count() const {
-    std::shared_lock lock(mu_);
-    return by_base_.size();
+size_t PointerRegistry::count() const noexcept {
+    // Acquire: pairs with insert()'s release.
+    return size_.load(std::memory_order_acquire);
 }
 
 std::vector<Allocation> PointerRegistry::take_all() {

@@ -59,8 +59,8 @@ public:
     void wait_unheld(const void* base) const;
     // Commands in flight on the allocation holding `p` (0 when none holds p; for tests).
     uint32_t in_flight(const void* p) const;
-    // Number of allocations.
-    size_t count() const;
+    // Number of allocations (no lock taken).
+    size_t count() const noexcept;
     // True when no allocation is registered (no lock taken).
     bool empty() const noexcept;
     // How many allocations were removed so far. Acquire: read before a look-up, it tells
