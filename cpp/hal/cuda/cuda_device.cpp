@@ -1,7 +1,5 @@
 #include "hal/cuda/cuda_device.hpp"
 
-#include <algorithm>
-
 #include "hal/cuda/cuda_event.hpp"
 #include "hal/cuda/cuda_module.hpp"
 #include "hal/cuda/cuda_queue.hpp"
@@ -19,13 +17,20 @@ constexpr uint64_t kGlobalTimerHz = 1'000'000'000;
 // The alignment an imported dma-buf is documented with (Level Zero's import alignment).
 constexpr size_t kImportAlignment = 4096;
 
+// The number of CUDA devices of the process (0 when the driver cannot say).
+size_t device_count(const DriverApi& api) {
+    int count = 0;
+    return api.cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0 ? static_cast<size_t>(count) : 0;
+}
+
 }  // namespace
 
 CudaDevice::CudaDevice(const DriverApi& api, std::shared_ptr<HostMemory> host, int ordinal, CUdevice device)
     : api_(api),
       host_(std::move(host)),
       ordinal_(ordinal),
-      device_(device) {}
+      device_(device),
+      peers_enabled_(device_count(api)) {}
 
 CudaDevice::~CudaDevice() {
     if (!ctx_) return;
@@ -322,12 +327,14 @@ ze_result_t CudaDevice::do_peer_properties(const hal::Device& other, hal::PeerPr
 ze_result_t CudaDevice::use_peer(CudaDevice& peer) {
     if (&peer == this) return ZE_RESULT_SUCCESS;
     if (ze_result_t r = peer.ready(); r != ZE_RESULT_SUCCESS) return r;
-    const uint64_t bit = peer.ordinal_ < 64 ? uint64_t{1} << peer.ordinal_ : 0;
+    std::atomic<bool>* done = static_cast<size_t>(peer.ordinal_) < peers_enabled_.size()
+                                  ? &peers_enabled_[peer.ordinal_]
+                                  : nullptr;
     // Acquire: pairs with the release below, after the set-up.
-    if (peers_enabled_bits_.load(std::memory_order_acquire) & bit) return ZE_RESULT_SUCCESS;
+    if (done && done->load(std::memory_order_acquire)) return ZE_RESULT_SUCCESS;
     std::lock_guard lock(peers_mu_);
-    if (std::find(peers_enabled_.begin(), peers_enabled_.end(), peer.ordinal_) != peers_enabled_.end())
-        return ZE_RESULT_SUCCESS;
+    // Relaxed: peers_mu_ orders it after an earlier set-up's store.
+    if (done && done->load(std::memory_order_relaxed)) return ZE_RESULT_SUCCESS;
     if (can_access_peer(peer)) {
         ContextScope scope(api_, ctx_);
         const CUresult r = api_.cuCtxEnablePeerAccess(peer.ctx_, 0);
@@ -335,8 +342,7 @@ ze_result_t CudaDevice::use_peer(CudaDevice& peer) {
         if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return check(r);
     }
     // Without peer access there is nothing to enable: the driver stages the copies.
-    peers_enabled_.push_back(peer.ordinal_);
-    peers_enabled_bits_.fetch_or(bit, std::memory_order_release);  // release: see the load above
+    if (done) done->store(true, std::memory_order_release);  // release: see the first load
     return ZE_RESULT_SUCCESS;
 }
 

@@ -142,10 +142,11 @@ private:
     std::atomic<bool> lost_{false};
     // The driver's virtual memory management is there (describe).
     bool virtual_memory_supported_ = false;
-    std::mutex peers_mu_;
-    std::vector<int> peers_enabled_;  // ordinals of peers whose memory this context maps; guarded by peers_mu_
-    // Bit i: peers_enabled_ holds ordinal i (< 64), read without peers_mu_ by each command.
-    std::atomic<uint64_t> peers_enabled_bits_{0};
+    std::mutex peers_mu_;  // one set-up of peer access at a time
+    // Element i: the set-up for the device of ordinal i is done (peer access enabled, or none
+    // possible); one element per CUDA device of the process, written under peers_mu_ and
+    // read without it by each command.
+    std::vector<std::atomic<bool>> peers_enabled_;
     hal::PointerRegistry memory_;                      // device, shared and imported allocations
     hal::DeviceMemoryListing listing_{memory_, this};  // memory_ listed while the device lives
     ForeignCudaMemory foreign_{api_, ordinal_};        // other libraries' CUDA memory
