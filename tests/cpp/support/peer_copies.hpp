@@ -68,8 +68,7 @@ inline void expect_no_path_to_sim_memory(const hal::DeviceRef& d) {
     EXPECT_FALSE(d->copies_peer_memory(*sim));
     Memory on_sim(sim, hal::MemoryKind::device, 4096), on_d(d, hal::MemoryKind::device, 4096);
     EXPECT_EQ(copy_queue(d)->append_copy(on_d.ptr, on_sim.ptr, 4096, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(copy_queue(sim)->append_copy(on_sim.ptr, on_d.ptr, 4096, nullptr, {}),
-              ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(copy_queue(sim)->append_copy(on_sim.ptr, on_d.ptr, 4096, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
 }
 
 }  // namespace zehal::test

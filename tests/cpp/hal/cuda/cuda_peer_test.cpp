@@ -5,15 +5,13 @@
 // saying why, with fewer than two CUDA devices.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "raw_cuda.hpp"
 #include "support/backend_devices.hpp"
+#include "support/peer_copies.hpp"
 #include "hal/registry.hpp"
-#include "hal/sim/sim_backend.hpp"
 
 namespace zehal::test {
 namespace {
@@ -31,23 +29,9 @@ using hal::MemoryKind;
         (b) = backend_->devices()[1];                                                                              \
     } while (0)
 
-// A queue on the first copy engine of `d` (the compute engine without one).
-std::shared_ptr<hal::Queue> queue(const hal::DeviceRef& d) {
-    std::shared_ptr<hal::Queue> q;
-    const uint32_t ordinal = d->properties().copy_engines ? hal::kCopyOrdinal : hal::kComputeOrdinal;
-    EXPECT_EQ(d->create_queue(ordinal, 0, &q), ZE_RESULT_SUCCESS);
-    return q;
-}
-
-// Copies on `q` and waits.
-ze_result_t copied(const std::shared_ptr<hal::Queue>& q, void* dst, const void* src, size_t size) {
-    if (ze_result_t r = q->append_copy(dst, src, size, nullptr, {}); r != ZE_RESULT_SUCCESS) return r;
-    return q->host_synchronize(kHangGuardNs);
-}
-
 // The bytes of `p` (memory of `d`), read back on `d`'s queue.
 std::vector<uint8_t> bytes_of(const hal::DeviceRef& d, const void* p, size_t size) {
-    return read_back(d, *queue(d), p, size);
+    return read_back(d, *copy_queue(d), p, size);
 }
 
 TEST(CudaPeer, AccessIsReportedAlike) {
@@ -72,7 +56,7 @@ TEST(CudaPeer, CopiesInBothDirectionsOnEitherDevice) {
             Memory host(runner, MemoryKind::host, n);
             Memory on_a(a, MemoryKind::device, n), on_b(b, MemoryKind::device, n), back(a, MemoryKind::device, n);
             std::memcpy(host.ptr, data.data(), n);
-            auto q = queue(runner);
+            auto q = copy_queue(runner);
             ASSERT_EQ(copied(q, on_a.ptr, host.ptr, n), ZE_RESULT_SUCCESS);
             ASSERT_EQ(copied(q, on_b.ptr, on_a.ptr, n), ZE_RESULT_SUCCESS);
             ASSERT_EQ(copied(q, back.ptr, on_b.ptr, n), ZE_RESULT_SUCCESS);
@@ -102,7 +86,7 @@ TEST(CudaPeer, CopiesRunWithAnotherDevicesContextCurrent) {
         dst(b, MemoryKind::device, n);
     std::memcpy(host.ptr, data.data(), n);
     Events timed(a, 1, hal::kPoolHostVisible | hal::kPoolKernelTimestamp);
-    auto qa = queue(a);
+    auto qa = copy_queue(a);
     ASSERT_EQ(copied(qa, src.ptr, host.ptr, n), ZE_RESULT_SUCCESS);
 
     ASSERT_EQ(cu.cuCtxPushCurrent(ctx_b), bench::kCudaSuccess);
@@ -126,37 +110,14 @@ TEST(CudaPeer, CopiesRunWithAnotherDevicesContextCurrent) {
 TEST(CudaPeer, ConcurrentCopiesOnBothDevicesQueues) {
     hal::DeviceRef a, b;
     ZEHAL_REQUIRE_TWO_CUDA(a, b);
-    constexpr size_t kBytes = 32u << 20;
-    std::vector<std::thread> threads;
-    std::atomic<int> failures{0};
-    for (int lane = 0; lane < 4; ++lane) {
-        threads.emplace_back([&, lane] {
-            const hal::DeviceRef& runner = lane % 2 ? b : a;
-            const hal::DeviceRef& from = lane < 2 ? a : b;
-            const hal::DeviceRef& to = lane < 2 ? b : a;
-            Memory src(from, MemoryKind::device, kBytes), dst(to, MemoryKind::device, kBytes);
-            Memory host(runner, MemoryKind::host, kBytes);
-            auto q = queue(runner);
-            for (int round = 0; round < 5; ++round) {
-                std::memset(host.ptr, lane * 16 + round, kBytes);
-                bool ok = copied(q, src.ptr, host.ptr, kBytes) == ZE_RESULT_SUCCESS &&
-                          copied(q, dst.ptr, src.ptr, kBytes) == ZE_RESULT_SUCCESS;
-                std::memset(host.ptr, 0, kBytes);
-                ok = ok && copied(q, host.ptr, dst.ptr, kBytes) == ZE_RESULT_SUCCESS &&
-                     host.as()[kBytes - 1] == lane * 16 + round;
-                if (!ok) failures.fetch_add(1);
-            }
-        });
-    }
-    for (std::thread& t : threads) t.join();
-    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(failed_concurrent_peer_rounds(a, b, 32u << 20), 0);
 }
 
 TEST(CudaPeer, FillOfAPeersMemoryNeedsAccess) {
     hal::DeviceRef a, b;
     ZEHAL_REQUIRE_TWO_CUDA(a, b);
     Memory on_b(b, MemoryKind::device, 4096);
-    auto q = queue(a);
+    auto q = copy_queue(a);
     const uint32_t pattern = 0x5EEDF00D;
     const ze_result_t r = q->append_fill(on_b.ptr, &pattern, 4, 4096, nullptr, {});
     if (!a->can_access_peer(*b)) {
@@ -177,7 +138,7 @@ TEST(CudaPeer, CommandsWaitForAndSignalTheOtherDevicesEvents) {
     EXPECT_TRUE(b->waits_for_event(*Events(a, 1).events[0]));
     Events on_a(a, 1), on_b(b, 1);
     Memory src(b, MemoryKind::device, 4096), dst(b, MemoryKind::device, 4096);
-    auto q = queue(b);
+    auto q = copy_queue(b);
     const uint32_t pattern = 0xA11CE5u;
     ASSERT_EQ(q->append_fill(src.ptr, &pattern, 4, 4096, nullptr, {}), ZE_RESULT_SUCCESS);
     const hal::EventRef gate[] = {on_a.events[0]};
@@ -206,7 +167,7 @@ TEST(CudaPeer, AnotherDevicesCommandTimesTheEventInItsTicks) {
     Events timed(a, 1, hal::kPoolHostVisible | hal::kPoolKernelTimestamp);
     EXPECT_TRUE(b->signals_event(*timed.events[0]));
     Memory src(b, MemoryKind::device, 1 << 20), dst(b, MemoryKind::device, 1 << 20);
-    auto q = queue(b);
+    auto q = copy_queue(b);
     uint64_t host_ns = 0, before = 0, after = 0;
     ASSERT_EQ(a->global_timestamps(&host_ns, &before), ZE_RESULT_SUCCESS);
     ASSERT_EQ(q->append_copy(dst.ptr, src.ptr, 1 << 20, timed.events[0], {}), ZE_RESULT_SUCCESS);
@@ -223,7 +184,7 @@ TEST(CudaPeer, AnotherDevicesCommandTimesTheEventInItsTicks) {
     // Reset and signalled by a's own queue: a's ticks as they are.
     ASSERT_EQ(timed.events[0]->host_reset(), ZE_RESULT_SUCCESS);
     Memory own(a, MemoryKind::device, 4096);
-    auto qa = queue(a);
+    auto qa = copy_queue(a);
     ASSERT_EQ(a->global_timestamps(&host_ns, &before), ZE_RESULT_SUCCESS);
     const uint32_t pattern = 7;
     ASSERT_EQ(qa->append_fill(own.ptr, &pattern, 4, 4096, timed.events[0], {}), ZE_RESULT_SUCCESS);
@@ -237,14 +198,7 @@ TEST(CudaPeer, AnotherDevicesCommandTimesTheEventInItsTicks) {
 TEST(CudaPeer, SimDeviceMemoryHasNoPathToACudaEngine) {
     hal::DeviceRef a, b;
     ZEHAL_REQUIRE_TWO_CUDA(a, b);
-    hal::DeviceRef sim;
-    ASSERT_EQ(sim::create_device(sim::SimConfig{}, &sim), ZE_RESULT_SUCCESS);
-    Memory on_sim(sim, MemoryKind::device, 4096);
-    Memory on_a(a, MemoryKind::device, 4096);
-    auto q = queue(a);
-    EXPECT_FALSE(a->copies_peer_memory(*sim));
-    EXPECT_EQ(q->append_copy(on_a.ptr, on_sim.ptr, 4096, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(queue(sim)->append_copy(on_sim.ptr, on_a.ptr, 4096, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    expect_no_path_to_sim_memory(a);
 }
 
 }  // namespace

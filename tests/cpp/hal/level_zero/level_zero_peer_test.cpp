@@ -5,12 +5,11 @@
 // both devices' queues, and memory of a device of another backend refused.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "support/backend_devices.hpp"
+#include "support/peer_copies.hpp"
 #include "hal/registry.hpp"
 #include "hal/sim/sim_backend.hpp"
 
@@ -36,20 +35,6 @@ using hal::MemoryKind;
         (a) = pair_[0];                                                                                 \
         (b) = pair_[1];                                                                                 \
     } while (0)
-
-// A queue on the first copy engine of `d` (the compute engine without one).
-std::shared_ptr<hal::Queue> queue(const hal::DeviceRef& d) {
-    std::shared_ptr<hal::Queue> q;
-    const uint32_t ordinal = d->properties().copy_engines ? hal::kCopyOrdinal : hal::kComputeOrdinal;
-    EXPECT_EQ(d->create_queue(ordinal, 0, &q), ZE_RESULT_SUCCESS);
-    return q;
-}
-
-// Copies on `q` and waits.
-ze_result_t copied(const std::shared_ptr<hal::Queue>& q, void* dst, const void* src, size_t size) {
-    if (ze_result_t r = q->append_copy(dst, src, size, nullptr, {}); r != ZE_RESULT_SUCCESS) return r;
-    return q->host_synchronize(kHangGuardNs);
-}
 
 TEST(LevelZeroPeer, AccessIsReportedAsTheDriverReportsIt) {
     hal::DeviceRef a, b;
@@ -78,7 +63,7 @@ TEST(LevelZeroPeer, CopiesInBothDirectionsOnEitherDevice) {
             Memory host(runner, MemoryKind::host, n), back(runner, MemoryKind::host, n);
             Memory on_a(a, MemoryKind::device, n), on_b(b, MemoryKind::device, n), again(a, MemoryKind::device, n);
             std::memcpy(host.ptr, data.data(), n);
-            auto q = queue(runner);
+            auto q = copy_queue(runner);
             ASSERT_EQ(copied(q, on_a.ptr, host.ptr, n), ZE_RESULT_SUCCESS);
             ASSERT_EQ(copied(q, on_b.ptr, on_a.ptr, n), ZE_RESULT_SUCCESS);
             ASSERT_EQ(copied(q, again.ptr, on_b.ptr, n), ZE_RESULT_SUCCESS);
@@ -93,30 +78,7 @@ TEST(LevelZeroPeer, CopiesInBothDirectionsOnEitherDevice) {
 TEST(LevelZeroPeer, ConcurrentCopiesOnBothDevicesQueues) {
     hal::DeviceRef a, b;
     ZEHAL_REQUIRE_TWO_LEVEL_ZERO(a, b);
-    constexpr size_t kBytes = 1u << 20;
-    std::vector<std::thread> threads;
-    std::atomic<int> failures{0};
-    for (int lane = 0; lane < 4; ++lane) {
-        threads.emplace_back([&, lane] {
-            const hal::DeviceRef& runner = lane % 2 ? b : a;
-            const hal::DeviceRef& from = lane < 2 ? a : b;
-            const hal::DeviceRef& to = lane < 2 ? b : a;
-            Memory src(from, MemoryKind::device, kBytes), dst(to, MemoryKind::device, kBytes);
-            Memory host(runner, MemoryKind::host, kBytes);
-            auto q = queue(runner);
-            for (int round = 0; round < 5; ++round) {
-                std::memset(host.ptr, lane * 16 + round, kBytes);
-                bool ok = copied(q, src.ptr, host.ptr, kBytes) == ZE_RESULT_SUCCESS &&
-                          copied(q, dst.ptr, src.ptr, kBytes) == ZE_RESULT_SUCCESS;
-                std::memset(host.ptr, 0, kBytes);
-                ok = ok && copied(q, host.ptr, dst.ptr, kBytes) == ZE_RESULT_SUCCESS &&
-                     host.as()[0] == lane * 16 + round && host.as()[kBytes - 1] == lane * 16 + round;
-                if (!ok) failures.fetch_add(1);
-            }
-        });
-    }
-    for (std::thread& t : threads) t.join();
-    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(failed_concurrent_peer_rounds(a, b, 1u << 20), 0);
 }
 
 // Device memory of this process's own sim device is no memory of the driver's devices: no
@@ -124,13 +86,10 @@ TEST(LevelZeroPeer, ConcurrentCopiesOnBothDevicesQueues) {
 TEST(LevelZeroPeer, MemoryOfAnotherBackendsDeviceHasNoPath) {
     hal::DeviceRef a, b;
     ZEHAL_REQUIRE_TWO_LEVEL_ZERO(a, b);
+    expect_no_path_to_sim_memory(a);
     hal::DeviceRef sim;
     ASSERT_EQ(sim::create_device(sim::SimConfig{}, &sim), ZE_RESULT_SUCCESS);
-    EXPECT_FALSE(a->copies_peer_memory(*sim));
     EXPECT_FALSE(a->can_access_peer(*sim));
-    Memory on_sim(sim, MemoryKind::device, 4096), on_a(a, MemoryKind::device, 4096);
-    EXPECT_EQ(queue(a)->append_copy(on_a.ptr, on_sim.ptr, 4096, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-    EXPECT_EQ(queue(sim)->append_copy(on_sim.ptr, on_a.ptr, 4096, nullptr, {}), ZE_RESULT_ERROR_INVALID_ARGUMENT);
 }
 
 }  // namespace
