@@ -9,12 +9,6 @@
 namespace zehal::metrics::test {
 namespace {
 
-sim::SimConfig quiet() {
-    sim::SimConfig c;
-    c.async_records_per_s = 0;
-    return c;
-}
-
 TEST(MetricGroups, DescribeTheDevicesGroups) {
     auto d = make_device(quiet());
     std::vector<MetricGroupRef> groups;

@@ -16,12 +16,6 @@ extern "C" int zehal_metrics_c11_round_trip(zehal_device_t device);
 namespace zehal::metrics::test {
 namespace {
 
-sim::SimConfig quiet() {
-    sim::SimConfig c;
-    c.async_records_per_s = 0;
-    return c;
-}
-
 class MetricsCApi : public ::testing::Test {
 protected:
     void SetUp() override {

@@ -27,6 +27,14 @@ inline hal::DeviceRef make_device(const sim::SimConfig& config = {}) {
     return d;
 }
 
+// A sim device's configuration with its asynchronous trace source off, so that a test sees
+// only the records its own commands make.
+inline sim::SimConfig quiet() {
+    sim::SimConfig c;
+    c.async_records_per_s = 0;
+    return c;
+}
+
 // The group of `device` called `name` (null when none).
 inline MetricGroupRef group_named(const hal::DeviceRef& device, std::string_view name) {
     std::vector<MetricGroupRef> groups;

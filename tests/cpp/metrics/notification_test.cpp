@@ -9,12 +9,6 @@
 namespace zehal::metrics::test {
 namespace {
 
-sim::SimConfig quiet() {
-    sim::SimConfig c;
-    c.async_records_per_s = 0;
-    return c;
-}
-
 // Event 0 of a fresh pool of `d` with `flags`.
 hal::EventRef event_of(const hal::DeviceRef& d, uint32_t flags) {
     std::shared_ptr<hal::EventPool> pool;

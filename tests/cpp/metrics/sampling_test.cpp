@@ -23,12 +23,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-sim::SimConfig quiet() {
-    sim::SimConfig c;
-    c.async_records_per_s = 0;
-    return c;
-}
-
 // EngineUtilization of `d`, activated.
 MetricGroupRef utilization(const hal::DeviceRef& d) {
     MetricGroupRef g = group_named(d, "EngineUtilization");

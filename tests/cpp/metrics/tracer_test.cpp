@@ -17,12 +17,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-sim::SimConfig quiet() {
-    sim::SimConfig c;
-    c.async_records_per_s = 0;
-    return c;
-}
-
 sim::SimConfig async_rate(uint64_t rate, size_t hw_bytes = 1u << 20) {
     sim::SimConfig c;
     c.async_records_per_s = rate;
