@@ -174,10 +174,9 @@ TEST_F(ZeKernels, NativeBinaryBuildsTheSameModule) {
     ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof shared, &shared));
     ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof value, &value));
     ZE_OK(zeKernelSetGroupSize(k, 1, 1, 1));
-    ze_event_handle_t done = make_events(1, ZE_EVENT_POOL_FLAG_HOST_VISIBLE)[0];
     const ze_group_count_t groups{4, 1, 1};
-    ZE_OK(zeCommandListAppendLaunchKernel(list, k, &groups, done, 0, nullptr));
-    ZE_OK(zeEventHostSynchronize(done, kForever));
+    ZE_OK(zeCommandListAppendLaunchKernel(list, k, &groups, nullptr, 0, nullptr));
+    finish(list);
     for (int i = 0; i < 4; ++i) EXPECT_EQ(words[i], 5u) << i;
 }
 
@@ -292,10 +291,9 @@ TEST_F(ZeKernels, SevenBitIntegersWrapAt128) {
     ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof shared, &shared));
     ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof count, &count));
     ZE_OK(zeKernelSetGroupSize(k, 1, 1, 1));
-    ze_event_handle_t done = make_events(1, ZE_EVENT_POOL_FLAG_HOST_VISIBLE)[0];
     const ze_group_count_t groups{1, 1, 1};
-    ZE_OK(zeCommandListAppendLaunchKernel(list, k, &groups, done, 0, nullptr));
-    ZE_OK(zeEventHostSynchronize(done, kForever));
+    ZE_OK(zeCommandListAppendLaunchKernel(list, k, &groups, nullptr, 0, nullptr));
+    finish(list);
     for (uint32_t i = 0; i < count; ++i) ASSERT_EQ(out[i], (37 * i) % 128) << i;
 }
 

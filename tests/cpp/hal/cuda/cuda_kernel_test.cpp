@@ -77,6 +77,13 @@ TEST(CudaPtx, LocalArgumentsAreLaidOutInOrderOnSixteenBytes) {
     EXPECT_EQ(layout.total, 52u);
 }
 
+// The fill_u32 kernel of kFillPtx, built as a native module of `dev` (kept in *m).
+void native_fill_kernel(const hal::DeviceRef& dev, hal::ModuleRef* m, hal::KernelRef* k) {
+    std::string log;
+    ASSERT_EQ(dev->create_module(hal::ModuleFormat::native, bytes_of(kFillPtx), "", m, &log), ZE_RESULT_SUCCESS) << log;
+    ASSERT_EQ((*m)->create_kernel("fill_u32", k), ZE_RESULT_SUCCESS);
+}
+
 TEST(CudaKernels, NativePtxModulesListTheirKernelsAndLaunch) {
     hal::DeviceRef dev;
     ZEHAL_REQUIRE_CUDA(dev);
@@ -120,11 +127,8 @@ TEST(CudaKernels, NativeKernelsTakeNoGlobalOffset) {
     hal::DeviceRef dev;
     ZEHAL_REQUIRE_CUDA(dev);
     hal::ModuleRef m;
-    std::string log;
-    ASSERT_EQ(dev->create_module(hal::ModuleFormat::native, bytes_of(kFillPtx), "", &m, &log), ZE_RESULT_SUCCESS)
-        << log;
     hal::KernelRef k;
-    ASSERT_EQ(m->create_kernel("fill_u32", &k), ZE_RESULT_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(native_fill_kernel(dev, &m, &k));
     EXPECT_EQ(k->set_global_offset(0, 0, 0), ZE_RESULT_SUCCESS);
     EXPECT_EQ(k->set_global_offset(1, 0, 0), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
     EXPECT_EQ(k->global_offset(), (std::array<uint32_t, 3>{0, 0, 0}));
@@ -204,11 +208,8 @@ TEST(CudaKernels, IndirectLaunchesAreUnsupported) {
     hal::DeviceRef dev;
     ZEHAL_REQUIRE_CUDA(dev);
     hal::ModuleRef m;
-    std::string log;
-    ASSERT_EQ(dev->create_module(hal::ModuleFormat::native, bytes_of(kFillPtx), "", &m, &log), ZE_RESULT_SUCCESS)
-        << log;
     hal::KernelRef k;
-    ASSERT_EQ(m->create_kernel("fill_u32", &k), ZE_RESULT_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(native_fill_kernel(dev, &m, &k));
     Memory out(dev, hal::MemoryKind::device, kCount * 4), counts(dev, hal::MemoryKind::device, 64);
     const void* p = out.ptr;
     const uint32_t value = 1;
