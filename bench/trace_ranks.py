@@ -22,6 +22,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -100,6 +101,19 @@ def bench_merge(ranks: list[int], records: int) -> None:
         shutil.rmtree(tmp)
 
 
+def untraced_then_traced(measure: Callable[[], float], device: object, path: str) -> tuple[float, float]:
+    """One round: ``measure()`` untraced, then again while a trace session of ``device``
+    streams to ``path``."""
+    from zehal import trace_session
+
+    untraced = measure()
+    session = trace_session.Session(path)
+    session.record_device(device)
+    traced = measure()
+    session.finish()
+    return untraced, traced
+
+
 def bench_overhead(commands: int, rounds: int, nbytes: int = 4096, parts: bool = False) -> None:
     import zehal
     from zehal import timeline, trace_session
@@ -121,11 +135,9 @@ def bench_overhead(commands: int, rounds: int, nbytes: int = 4096, parts: bool =
     try:
         per_command()  # warm up
         for k in range(rounds):
-            untraced.append(per_command())
-            session = trace_session.Session(os.path.join(tmp, f"t{k}.pftrace"))
-            session.record_device(device)
-            traced.append(per_command())
-            session.finish()
+            plain, under_trace = untraced_then_traced(per_command, device, os.path.join(tmp, f"t{k}.pftrace"))
+            untraced.append(plain)
+            traced.append(under_trace)
             if parts:
                 recorder = timeline.Recorder(device)  # a Python reader that keeps the raw data
                 tracer_only.append(per_command())
@@ -155,7 +167,6 @@ def bench_app(spirv: str, n: int, iterations: int, rounds: int) -> None:
     n x n float uploads, the tiled multiplication, the product's download, then a wait (four
     traced commands), as the benchmarks tracing overheads are quoted on run them."""
     import zehal
-    from zehal import trace_session
 
     device = zehal.default_device()
     nbytes = n * n * 4
@@ -185,11 +196,9 @@ def bench_app(spirv: str, n: int, iterations: int, rounds: int) -> None:
         expected = a.reshape(n, n) @ b.reshape(n, n)
         assert np.allclose(c, expected, rtol=1e-4, atol=1e-3), "the product is wrong"
         for k in range(rounds):
-            untraced.append(per_step())
-            session = trace_session.Session(os.path.join(tmp, f"t{k}.pftrace"))
-            session.record_device(device)
-            traced.append(per_step())
-            session.finish()
+            plain, under_trace = untraced_then_traced(per_step, device, os.path.join(tmp, f"t{k}.pftrace"))
+            untraced.append(plain)
+            traced.append(under_trace)
     finally:
         dma.close()
         shutil.rmtree(tmp)
